@@ -1,0 +1,249 @@
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Logger } from 'pino';
+import './http/types.js';
+import { ApiError } from './errors.js';
+import { isStorageUnavailable, type Db } from './db/database.js';
+import { newId } from './domain/ids.js';
+import type { RosterEventBus } from './events/roster-events.js';
+import { createValidatorCompiler } from './http/validation.js';
+import { authenticate } from './pms/auth.js';
+import { claimIdempotencyKey, parseIdempotencyKey, releaseIdempotencyClaim, requestFingerprint } from './pms/idempotency.js';
+import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from './pms/rate-limit.js';
+import type { RequestLogWriter } from './pms/request-log.js';
+import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
+import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
+
+export interface AppDeps {
+  db: Db;
+  bus: RosterEventBus;
+  rateLimits: RateLimitStore;
+  requestLog: RequestLogWriter;
+  logger: Logger;
+  /** TRUST_PROXY: addresses whose X-Forwarded-Proto/-For are believed. */
+  trustProxy?: string[];
+  /** Served over HTTPS with this key and certificate; omitted in tests that inject. */
+  tls?: { key: string; cert: string } | null;
+}
+
+const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+function rateLimited(rl: RateLimitResult): ApiError {
+  return new ApiError('RATE_LIMITED', {
+    message: `Rate limit exceeded; retry in ${rl.retryAfterSeconds} seconds.`,
+    extra: { retryAfter: rl.retryAfterSeconds },
+    headers: { 'retry-after': String(rl.retryAfterSeconds) },
+  });
+}
+
+/** Maps anything thrown to the registry's error; unknown failures become 500 (logged, never shown). */
+function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
+  if (err instanceof ApiError) return err;
+  const code = (err as FastifyError).code;
+  const status = (err as FastifyError).statusCode;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) return new ApiError('PAYLOAD_TOO_LARGE');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+  if (err instanceof SyntaxError || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+    return new ApiError('INVALID_JSON');
+  }
+  if (isStorageUnavailable(err)) {
+    req.log.error({ err }, 'storage unavailable');
+    return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' } });
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    req.log.warn({ err }, 'client error without a registry code');
+    return new ApiError(status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'INVALID_JSON');
+  }
+  req.log.error({ err }, 'unhandled error');
+  return new ApiError('INTERNAL_ERROR');
+}
+
+function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send({ status: 'error', code: err.code, message: err.message, requestId: req.id, ...err.extra });
+}
+
+/** The whole service as a Fastify app; never listens (server.ts does). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const trustProxy = deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    requestIdLogLabel: 'requestId',
+    genReqId: () => newId('req'),
+    trustProxy,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    bodyLimit: 1024 * 1024,
+    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' as const } } : {}),
+    frameworkErrors: (err, req, reply) => {
+      // e.g. a malformed URL: no route can match it.
+      sendError(err.code === 'FST_ERR_BAD_URL' ? new ApiError('NOT_FOUND') : toApiError(err, req), req, reply);
+    },
+  });
+
+  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload'] as const) {
+    app.decorateRequest(name, null);
+  }
+
+  app.setValidatorCompiler(createValidatorCompiler(pmsRefinements()));
+
+  // JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body as string;
+    req.rawBody = text;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      done(new ApiError('INVALID_JSON', { message: 'The request body is not parseable JSON.' }), undefined);
+      return;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      done(new ApiError('INVALID_JSON', { message: 'The request body must be a JSON object.' }), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    req.rawBody = body as string;
+    done(null, undefined);
+  });
+
+  const limitByIp = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const rl = await consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now());
+    void reply.headers(rl.headers);
+    if (!rl.allowed) throw rateLimited(rl);
+  };
+
+  // Order of checks (decisions.md): transport → route/method → authentication →
+  // rate limit → idempotency header → content type, size, JSON → validation → state.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.protocol !== 'https') {
+      await limitByIp(req, reply);
+      throw new ApiError('HTTPS_REQUIRED');
+    }
+    void reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    const endpoint = req.routeOptions.config.endpoint;
+    if (!endpoint) {
+      await limitByIp(req, reply);
+      return;
+    }
+    const slug = (req.params as { slug?: string }).slug ?? '';
+    const auth = await authenticate(deps.db, req.headers.authorization, slug);
+    if (!auth) {
+      await limitByIp(req, reply);
+      throw new ApiError('UNAUTHORIZED');
+    }
+    req.auth = auth;
+    if (auth.mode === 'test') req.id = req.id.replace(/^req_/, 'req_test_');
+    const rl = await consume(deps.rateLimits, auth.keyId, ENDPOINT_LIMITS[endpoint], Date.now());
+    void reply.headers(rl.headers);
+    if (!rl.allowed) throw rateLimited(rl);
+    if (req.method === 'POST') req.idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
+  });
+
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    if (req.method === 'POST' && req.routeOptions.config.endpoint) {
+      const type = req.headers['content-type'];
+      if (type === undefined || !JSON_TYPE.test(type.trim())) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
+    }
+    return payload;
+  });
+
+  // The fingerprint is taken from the body as sent, before validation may trim it.
+  app.addHook('preValidation', async (req) => {
+    if (req.idempotencyKey !== null) req.fingerprint = requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body);
+  });
+
+  // After validation, before any state is read: claim the key, or replay its response.
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.idempotencyKey === null || req.fingerprint === null || !req.auth) return;
+    const outcome = await claimIdempotencyKey(deps.db, req.auth.keyId, req.idempotencyKey, req.fingerprint, Date.now());
+    if (outcome.kind === 'proceed') {
+      req.claim = outcome.claim;
+      return;
+    }
+    // spec 8.2: status, body and requestId as the original, with `_idempotent: true`.
+    const stored = JSON.parse(outcome.body) as Record<string, unknown>;
+    await reply
+      .code(outcome.statusCode)
+      .header('idempotent-replayed', 'true')
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify({ ...stored, _idempotent: true }));
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (typeof payload === 'string') req.responsePayload = payload;
+    // spec 7: a non-2xx answer does not consume the key. Released before the client
+    // sees the answer, so an immediate corrected retry finds the key free.
+    if (req.claim && reply.statusCode >= 300) {
+      const claim = req.claim;
+      req.claim = null;
+      await releaseIdempotencyClaim(deps.db, claim).catch((err: unknown) => req.log.error({ err }, 'idempotency release failed'));
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const durationMs = reply.elapsedTime;
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
+    if (!req.url.startsWith('/api/pms/')) return;
+    const slug = (req.params as { slug?: string } | undefined)?.slug ?? null;
+    deps.requestLog.write(
+      {
+        id: req.id,
+        created_at: new Date().toISOString(),
+        hotel_id: req.auth?.hotelId ?? null,
+        slug,
+        api_key_id: req.auth?.pairId ?? null,
+        key_mode: req.auth?.mode ?? null,
+        method: req.method,
+        path: req.url,
+        status_code: reply.statusCode,
+        request_body: req.rawBody,
+        response_body: req.responsePayload,
+        client_ip: req.ip,
+        user_agent: req.headers['user-agent'] ?? null,
+        duration_ms: durationMs,
+        idempotency_key: req.idempotencyKey,
+      },
+      req.auth?.keyId,
+    );
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => sendError(toApiError(err, req), req, reply));
+  app.setNotFoundHandler(() => Promise.reject(new ApiError('NOT_FOUND')));
+
+  await app.register(swagger, { openapi: OPENAPI_INFO, hideUntagged: true });
+
+  // 405 for a known path with another method (decisions.md), before authentication.
+  const methodsByUrl = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const set = methodsByUrl.get(route.url) ?? new Set<string>();
+    for (const m of methods) set.add(m);
+    methodsByUrl.set(route.url, set);
+  });
+
+  registerPmsRoutes(app, { db: deps.db, bus: deps.bus });
+  registerDocsRoutes(app);
+
+  await app.after();
+  for (const [url, methods] of [...methodsByUrl]) {
+    const allowed = ALL_METHODS.filter((m) => methods.has(m));
+    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    if (others.length === 0) continue;
+    app.route({
+      method: others,
+      url,
+      handler: () => Promise.reject(new ApiError('METHOD_NOT_ALLOWED', { headers: { allow: allowed.join(', ') } })),
+    });
+  }
+  return app;
+}

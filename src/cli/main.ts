@@ -1,0 +1,136 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { openDatabase, type Db } from '../db/database.js';
+import { migrateToLatest } from '../db/migrations.js';
+import { runRetention } from '../jobs/retention.js';
+import { createHotel, createStaffUser, issueKeyPair, OperationError, revokeKeys } from '../operations.js';
+import { closeOnSignals, createLogger, startServer } from '../server.js';
+
+// operations.md: every command honours the same environment; --json prints one JSON
+// object on stdout and nothing else there; failures exit non-zero with one line on stderr.
+
+class CliFailure extends Error {}
+
+function print(json: boolean, object: unknown, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${text}\n`);
+}
+
+/** Opens storage, applies pending migrations, runs `fn`, closes storage. */
+async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
+  try {
+    await migrateToLatest(handle.db);
+    return await fn(handle.db);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new CliFailure('pipe the password on stdin, e.g. `printf %s "$PASSWORD" | innsync user create …`');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+export function buildCli(): Command {
+  const program = new Command('innsync')
+    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS).')
+    .option('--json', 'print one JSON object on stdout')
+    .showHelpAfterError()
+    .exitOverride();
+  const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
+
+  program
+    .command('serve')
+    .description('serve the API over HTTPS (what `npm start` runs)')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel);
+      const server = await startServer(config, logger);
+      closeOnSignals(server, logger);
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending schema migrations and exit')
+    .action(async () => {
+      const config = loadConfig();
+      const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        const applied = await migrateToLatest(handle.db);
+        print(json(), { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'schema is up to date');
+      } finally {
+        await handle.close();
+      }
+    });
+
+  const hotel = program.command('hotel').description('manage hotels');
+  hotel
+    .command('create <slug>')
+    .description('create a hotel (slug: 2-63 characters of a-z, 0-9 and -, starting with a letter)')
+    .requiredOption('--name <name>', 'the hotel name')
+    .action(async (slug: string, opts: { name: string }) => {
+      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name));
+      print(json(), { slug: h.slug, name: h.name }, `created hotel ${h.slug} (${h.name})`);
+    });
+
+  const key = program.command('key').description('manage API key pairs');
+  key
+    .command('issue <slug>')
+    .description('issue a live/test key pair; the plain keys are shown this once')
+    .action(async (slug: string) => {
+      const pair = await withDb(loadConfig(), (db) => issueKeyPair(db, slug));
+      print(
+        json(),
+        pair,
+        `key pair ${pair.keyId} for ${slug}\n  live: ${pair.live}\n  test: ${pair.test}\nStore both now: they are not shown again (only their SHA-256 hashes are kept).`,
+      );
+    });
+  key
+    .command('revoke <keyId>')
+    .description('revoke both keys of the pair at once')
+    .action(async (keyId: string) => {
+      await withDb(loadConfig(), (db) => revokeKeys(db, keyId));
+      print(json(), { keyId, revoked: true }, `revoked key pair ${keyId}`);
+    });
+
+  const user = program.command('user').description('manage staff users');
+  user
+    .command('create <slug>')
+    .description('create a staff user; the password is read from stdin')
+    .requiredOption('--email <email>', 'the e-mail address used to log in')
+    .requiredOption('--role <role>', 'admin or receptionist')
+    .action(async (slug: string, opts: { email: string; role: string }) => {
+      const password = await readStdin();
+      const u = await withDb(loadConfig(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
+      print(json(), u, `created ${u.role} ${u.email} (${u.userId})`);
+    });
+
+  program
+    .command('purge')
+    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours)')
+    .action(async () => {
+      const r = await withDb(loadConfig(), (db) => runRetention(db));
+      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records`);
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildCli();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version exit 0; usage errors were already printed by commander.
+      process.exitCode = err.exitCode;
+      return;
+    }
+    const known = err instanceof OperationError || err instanceof ConfigError || err instanceof CliFailure;
+    const reason = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`innsync: ${known ? reason : `failed: ${reason}`}\n`);
+    process.exitCode = 1;
+  }
+}

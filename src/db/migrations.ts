@@ -1,0 +1,160 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+// Migrations live in code (not files found at run time) so the built service and the
+// tests apply exactly the same list. Never edit a released migration: add a new one.
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('hotels')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('slug', 'text', (c) => c.notNull().unique())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('pair_id', 'text', (c) => c.notNull())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('live', 'test')`))
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .addColumn('last_used_at', 'text')
+        .execute();
+      await db.schema.createIndex('api_keys_pair_idx').on('api_keys').column('pair_id').execute();
+      await db.schema.createIndex('api_keys_hotel_idx').on('api_keys').column('hotel_id').execute();
+
+      await db.schema
+        .createTable('guests')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('source', 'text', (c) => c.notNull().check(sql`source in ('pms', 'receptionist')`))
+        .addColumn('pms_guest_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('active', 'checked_out')`))
+        .addColumn('first_name', 'text')
+        .addColumn('last_name', 'text', (c) => c.notNull())
+        .addColumn('phone', 'text')
+        .addColumn('email', 'text')
+        .addColumn('language', 'text')
+        .addColumn('nationality', 'text')
+        .addColumn('adults', 'integer')
+        .addColumn('children', 'integer')
+        .addColumn('check_in_date', 'text', (c) => c.notNull())
+        .addColumn('check_out_date', 'text', (c) => c.notNull())
+        .addColumn('room_number', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('checked_out_at', 'text')
+        .addCheckConstraint('guests_pms_id_ck', sql`(source = 'pms') = (pms_guest_id is not null)`)
+        .execute();
+      // Invariant: one active stay per pmsGuestId per hotel (issue 2: held by the database).
+      await sql`create unique index guests_active_pms_guest_uq on guests (hotel_id, pms_guest_id) where status = 'active'`.execute(db);
+      await sql`create index guests_hotel_status_idx on guests (hotel_id, status)`.execute(db);
+
+      await db.schema
+        .createTable('room_assignments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('guest_id', 'text', (c) => c.notNull().references('guests.id'))
+        .addColumn('room_number', 'text', (c) => c.notNull())
+        .addColumn('assigned_at', 'text', (c) => c.notNull())
+        .addColumn('released_at', 'text')
+        .execute();
+      // Invariant: at most one active guest per room, across both sources.
+      await sql`create unique index room_assignments_active_room_uq on room_assignments (hotel_id, room_number) where released_at is null`.execute(db);
+      await sql`create index room_assignments_guest_idx on room_assignments (guest_id)`.execute(db);
+
+      await db.schema
+        .createTable('activity_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('actor_type', 'text', (c) => c.notNull())
+        .addColumn('actor_id', 'text')
+        .addColumn('actor_mode', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('guest_id', 'text')
+        .addColumn('pms_guest_id', 'text')
+        .addColumn('changes', 'text')
+        .execute();
+      await sql`create index activity_log_hotel_time_idx on activity_log (hotel_id, created_at)`.execute(db);
+
+      await db.schema
+        .createTable('idempotency_records')
+        .addColumn('api_key_id', 'text', (c) => c.notNull())
+        .addColumn('idempotency_key', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('claim_token', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('response_body', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        // Invariant: one record per (API key, Idempotency-Key).
+        .addPrimaryKeyConstraint('idempotency_records_pkey', ['api_key_id', 'idempotency_key'])
+        .execute();
+      await sql`create index idempotency_records_expiry_idx on idempotency_records (expires_at)`.execute(db);
+
+      await db.schema
+        .createTable('request_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('hotel_id', 'text')
+        .addColumn('slug', 'text')
+        .addColumn('api_key_id', 'text')
+        .addColumn('key_mode', 'text')
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer', (c) => c.notNull())
+        .addColumn('request_body', 'text')
+        .addColumn('response_body', 'text')
+        .addColumn('client_ip', 'text', (c) => c.notNull())
+        .addColumn('user_agent', 'text')
+        .addColumn('duration_ms', 'real', (c) => c.notNull())
+        .addColumn('idempotency_key', 'text')
+        .execute();
+      await sql`create index request_log_created_idx on request_log (created_at)`.execute(db);
+      await sql`create index request_log_hotel_time_idx on request_log (hotel_id, created_at)`.execute(db);
+
+      await db.schema
+        .createTable('staff_users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('admin', 'receptionist')`))
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('deactivated_at', 'text')
+        .execute();
+
+      // Fixed-window counters shared by every instance (used with PostgreSQL).
+      await db.schema
+        .createTable('rate_limit_counters')
+        .addColumn('bucket', 'text', (c) => c.notNull())
+        .addColumn('window_start', 'bigint', (c) => c.notNull())
+        .addColumn('count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('rate_limit_counters_pkey', ['bucket', 'window_start'])
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};
+
+/** Applies pending migrations; returns the names applied. Throws on the first failure. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${reason}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,170 @@
+import type { Selectable } from 'kysely';
+import { isPostgres, type DbOrTrx } from '../database.js';
+import type { GuestTable } from '../schema.js';
+import type { GuestData, GuestSource } from '../../domain/guest.js';
+import { newId } from '../../domain/ids.js';
+
+export interface Guest extends GuestData {
+  id: string;
+  hotelId: string;
+  source: GuestSource;
+  pmsGuestId: string | null;
+  status: 'active' | 'checked_out';
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Who holds a room, as ROOM_OCCUPIED reports it (decisions.md). */
+export interface RoomHolder {
+  pmsGuestId: string | null;
+  lastName: string;
+  checkInDate: string;
+}
+
+function toGuest(r: Selectable<GuestTable>): Guest {
+  return {
+    id: r.id,
+    hotelId: r.hotel_id,
+    source: r.source,
+    pmsGuestId: r.pms_guest_id,
+    status: r.status,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    phone: r.phone,
+    roomNumber: r.room_number,
+    checkInDate: r.check_in_date,
+    checkOutDate: r.check_out_date,
+    language: r.language,
+    adults: r.adults === null ? null : Number(r.adults),
+    children: r.children === null ? null : Number(r.children),
+    nationality: r.nationality,
+    email: r.email,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function dataColumns(d: GuestData) {
+  return {
+    first_name: d.firstName,
+    last_name: d.lastName,
+    phone: d.phone,
+    email: d.email,
+    language: d.language,
+    nationality: d.nationality,
+    adults: d.adults,
+    children: d.children,
+    check_in_date: d.checkInDate,
+    check_out_date: d.checkOutDate,
+    room_number: d.roomNumber,
+  };
+}
+
+/** The active PMS guest with this id, row-locked on PostgreSQL for the caller's transaction. */
+export async function lockActivePmsGuest(trx: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<Guest | null> {
+  const row = await trx
+    .selectFrom('guests')
+    .selectAll()
+    .where('hotel_id', '=', hotelId)
+    .where('pms_guest_id', '=', pmsGuestId)
+    .where('status', '=', 'active')
+    .$if(isPostgres(trx), (q) => q.forUpdate())
+    .executeTakeFirst();
+  return row ? toGuest(row) : null;
+}
+
+/**
+ * Inserts an active guest and its room assignment. Throws the database's unique
+ * violation when the room or the pmsGuestId is already active (the invariants).
+ */
+export async function insertActiveGuest(
+  trx: DbOrTrx,
+  g: { hotelId: string; source: GuestSource; pmsGuestId: string | null; data: GuestData; now: string },
+): Promise<Guest> {
+  const id = newId('guest');
+  const row = {
+    id,
+    hotel_id: g.hotelId,
+    source: g.source,
+    pms_guest_id: g.pmsGuestId,
+    status: 'active' as const,
+    ...dataColumns(g.data),
+    created_at: g.now,
+    updated_at: g.now,
+    checked_out_at: null,
+  };
+  await trx.insertInto('guests').values(row).execute();
+  await assignRoom(trx, g.hotelId, id, g.data.roomNumber, g.now);
+  return toGuest(row);
+}
+
+export async function assignRoom(trx: DbOrTrx, hotelId: string, guestId: string, roomNumber: string, now: string): Promise<void> {
+  await trx
+    .insertInto('room_assignments')
+    .values({ id: newId('room'), hotel_id: hotelId, guest_id: guestId, room_number: roomNumber, assigned_at: now, released_at: null })
+    .execute();
+}
+
+/** Deactivates the guest's active room assignment; history stays. */
+export async function releaseRoom(trx: DbOrTrx, guestId: string, now: string): Promise<void> {
+  await trx.updateTable('room_assignments').set({ released_at: now }).where('guest_id', '=', guestId).where('released_at', 'is', null).execute();
+}
+
+export async function updateGuestData(trx: DbOrTrx, guestId: string, data: GuestData, now: string): Promise<void> {
+  await trx
+    .updateTable('guests')
+    .set({ ...dataColumns(data), updated_at: now })
+    .where('id', '=', guestId)
+    .execute();
+}
+
+export async function markCheckedOut(trx: DbOrTrx, guestId: string, now: string): Promise<void> {
+  await trx
+    .updateTable('guests')
+    .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
+    .where('id', '=', guestId)
+    .execute();
+}
+
+export async function findRoomHolder(db: DbOrTrx, hotelId: string, roomNumber: string): Promise<RoomHolder | null> {
+  const row = await db
+    .selectFrom('room_assignments')
+    .innerJoin('guests', 'guests.id', 'room_assignments.guest_id')
+    .select(['guests.pms_guest_id', 'guests.last_name', 'guests.check_in_date', 'guests.id'])
+    .where('room_assignments.hotel_id', '=', hotelId)
+    .where('room_assignments.room_number', '=', roomNumber)
+    .where('room_assignments.released_at', 'is', null)
+    .executeTakeFirst();
+  return row ? { pmsGuestId: row.pms_guest_id, lastName: row.last_name, checkInDate: row.check_in_date } : null;
+}
+
+export interface GuestFilter {
+  source?: GuestSource;
+  roomNumber?: string;
+  pmsGuestId?: string;
+}
+
+export async function listActiveGuests(db: DbOrTrx, hotelId: string, filter: GuestFilter = {}): Promise<Guest[]> {
+  let q = db.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('status', '=', 'active');
+  if (filter.source) q = q.where('source', '=', filter.source);
+  if (filter.roomNumber !== undefined) q = q.where('room_number', '=', filter.roomNumber);
+  if (filter.pmsGuestId !== undefined) q = q.where('pms_guest_id', '=', filter.pmsGuestId);
+  return (await q.execute()).map(toGuest);
+}
+
+export interface RoomAssignment {
+  roomNumber: string;
+  assignedAt: string;
+  releasedAt: string | null;
+}
+
+export async function listRoomHistory(db: DbOrTrx, guestId: string): Promise<RoomAssignment[]> {
+  const rows = await db
+    .selectFrom('room_assignments')
+    .select(['room_number', 'assigned_at', 'released_at'])
+    .where('guest_id', '=', guestId)
+    .orderBy('assigned_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ roomNumber: r.room_number, assignedAt: r.assigned_at, releasedAt: r.released_at }));
+}

@@ -1,0 +1,20 @@
+import type { DbOrTrx } from '../database.js';
+import { newId } from '../../domain/ids.js';
+
+export interface Hotel {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+}
+
+export async function insertHotel(db: DbOrTrx, slug: string, name: string, now: string): Promise<Hotel> {
+  const hotel = { id: newId('hotel'), slug, name, created_at: now };
+  await db.insertInto('hotels').values(hotel).execute();
+  return { id: hotel.id, slug, name, createdAt: now };
+}
+
+export async function findHotelBySlug(db: DbOrTrx, slug: string): Promise<Hotel | null> {
+  const row = await db.selectFrom('hotels').selectAll().where('slug', '=', slug).executeTakeFirst();
+  return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
+}

@@ -1,0 +1,131 @@
+import type { Generated } from 'kysely';
+
+// Timestamps are ISO 8601 UTC strings in both engines: they sort and compare as text,
+// and rows read from SQLite and PostgreSQL look the same to the code above.
+
+export interface HotelTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+}
+
+/** One row per key; a live and a test key share a `pair_id` (the key id operators see). */
+export interface ApiKeyTable {
+  id: string;
+  pair_id: string;
+  hotel_id: string;
+  mode: 'live' | 'test';
+  /** SHA-256 of the plain key, hex. The plain key is never stored. */
+  key_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface GuestTable {
+  id: string;
+  hotel_id: string;
+  source: 'pms' | 'receptionist';
+  pms_guest_id: string | null;
+  status: 'active' | 'checked_out';
+  first_name: string | null;
+  last_name: string;
+  phone: string | null;
+  email: string | null;
+  language: string | null;
+  nationality: string | null;
+  adults: number | null;
+  children: number | null;
+  check_in_date: string;
+  check_out_date: string;
+  /** The current (or last) room; the invariant lives in room_assignments. */
+  room_number: string;
+  created_at: string;
+  updated_at: string;
+  checked_out_at: string | null;
+}
+
+/** History of room assignments; the active one has `released_at` null. */
+export interface RoomAssignmentTable {
+  id: string;
+  hotel_id: string;
+  guest_id: string;
+  room_number: string;
+  assigned_at: string;
+  released_at: string | null;
+}
+
+export interface ActivityLogTable {
+  id: string;
+  hotel_id: string;
+  created_at: string;
+  actor_type: 'pms' | 'staff' | 'system';
+  /** Key pair id for `pms`, user id for `staff`. */
+  actor_id: string | null;
+  actor_mode: 'live' | 'test' | null;
+  action: string;
+  guest_id: string | null;
+  pms_guest_id: string | null;
+  /** JSON: the change set `{ field: { from, to } }` or a summary. */
+  changes: string | null;
+}
+
+export interface IdempotencyRecordTable {
+  api_key_id: string;
+  idempotency_key: string;
+  fingerprint: string;
+  state: 'in_progress' | 'done';
+  /** Identifies the request that holds an in-progress record. */
+  claim_token: string;
+  status_code: number | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface RequestLogTable {
+  id: string;
+  created_at: string;
+  hotel_id: string | null;
+  slug: string | null;
+  api_key_id: string | null;
+  key_mode: 'live' | 'test' | null;
+  method: string;
+  path: string;
+  status_code: number;
+  request_body: string | null;
+  response_body: string | null;
+  client_ip: string;
+  user_agent: string | null;
+  duration_ms: number;
+  idempotency_key: string | null;
+}
+
+export interface RateLimitCounterTable {
+  bucket: string;
+  window_start: number;
+  count: Generated<number>;
+}
+
+export interface StaffUserTable {
+  id: string;
+  hotel_id: string;
+  email: string;
+  role: 'admin' | 'receptionist';
+  password_hash: string;
+  created_at: string;
+  deactivated_at: string | null;
+}
+
+export interface Database {
+  hotels: HotelTable;
+  api_keys: ApiKeyTable;
+  guests: GuestTable;
+  room_assignments: RoomAssignmentTable;
+  activity_log: ActivityLogTable;
+  idempotency_records: IdempotencyRecordTable;
+  request_log: RequestLogTable;
+  staff_users: StaffUserTable;
+  rate_limit_counters: RateLimitCounterTable;
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import { ERRORS, FIELD_ERRORS } from '../errors.js';
+import { renderDocsPage } from './render.js';
+
+function errorTable(): string {
+  const rows = Object.entries(ERRORS).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.meaning} |`);
+  const fieldRows = Object.entries(FIELD_ERRORS).map(([code, m]) => `| \`${code}\` | ${m} |`);
+  return [
+    '## Errors',
+    '',
+    'Every error body: `status: "error"`, `code`, `message`, `requestId`; field errors add `errors: [{ field, code, message }]` listing every problem found.',
+    '',
+    '| HTTP | code | meaning |',
+    '|---|---|---|',
+    ...rows,
+    '',
+    'Codes inside `errors[]`:',
+    '',
+    '| code | meaning |',
+    '|---|---|',
+    ...fieldRows,
+  ].join('\n');
+}
+
+const RULES = `## Rules
+
+- **Authentication**: \`Authorization: Bearer <key>\`. Keys come in pairs: \`pms_live_…\` and \`pms_test_…\`. The key must belong to the hotel of \`{slug}\`; every failure is the same 401 \`UNAUTHORIZED\`.
+- **Test keys** validate exactly as live keys, then answer as if the roster were empty and the request succeeded: nothing is stored, identifiers are fake (\`test_…\`), \`requestId\` is \`req_test_…\`, check-in and checkout carry \`_sandbox: true\`, GET returns an empty list, a test checkout answers \`roomNumber: null\`.
+- **Idempotency**: every POST needs \`Idempotency-Key\` (1-255 characters, bare or quoted). The scope is the API key (live and test keys are separate scopes); the lifetime 24 h. Only 2xx responses are stored; a repeat with the same body within 24 h returns the stored response with \`_idempotent: true\` and the header \`Idempotent-Replayed: true\`. The same key with another endpoint or body is 422 \`IDEMPOTENCY_KEY_REUSED\`; while the first request runs, 409 \`IDEMPOTENCY_KEY_IN_USE\`. A 4xx or 5xx answer does not consume the key.
+- **Rate limits** per API key and endpoint, fixed windows: check-in, update, checkout 60/min; GET /guests 30/min; sync 10/hour. Requests without a valid key count against 100/min per client IP. Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\` (Unix seconds) and the IETF \`RateLimit-Policy\` / \`RateLimit\` fields; 429 adds \`Retry-After\` and \`retryAfter\`.
+- **Fields**: absent keeps the stored value, \`null\` clears an optional field; unknown members are refused (422). Bodies: at most 1 MiB (16 MiB for sync); \`Content-Type: application/json\`.
+- **Order of checks**: HTTPS → route and method → authentication → rate limit → idempotency header → content type, size, JSON → field validation → state.
+- **Transport**: HTTPS only (TLS 1.2 or newer). Plain HTTP is answered 403 \`HTTPS_REQUIRED\`.
+- **Logging**: every request is logged for 90 days with payload, status, response, client IP, User-Agent, duration and idempotency key; the key is recorded by its id, never in plain text.`;
+
+export const OPENAPI_INFO = {
+  openapi: '3.1.0',
+  info: {
+    title: 'innsync PMS API',
+    version: '1.0.0',
+    description: `The interface through which a hotel property management system (PMS) reports in-house guests: check-in, update (including room moves), check-out and full-list sync.\n\n${RULES}\n\n${errorTable()}`,
+  },
+  servers: [{ url: '/', description: 'This service' }],
+  tags: [{ name: 'guests', description: 'Guest events and the current roster' }],
+  components: {
+    securitySchemes: {
+      bearer: { type: 'http' as const, scheme: 'bearer', description: 'pms_live_… or pms_test_… key' },
+    },
+  },
+};
+
+/** GET /api/pms/v1/openapi.json and the human docs page /api/pms/v1/docs. */
+export function registerDocsRoutes(app: FastifyInstance): void {
+  let page: string | null = null;
+  app.get('/api/pms/v1/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger(), null, 2));
+  });
+  app.get('/api/pms/v1/docs', { schema: { hide: true } }, async (_req, reply) => {
+    page ??= renderDocsPage(app.swagger() as unknown as Record<string, unknown>);
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(page);
+  });
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/api/pms/v1/docs'));
+}

@@ -1,0 +1,153 @@
+import { fieldError, type FieldError } from '../errors.js';
+
+/** The 11 data fields of a guest besides `pmsGuestId` (spec 2.1). */
+export const GUEST_DATA_FIELDS = [
+  'firstName',
+  'lastName',
+  'phone',
+  'roomNumber',
+  'checkInDate',
+  'checkOutDate',
+  'language',
+  'adults',
+  'children',
+  'nationality',
+  'email',
+] as const;
+
+export type GuestDataField = (typeof GUEST_DATA_FIELDS)[number];
+
+export interface GuestData {
+  firstName: string | null;
+  lastName: string;
+  phone: string | null;
+  roomNumber: string;
+  checkInDate: string;
+  checkOutDate: string;
+  language: string | null;
+  adults: number | null;
+  children: number | null;
+  nationality: string | null;
+  email: string | null;
+}
+
+/** A submitted partial change: absent keeps the stored value, `null` clears it (decisions.md). */
+export type GuestPatch = { [K in GuestDataField]?: GuestData[K] | null };
+
+export interface FieldChange {
+  from: unknown;
+  to: unknown;
+}
+
+/** spec 4.3: one member per modified field, `{from, to}`; empty when nothing changed. */
+export type ChangeSet = Partial<Record<GuestDataField, FieldChange>>;
+
+export type GuestSource = 'pms' | 'receptionist';
+
+/** decisions.md: roomNumber is trimmed (`" 305 "` is stored as `"305"`). */
+export function normalizeRoomNumber(raw: string): string {
+  return raw.trim();
+}
+
+const FIELDS_REQUIRED_NON_NULL: ReadonlySet<GuestDataField> = new Set([
+  'lastName',
+  'roomNumber',
+  'checkInDate',
+  'checkOutDate',
+]);
+
+/**
+ * Rules a JSON schema cannot say, checked after the schema: the trimmed room number,
+ * `null` for a required field, and checkOutDate not before checkInDate. `prefix` names
+ * the field's place (`guests[3].`). `stored` gives the dates an update does not send.
+ */
+export function refineGuestFields(
+  input: Record<string, unknown>,
+  prefix = '',
+  stored?: Pick<GuestData, 'checkInDate' | 'checkOutDate'>,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const room = input.roomNumber;
+  if (typeof room === 'string' && !/[\u0000-\u001f\u007f-\u009f]/.test(room)) {
+    const trimmed = normalizeRoomNumber(room);
+    if (trimmed.length === 0) {
+      errors.push(fieldError(`${prefix}roomNumber`, 'TOO_SHORT', 'roomNumber must not be blank.'));
+    } else if (trimmed.length > 20) {
+      errors.push(fieldError(`${prefix}roomNumber`, 'TOO_LONG', 'roomNumber must be at most 20 characters after trimming.'));
+    }
+  }
+  for (const f of FIELDS_REQUIRED_NON_NULL) {
+    if (input[f] === null) errors.push(fieldError(`${prefix}${f}`, 'INVALID_TYPE', `${f} cannot be null.`));
+  }
+  const checkIn = input.checkInDate === undefined ? stored?.checkInDate : input.checkInDate;
+  const checkOut = input.checkOutDate === undefined ? stored?.checkOutDate : input.checkOutDate;
+  if (
+    typeof checkIn === 'string' &&
+    typeof checkOut === 'string' &&
+    isCalendarDate(checkIn) &&
+    isCalendarDate(checkOut) &&
+    checkOut < checkIn
+  ) {
+    errors.push(
+      fieldError(`${prefix}checkOutDate`, 'DATE_ORDER', `checkOutDate ${checkOut} is before checkInDate ${checkIn}.`),
+    );
+  }
+  return errors;
+}
+
+/** decisions.md: `YYYY-MM-DD`, a real calendar date (`2026-02-30` is invalid). */
+export function isCalendarDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day <= days;
+}
+
+/**
+ * The fields of `patch` whose value differs from `stored`. Absent fields are not
+ * compared (decisions.md: absent keeps the stored value). `from` is null when unset.
+ */
+export function diffGuest(stored: GuestData, patch: GuestPatch): ChangeSet {
+  const changes: ChangeSet = {};
+  for (const field of GUEST_DATA_FIELDS) {
+    if (!(field in patch)) continue;
+    const raw = patch[field];
+    if (raw === undefined) continue;
+    const to = field === 'roomNumber' && typeof raw === 'string' ? normalizeRoomNumber(raw) : raw;
+    const from = stored[field];
+    if (from !== to) changes[field] = { from: from ?? null, to };
+  }
+  return changes;
+}
+
+/** The stored guest after applying a change set. */
+export function applyChanges(stored: GuestData, changes: ChangeSet): GuestData {
+  const next: Record<string, unknown> = { ...stored };
+  for (const [field, change] of Object.entries(changes)) next[field] = change.to;
+  return next as unknown as GuestData;
+}
+
+/** Full data of a new stay from a validated check-in body; optional absent fields become null. */
+export function guestDataFromCheckin(body: GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'>): GuestData {
+  return {
+    firstName: body.firstName ?? null,
+    lastName: body.lastName,
+    phone: body.phone ?? null,
+    roomNumber: normalizeRoomNumber(body.roomNumber),
+    checkInDate: body.checkInDate,
+    checkOutDate: body.checkOutDate,
+    language: body.language ?? null,
+    adults: body.adults ?? null,
+    children: body.children ?? null,
+    nationality: body.nationality ?? null,
+    email: body.email ?? null,
+  };
+}
+
+/** Natural order of room numbers (decisions.md: `2` before `10`). */
+export const compareRoomNumbers = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;

@@ -1,0 +1,88 @@
+/**
+ * The one registry of error codes (decisions.md: Errors). Every error the service
+ * answers is built from this table; docs/errors and the OpenAPI document are generated
+ * from it, and a test checks that each code is documented.
+ */
+export const ERRORS = {
+  IDEMPOTENCY_KEY_REQUIRED: { status: 400, message: 'The Idempotency-Key header is required on every POST request.', meaning: 'POST without an `Idempotency-Key` header.' },
+  IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'The Idempotency-Key header must be 1 to 255 characters.', meaning: 'The key is empty or longer than 255 characters.' },
+  INVALID_JSON: { status: 400, message: 'The request body must be a JSON object.', meaning: 'The body is not parseable JSON, or not a JSON object (`[]`, `42`).' },
+  UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key for this hotel.', meaning: 'Missing, malformed, unknown or revoked key, or a key of another hotel. One code and message for all, so a caller learns nothing about which.' },
+  HTTPS_REQUIRED: { status: 403, message: 'This service is served over HTTPS only.', meaning: 'Any request over plain HTTP.' },
+  GUEST_NOT_FOUND: { status: 404, message: 'No active guest with this pmsGuestId.', meaning: 'Update or checkout of a `pmsGuestId` with no active PMS guest (never checked in, or already checked out).' },
+  NOT_FOUND: { status: 404, message: 'No such endpoint.', meaning: 'Unknown path.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept this method.', meaning: 'Known path, wrong method. The `Allow` header lists the accepted methods.' },
+  ROOM_OCCUPIED: { status: 409, message: 'The room is held by another active guest.', meaning: 'Check-in, room move or sync targets a room held by another active guest. Adds `currentGuest` = `{ pmsGuestId, lastName, checkInDate }` (`pmsGuestId` is null for a receptionist guest).' },
+  GUEST_ALREADY_CHECKED_IN: { status: 409, message: 'A guest with this pmsGuestId is already checked in.', meaning: 'Check-in of a `pmsGuestId` that is already active. Adds `guestId` and `roomNumber` of the active stay.' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry later.', meaning: 'A request with the same key is still in progress. Retry after a moment: you then get its stored response.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.', meaning: 'Body over 1 MiB (check-in, update, checkout) or 16 MiB (sync).' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json.', meaning: 'POST whose `Content-Type` is not `application/json` (parameters such as `charset` are allowed, case does not matter).' },
+  INVALID_DATE_FORMAT: { status: 422, message: 'A date field is not a real YYYY-MM-DD date.', meaning: 'Any date field not a real `YYYY-MM-DD` calendar date. Wins over other field errors; `errors` still lists all.' },
+  VALIDATION_ERROR: { status: 422, message: 'The request does not satisfy the field rules.', meaning: 'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used for a different request.', meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.' },
+  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.', meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.' },
+  NOT_IMPLEMENTED: { status: 501, message: 'This endpoint is not available yet.', meaning: 'The endpoint is routed and checked (authentication, rate limit, idempotency, validation) but its processing is not available yet.' },
+  INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry later.', meaning: 'Storage unreachable. Adds `Retry-After`.' },
+} as const satisfies Record<string, { status: number; message: string; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Codes that appear inside `errors[]` of a 422 response, one per broken field rule. */
+export const FIELD_ERRORS = {
+  REQUIRED: 'The field is required.',
+  UNKNOWN_FIELD: 'The member is not part of this request; check its spelling.',
+  INVALID_TYPE: 'The value has the wrong JSON type.',
+  INVALID_DATE_FORMAT: 'Not a real YYYY-MM-DD calendar date.',
+  DATE_ORDER: 'checkOutDate is before checkInDate.',
+  TOO_SHORT: 'The value is shorter than allowed (an empty string is not "absent").',
+  TOO_LONG: 'The value is longer than allowed.',
+  INVALID_FORMAT: 'The value does not have the required format.',
+  OUT_OF_RANGE: 'The number is outside the allowed range.',
+  INVALID_VALUE: 'The value is not one of the allowed values.',
+  DUPLICATE: 'The value appears more than once in the list.',
+  TOO_MANY: 'The list has more items than allowed.',
+} as const;
+
+export type FieldErrorCode = keyof typeof FIELD_ERRORS;
+
+export interface FieldError {
+  field: string;
+  code: FieldErrorCode;
+  message: string;
+}
+
+/** The one error type: thrown anywhere, rendered into the spec 7 envelope by the error handler. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    opts: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(opts.message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.extra = opts.extra ?? {};
+    this.headers = opts.headers ?? {};
+  }
+}
+
+/** 422 for field errors; INVALID_DATE_FORMAT wins over other field errors (decisions.md). */
+export function validationError(errors: FieldError[]): ApiError {
+  const dateError = errors.some((e) => e.code === 'INVALID_DATE_FORMAT');
+  const code: ErrorCode = dateError ? 'INVALID_DATE_FORMAT' : 'VALIDATION_ERROR';
+  const first = errors[0];
+  const message =
+    errors.length === 1 && first
+      ? `${first.field}: ${first.message}`
+      : `${errors.length} fields break the rules; see errors.`;
+  return new ApiError(code, { message, extra: { errors } });
+}
+
+export function fieldError(field: string, code: FieldErrorCode, message?: string): FieldError {
+  return { field, code, message: message ?? FIELD_ERRORS[code] };
+}

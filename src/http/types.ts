@@ -1,0 +1,19 @@
+import type { ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
+import type { IdempotencyClaim } from '../pms/idempotency.js';
+import type { PmsEndpoint } from '../pms/rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key that authenticated this request; null before or without one. */
+    auth: ApiKeyIdentity | null;
+    idempotencyKey: string | null;
+    fingerprint: string | null;
+    claim: IdempotencyClaim | null;
+    rawBody: string | null;
+    responsePayload: string | null;
+  }
+  interface FastifyContextConfig {
+    /** Set on PMS API routes: the endpoint whose rate limit applies. */
+    endpoint?: PmsEndpoint;
+  }
+}

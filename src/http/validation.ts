@@ -1,0 +1,122 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { fieldError, validationError, type FieldError, type FieldErrorCode } from '../errors.js';
+import { isCalendarDate } from '../domain/guest.js';
+import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
+
+/** Extra rules for one route's body or query, run after the schema (cross-field, trimming). */
+export type Refinement = (data: Record<string, unknown>) => FieldError[];
+
+function createAjv(): Ajv {
+  // allErrors: decisions.md asks for every problem, not only the first.
+  // No coercion and no removal: "5" is not 5, and unknown members are refused.
+  const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
+  addFormats(ajv, ['email']);
+  ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
+  ajv.addFormat('iso-639-1', (v: string) => LANGUAGE_CODES.has(v));
+  ajv.addFormat('iso-3166-1-alpha-2', (v: string) => COUNTRY_CODES.has(v));
+  return ajv;
+}
+
+function fieldPath(instancePath: string, member?: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (member !== undefined) parts.push(member);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out || '(body)';
+}
+
+const isDateField = (field: string): boolean => /Date$/.test(field);
+
+function toFieldError(e: ErrorObject): FieldError {
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'required') {
+    const f = fieldPath(e.instancePath, String(params.missingProperty));
+    return fieldError(f, 'REQUIRED', `${f} is required.`);
+  }
+  if (e.keyword === 'additionalProperties') {
+    const f = fieldPath(e.instancePath, String(params.additionalProperty));
+    return fieldError(f, 'UNKNOWN_FIELD', `${f} is not a known member; check its spelling.`);
+  }
+  const f = fieldPath(e.instancePath);
+  let code: FieldErrorCode;
+  switch (e.keyword) {
+    case 'type':
+      code = isDateField(f) ? 'INVALID_DATE_FORMAT' : 'INVALID_TYPE';
+      break;
+    case 'format':
+      code = params.format === 'date' ? 'INVALID_DATE_FORMAT' : String(params.format).startsWith('iso-') ? 'INVALID_VALUE' : 'INVALID_FORMAT';
+      break;
+    case 'pattern':
+      code = 'INVALID_FORMAT';
+      break;
+    case 'minLength':
+      code = 'TOO_SHORT';
+      break;
+    case 'maxLength':
+      code = 'TOO_LONG';
+      break;
+    case 'minimum':
+    case 'maximum':
+      code = 'OUT_OF_RANGE';
+      break;
+    case 'maxItems':
+      code = 'TOO_MANY';
+      break;
+    default:
+      code = 'INVALID_VALUE';
+  }
+  const detail =
+    code === 'INVALID_DATE_FORMAT'
+      ? 'must be a real calendar date in YYYY-MM-DD format'
+      : e.keyword === 'format' && String(params.format) === 'iso-639-1'
+        ? 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")'
+        : e.keyword === 'format' && String(params.format) === 'iso-3166-1-alpha-2'
+          ? 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")'
+          : e.keyword === 'pattern' && f.endsWith('phone')
+            ? 'must be E.164: "+" then 2-15 digits, the first not 0'
+            : e.keyword === 'pattern'
+              ? 'must not contain control characters'
+              : (e.message ?? 'is invalid');
+  return fieldError(f, code, `${f} ${detail}.`);
+}
+
+/** Ajv errors of one value as field errors, one per (field, code). */
+export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors ?? []) {
+    // anyOf/oneOf wrappers repeat what their branches said.
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    const fe = toFieldError(e);
+    const k = `${fe.field}|${fe.code}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      out.push(fe);
+    }
+  }
+  return out;
+}
+
+/**
+ * Fastify's validator compiler: the route's TypeBox schema (the same one the OpenAPI
+ * document shows), then the route's refinement; every failure becomes one 422 ApiError.
+ */
+export function createValidatorCompiler(refinements: Map<string, Refinement>): FastifySchemaCompiler<unknown> {
+  const ajv = createAjv();
+  return ({ schema, method, url, httpPart }) => {
+    const validate = ajv.compile(schema as object);
+    const refine = refinements.get(`${method} ${url} ${httpPart}`);
+    return (data: unknown) => {
+      const ok = validate(data);
+      const errors = ok ? [] : toFieldErrors(validate.errors);
+      if (refine && data !== null && typeof data === 'object') errors.push(...refine(data as Record<string, unknown>));
+      if (errors.length > 0) return { error: validationError(errors) };
+      return { value: data };
+    };
+  };
+}

@@ -1,0 +1,87 @@
+import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { Db } from './db/database.js';
+import { findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
+import { insertKeyPair, keyPairExists, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { newId, sha256Hex } from './domain/ids.js';
+
+// Operator use cases, shared by the CLI (and later the dashboard). They call the
+// repositories directly, never HTTP.
+
+export class OperationError extends Error {}
+
+/** operations.md: 2-63 characters of a-z, 0-9 and -, starting with a letter. */
+export const SLUG_PATTERN = /^[a-z][a-z0-9-]{1,62}$/;
+
+export async function createHotel(db: Db, slug: string, name: string): Promise<Hotel> {
+  if (!SLUG_PATTERN.test(slug)) throw new OperationError(`invalid slug "${slug}": use 2-63 characters of a-z, 0-9 and -, starting with a letter`);
+  if (name.trim() === '') throw new OperationError('the hotel name must not be empty');
+  if (await findHotelBySlug(db, slug)) throw new OperationError(`a hotel with slug "${slug}" already exists`);
+  return insertHotel(db, slug, name.trim(), new Date().toISOString());
+}
+
+export interface IssuedKeyPair {
+  keyId: string;
+  live: string;
+  test: string;
+}
+
+const plainKey = (mode: 'live' | 'test'): string => `pms_${mode}_${randomBytes(24).toString('base64url')}`;
+
+/** Issues a live/test pair; the plain keys exist only in the return value (stored as SHA-256). */
+export async function issueKeyPair(db: Db, slug: string): Promise<IssuedKeyPair> {
+  const hotel = await findHotelBySlug(db, slug);
+  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  const keyId = newId('key', 16);
+  const live = plainKey('live');
+  const test = plainKey('test');
+  await insertKeyPair(db, { pairId: keyId, hotelId: hotel.id, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString() });
+  return { keyId, live, test };
+}
+
+/** Revokes both keys of the pair at once. */
+export async function revokeKeys(db: Db, keyId: string): Promise<void> {
+  if (!(await keyPairExists(db, keyId))) throw new OperationError(`no key pair with id "${keyId}"`);
+  await revokeKeyPair(db, keyId, new Date().toISOString());
+}
+
+const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, opts: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+/** Staff passwords: scrypt with a random salt (slow by design). */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  return timingSafeEqual(expected, actual);
+}
+
+export interface CreatedUser {
+  userId: string;
+  email: string;
+  role: 'admin' | 'receptionist';
+}
+
+export async function createStaffUser(db: Db, slug: string, email: string, role: string, password: string): Promise<CreatedUser> {
+  const hotel = await findHotelBySlug(db, slug);
+  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  if (role !== 'admin' && role !== 'receptionist') throw new OperationError('--role must be admin or receptionist');
+  const normalized = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) throw new OperationError(`invalid e-mail address "${email}"`);
+  if (password.length < 10) throw new OperationError('the password must be at least 10 characters');
+  const existing = await db.selectFrom('staff_users').select('id').where('email', '=', normalized).executeTakeFirst();
+  if (existing) throw new OperationError(`a user with e-mail ${normalized} already exists`);
+  const userId = newId('user');
+  await db
+    .insertInto('staff_users')
+    .values({ id: userId, hotel_id: hotel.id, email: normalized, role, password_hash: await hashPassword(password), created_at: new Date().toISOString(), deactivated_at: null })
+    .execute();
+  return { userId, email: normalized, role };
+}

@@ -1,0 +1,18 @@
+import type { Db } from '../db/database.js';
+import { findActiveKeyByHash, type ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
+import { sha256Hex } from '../domain/ids.js';
+
+const BEARER = /^Bearer +(pms_(?:live|test)_[A-Za-z0-9_-]{16,128})$/;
+
+/**
+ * spec 5: Bearer key → SHA-256 → the key's hotel must be the slug's hotel; revoked
+ * keys refused. Null for every failure: the caller answers one identical 401.
+ */
+export async function authenticate(db: Db, authorization: string | undefined, slug: string): Promise<ApiKeyIdentity | null> {
+  if (!authorization) return null;
+  const m = BEARER.exec(authorization.trim());
+  if (!m?.[1]) return null;
+  const identity = await findActiveKeyByHash(db, sha256Hex(m[1]));
+  if (!identity || identity.hotelSlug !== slug) return null;
+  return identity;
+}

@@ -1,0 +1,268 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, DbOrTrx } from '../db/database.js';
+import type { Actor } from '../db/repositories/activity.repository.js';
+import type { Guest } from '../db/repositories/guest.repository.js';
+import { ApiError, ERRORS, type ErrorCode } from '../errors.js';
+import { normalizeRoomNumber, refineGuestFields, GUEST_DATA_FIELDS, type ChangeSet } from '../domain/guest.js';
+import { newId } from '../domain/ids.js';
+import { checkInGuest, checkOutGuest, listGuests, updateGuest, type RosterDeps } from '../roster/roster-service.js';
+import { storeIdempotentResponse } from './idempotency.js';
+import {
+  CheckinResponse,
+  CheckoutInput,
+  CheckoutResponse,
+  ErrorResponse,
+  GuestInput,
+  GuestListQuery,
+  GuestListResponse,
+  MAX_SYNC_GUESTS,
+  SlugParams,
+  SyncInput,
+  SyncResponse,
+  UpdateInput,
+  UpdateResponse,
+} from './schemas.js';
+import type { Refinement } from '../http/validation.js';
+import { fieldError, type FieldError } from '../errors.js';
+import type { PmsEndpoint } from './rate-limit.js';
+
+export const PMS_PREFIX = '/api/pms/v1/:slug';
+
+/** decisions.md: 1 MiB for events, 16 MiB for sync. */
+export const EVENT_BODY_LIMIT = 1024 * 1024;
+export const SYNC_BODY_LIMIT = 16 * 1024 * 1024;
+
+function errorResponses(codes: ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) byStatus.set(ERRORS[c].status, [...(byStatus.get(ERRORS[c].status) ?? []), c]);
+  const out: Record<number, unknown> = {};
+  for (const [status, list] of byStatus) out[status] = { ...ErrorResponse, description: list.join(', ') };
+  return out;
+}
+
+const COMMON_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'HTTPS_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
+const POST_ERRORS: ErrorCode[] = [
+  ...COMMON_ERRORS,
+  'IDEMPOTENCY_KEY_REQUIRED',
+  'IDEMPOTENCY_KEY_INVALID',
+  'INVALID_JSON',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'INVALID_DATE_FORMAT',
+  'VALIDATION_ERROR',
+  'IDEMPOTENCY_KEY_REUSED',
+];
+
+const idempotencyHeader = {
+  type: 'object',
+  properties: {
+    'idempotency-key': { type: 'string', description: 'Required on POST: 1-255 characters, bare or as a quoted structured-field string. Scope: this API key; lifetime 24 h.' },
+  },
+};
+
+/** Guest-field refinements: trimmed room number and date order, for each body shape. */
+export function pmsRefinements(): Map<string, Refinement> {
+  const map = new Map<string, Refinement>();
+  map.set(`POST ${PMS_PREFIX}/guests/checkin body`, (b) => refineGuestFields(b));
+  map.set(`POST ${PMS_PREFIX}/guests/update body`, (b) => refineGuestFields(b));
+  map.set(`POST ${PMS_PREFIX}/guests/sync body`, (b) => refineSyncList(b));
+  return map;
+}
+
+/** Each listed guest obeys the check-in rules; no pmsGuestId or room twice (decisions.md). */
+function refineSyncList(body: Record<string, unknown>): FieldError[] {
+  const list = body.guests;
+  if (!Array.isArray(list) || list.length > MAX_SYNC_GUESTS) return [];
+  const errors: FieldError[] = [];
+  const ids = new Map<string, number>();
+  const rooms = new Map<string, number>();
+  list.forEach((g: unknown, i) => {
+    if (g === null || typeof g !== 'object') return;
+    const guest = g as Record<string, unknown>;
+    errors.push(...refineGuestFields(guest, `guests[${i}].`));
+    if (typeof guest.pmsGuestId === 'string') {
+      const first = ids.get(guest.pmsGuestId);
+      if (first === undefined) ids.set(guest.pmsGuestId, i);
+      else errors.push(fieldError(`guests[${i}].pmsGuestId`, 'DUPLICATE', `pmsGuestId ${guest.pmsGuestId} appears twice (guests[${first}] and guests[${i}]).`));
+    }
+    if (typeof guest.roomNumber === 'string') {
+      const room = normalizeRoomNumber(guest.roomNumber);
+      const first = rooms.get(room);
+      if (first === undefined) rooms.set(room, i);
+      else errors.push(fieldError(`guests[${i}].roomNumber`, 'DUPLICATE', `roomNumber ${room} appears twice (guests[${first}] and guests[${i}]).`));
+    }
+  });
+  return errors;
+}
+
+function guestObject(g: Guest) {
+  return {
+    guestId: g.id,
+    pmsGuestId: g.pmsGuestId,
+    source: g.source,
+    firstName: g.firstName,
+    lastName: g.lastName,
+    phone: g.phone,
+    roomNumber: g.roomNumber,
+    checkInDate: g.checkInDate,
+    checkOutDate: g.checkOutDate,
+    language: g.language,
+    adults: g.adults,
+    children: g.children,
+    nationality: g.nationality,
+    email: g.email,
+    createdAt: g.createdAt,
+    updatedAt: g.updatedAt,
+  };
+}
+
+export interface PmsRouteDeps extends RosterDeps {
+  db: Db;
+}
+
+function actorOf(req: FastifyRequest): Actor {
+  const auth = req.auth;
+  if (!auth) throw new ApiError('UNAUTHORIZED');
+  return { type: 'pms', id: auth.pairId, mode: auth.mode };
+}
+
+/**
+ * Stores the 2xx body as the idempotent response inside `trx` (the change's
+ * transaction, or the plain handle in test mode where nothing else is written).
+ */
+async function seal(req: FastifyRequest, trx: DbOrTrx, body: object): Promise<void> {
+  if (!req.claim) return;
+  await storeIdempotentResponse(trx, req.claim, 200, JSON.stringify(body), Date.now());
+}
+
+/** Registers the PMS API v1 routes under /api/pms/v1/{slug}. */
+export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): void {
+  const post = (endpoint: PmsEndpoint, path: string, opts: { summary: string; description: string; body: unknown; response: unknown; errors: ErrorCode[]; bodyLimit: number }, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<object>) => {
+    app.post(`${PMS_PREFIX}${path}`, {
+      bodyLimit: opts.bodyLimit,
+      config: { endpoint },
+      schema: {
+        tags: ['guests'],
+        summary: opts.summary,
+        description: opts.description,
+        params: SlugParams,
+        headers: idempotencyHeader,
+        body: opts.body,
+        response: { 200: opts.response, ...errorResponses([...POST_ERRORS, ...opts.errors]) },
+        security: [{ bearer: [] }],
+      },
+      handler,
+    });
+  };
+
+  post(
+    'checkin',
+    '/guests/checkin',
+    {
+      summary: 'Check a guest in',
+      description: 'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
+      body: GuestInput,
+      response: CheckinResponse,
+      errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
+      bodyLimit: EVENT_BODY_LIMIT,
+    },
+    async (req) => {
+      const body = req.body as GuestInput;
+      const roomNumber = normalizeRoomNumber(body.roomNumber);
+      if (req.auth?.mode === 'test') {
+        const res = { status: 'created', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id, _sandbox: true };
+        await seal(req, deps.db, res);
+        return res;
+      }
+      const build = (guestId: string) => ({ status: 'created', guestId, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
+      const { guest } = await checkInGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, (trx, r) => seal(req, trx, build(r.guest.id)));
+      return build(guest.id);
+    },
+  );
+
+  post(
+    'update',
+    '/guests/update',
+    {
+      summary: 'Update a guest, or move them to another room',
+      description: 'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
+      body: UpdateInput,
+      response: UpdateResponse,
+      errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
+      bodyLimit: EVENT_BODY_LIMIT,
+    },
+    async (req) => {
+      const body = req.body as UpdateInput;
+      if (req.auth?.mode === 'test') {
+        const changes: ChangeSet = {};
+        for (const f of GUEST_DATA_FIELDS) {
+          const v = body[f];
+          if (v !== undefined) changes[f] = { from: null, to: f === 'roomNumber' && typeof v === 'string' ? normalizeRoomNumber(v) : v };
+        }
+        const res = { status: 'updated', guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id };
+        await seal(req, deps.db, res);
+        return res;
+      }
+      const build = (guestId: string, changes: ChangeSet) => ({ status: 'updated', guestId, pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
+      const r = await updateGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, (trx, res) => seal(req, trx, build(res.guest.id, res.changes)));
+      return build(r.guest.id, r.changes);
+    },
+  );
+
+  post(
+    'checkout',
+    '/guests/checkout',
+    {
+      summary: 'Check a guest out',
+      description: 'Ends the active stay and frees the room at once. Unknown or already checked-out pmsGuestId: 404 GUEST_NOT_FOUND. Test keys: `roomNumber: null`, `_sandbox: true`.',
+      body: CheckoutInput,
+      response: CheckoutResponse,
+      errors: ['GUEST_NOT_FOUND'],
+      bodyLimit: EVENT_BODY_LIMIT,
+    },
+    async (req) => {
+      const body = req.body as CheckoutInput;
+      if (req.auth?.mode === 'test') {
+        const res = { status: 'checked_out', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true };
+        await seal(req, deps.db, res);
+        return res;
+      }
+      const build = (g: Guest) => ({ status: 'checked_out', guestId: g.id, pmsGuestId: body.pmsGuestId, roomNumber: g.roomNumber, requestId: req.id });
+      const r = await checkOutGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body.pmsGuestId, (trx, res) => seal(req, trx, build(res.guest)));
+      return build(r.guest);
+    },
+  );
+
+  post(
+    'sync',
+    '/guests/sync',
+    {
+      summary: 'Reconcile the full in-house list',
+      description: 'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
+      body: SyncInput,
+      response: SyncResponse,
+      errors: ['ROOM_OCCUPIED', 'NOT_IMPLEMENTED'],
+      bodyLimit: SYNC_BODY_LIMIT,
+    },
+    () => Promise.reject(new ApiError('NOT_IMPLEMENTED', { message: 'Sync is not available yet: the request was valid, nothing was changed, and the Idempotency-Key was not consumed.' })),
+  );
+
+  app.get(`${PMS_PREFIX}/guests`, {
+    config: { endpoint: 'list' },
+    schema: {
+      tags: ['guests'],
+      summary: 'List current guests',
+      description: 'Active guests of both sources, ordered by roomNumber in natural order (2 before 10). Optional filters; an unknown query parameter is 422. Test keys: always an empty list.',
+      params: SlugParams,
+      querystring: GuestListQuery,
+      response: { 200: GuestListResponse, ...errorResponses([...COMMON_ERRORS, 'VALIDATION_ERROR']) },
+      security: [{ bearer: [] }],
+    },
+    handler: async (req) => {
+      if (req.auth?.mode === 'test') return { guests: [], count: 0, requestId: req.id };
+      const list = await listGuests(deps.db, req.auth?.hotelId ?? '', req.query as GuestListQuery);
+      return { guests: list.map(guestObject), count: list.length, requestId: req.id };
+    },
+  });
+}

@@ -1,0 +1,106 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrations.js';
+import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-events.js';
+import { loadTls } from './http/tls.js';
+import { scheduleRetention } from './jobs/retention.js';
+import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './pms/rate-limit.js';
+import { RequestLogWriter } from './pms/request-log.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  database: DatabaseHandle;
+  bus: RosterEventBus;
+  httpsPort: number;
+  httpPort: number | null;
+  /** Stops accepting, finishes in-flight requests, flushes logs, closes storage. */
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    // Never log credentials, whatever a future log call passes in.
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'password', '*.password'], censor: '[redacted]' },
+  });
+}
+
+/** Database → migrations → certificate → app → HTTPS and HTTP-refuser listeners. */
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const tls = await loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+  if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
+
+  const bus = new InProcessRosterEventBus();
+  // decisions.md: with PostgreSQL the counters are shared by every instance.
+  const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
+  const requestLog = new RequestLogWriter(database.db, logger);
+  const app = await buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls });
+  await app.listen({ port: config.port, host: config.host });
+  const httpsPort = (app.server.address() as AddressInfo).port;
+
+  let httpServer: http.Server | null = null;
+  if (config.httpPort !== null) {
+    // The same app answers plain HTTP: its transport check refuses with 403 HTTPS_REQUIRED
+    // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
+    const server = http.createServer(app.routing);
+    httpServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.httpPort ?? 0, config.host, () => resolve());
+    });
+  }
+  const httpPort = httpServer ? (httpServer.address() as AddressInfo).port : null;
+  const stopRetention = scheduleRetention(database.db, logger);
+  logger.info({ https: httpsPort, http: httpPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      stopRetention();
+      const httpClosed = httpServer
+        ? new Promise<void>((resolve) => {
+            httpServer.close(() => resolve());
+            httpServer.closeIdleConnections();
+          })
+        : Promise.resolve();
+      await Promise.all([app.close(), httpClosed]);
+      await requestLog.close();
+      rateLimits.close();
+      await database.close();
+    })();
+    return closing;
+  };
+  return { app, database, bus, httpsPort, httpPort, close };
+}
+
+/** SIGTERM/SIGINT: stop accepting, finish in-flight requests, flush logs, exit 0. */
+export function closeOnSignals(server: RunningServer, logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    server
+      .close()
+      .then(() => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
