@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import './http/types.js';
@@ -72,8 +72,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const trustProxy = deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
-    requestIdLogLabel: 'requestId',
+    // One line per request is logged by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: () => newId('req'),
     trustProxy,
     return503OnClosing: false,

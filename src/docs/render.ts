@@ -29,7 +29,10 @@ export function markdown(md: string): string {
       );
     } else if (line.startsWith('- ')) {
       const items: string[] = [];
-      while (i < lines.length && (lines[i] ?? '').startsWith('- ')) items.push(`<li>${inline((lines[i] ?? '').slice(2))}</li>`), i++;
+      while (i < lines.length && (lines[i] ?? '').startsWith('- ')) {
+        items.push(`<li>${inline((lines[i] ?? '').slice(2))}</li>`);
+        i++;
+      }
       i--;
       out.push(`<ul>${items.join('')}</ul>`);
     } else if (line.trim() !== '') out.push(`<p>${inline(line)}</p>`);

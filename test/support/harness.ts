@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { Agent, request } from 'undici';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Engine } from '../../src/db/database.js';
+import { randomId } from '../../src/domain/ids.js';
+import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export { testEngines } from './engines.js';
+
+/** A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR. */
+export async function createTestStorage(engine: Engine): Promise<{ dataDir: string; databaseUrl: string | null }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-test-'));
+  if (engine === 'sqlite') return { dataDir, databaseUrl: null };
+  const adminUrl = inject('pgAdminUrl');
+  if (!adminUrl) throw new Error('PostgreSQL tests need the cluster of test/support/global-setup.ts');
+  const name = `innsync_${randomId(12)}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  return { dataDir, databaseUrl: adminUrl.replace(/\/postgres$/, `/${name}`) };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary members
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (not JSON-encoded) when a string. */
+  rawBody?: string;
+  idempotencyKey?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  engine: Engine;
+  server: RunningServer;
+  config: Config;
+  baseUrl: string;
+  httpUrl: string;
+  slug: string;
+  keys: IssuedKeyPair;
+  /** An HTTPS client that trusts the server's generated certificate. */
+  agent: Agent;
+  api(method: string, urlPath: string, opts?: RequestOptions): Promise<ApiResponse>;
+  /** POST with the live key, a fresh Idempotency-Key and a JSON body. */
+  post(urlPath: string, body: unknown, opts?: RequestOptions): Promise<ApiResponse>;
+  /** Another hotel with its own key pair. */
+  addHotel(slug: string): Promise<IssuedKeyPair>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+export const uniqueKey = (prefix = 'idem'): string => `${prefix}_${process.pid}_${++counter}_${randomId(6)}`;
+
+/**
+ * Starts the real server (HTTPS + HTTP ports on free ports, migrations, generated
+ * certificate) on a fresh database, with one hotel and one key pair.
+ */
+export async function startTestServer(engine: Engine, env: Record<string, string> = {}): Promise<TestServer> {
+  const storage = await createTestStorage(engine);
+  const config = loadConfig({
+    PORT: '0',
+    HTTP_PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: storage.dataDir,
+    DATABASE_URL: storage.databaseUrl ?? '',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const server = await startServer(config, pino({ level: 'silent' }));
+  const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
+  const agent = new Agent({ connect: { ca: cert, servername: 'localhost' }, keepAliveTimeout: 10_000 });
+  const slug = `hotel-${randomId(8)}`;
+  await createHotel(server.database.db, slug, 'Test Hotel');
+  const keys = await issueKeyPair(server.database.db, slug);
+  const baseUrl = `https://127.0.0.1:${server.httpsPort}`;
+
+  const api = async (method: string, urlPath: string, opts: RequestOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? keys.live : opts.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (opts.idempotencyKey !== undefined && opts.idempotencyKey !== null) headers['idempotency-key'] = opts.idempotencyKey;
+    const res = await request(`${baseUrl}${urlPath}`, { method: method as 'GET', headers, body, dispatcher: agent });
+    const text = await res.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    const flat: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+    return { status: res.statusCode, headers: flat, body: parsed, text };
+  };
+
+  return {
+    engine,
+    server,
+    config,
+    baseUrl,
+    httpUrl: `http://127.0.0.1:${server.httpPort ?? 0}`,
+    slug,
+    keys,
+    agent,
+    api,
+    post: (urlPath, body, opts = {}) => api('POST', urlPath, { idempotencyKey: uniqueKey(), ...opts, body }),
+    async addHotel(otherSlug: string) {
+      await createHotel(server.database.db, otherSlug, `Hotel ${otherSlug}`);
+      return issueKeyPair(server.database.db, otherSlug);
+    },
+    async close() {
+      await agent.close();
+      await server.close();
+      fs.rmSync(storage.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A valid check-in body; `over` replaces or adds members. */
+export function guest(over: Record<string, unknown> = {}): Record<string, unknown> {
+  const id = randomId(8);
+  return {
+    pmsGuestId: `PMS-${id}`,
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    roomNumber: `R${id}`,
+    checkInDate: '2026-11-23',
+    checkOutDate: '2026-11-26',
+    ...over,
+  };
+}
