@@ -14,7 +14,7 @@ export type Refinement = (data: Record<string, unknown>) => FieldError[];
 function createAjv(): Ajv {
   // allErrors: decisions.md asks for every problem, not only the first.
   // No coercion and no removal: "5" is not 5, and unknown members are refused.
-  const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
+  const ajv = new Ajv({ verbose: true, allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
   addFormats(ajv, ['email']);
   ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
   ajv.addFormat('iso-639-1', (v: string) => LANGUAGE_CODES.has(v));
@@ -31,6 +31,31 @@ function fieldPath(instancePath: string, member?: string): string {
 }
 
 const isDateField = (field: string): boolean => /Date$/.test(field);
+
+/** "must be 1-100 characters", stated from the schema rather than Ajv's wording. */
+function lengthRule(e: ErrorObject): string {
+  const s = e.parentSchema as { minLength?: number; maxLength?: number } | undefined;
+  if (s?.minLength !== undefined && s.maxLength !== undefined) return `must be ${s.minLength}-${s.maxLength} characters`;
+  if (s?.maxLength !== undefined) return `must be at most ${s.maxLength} characters`;
+  return `must be at least ${s?.minLength ?? 1} characters (an empty string is not "absent")`;
+}
+
+/** The rule a value broke, in words an integrator can act on. */
+function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): string {
+  const format = String((e.params as { format?: unknown }).format);
+  if (code === 'INVALID_DATE_FORMAT') return 'must be a real calendar date in YYYY-MM-DD format';
+  if (e.keyword === 'format' && format === 'iso-639-1') return 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")';
+  if (e.keyword === 'format' && format === 'iso-3166-1-alpha-2') return 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")';
+  if (e.keyword === 'minLength' || e.keyword === 'maxLength') return lengthRule(e);
+  if (e.keyword === 'minimum' || e.keyword === 'maximum') return rangeRule(e);
+  if (e.keyword === 'pattern') return field.endsWith('phone') ? 'must be E.164: "+" then 2-15 digits, the first not 0' : 'must not contain control characters';
+  return e.message ?? 'is invalid';
+}
+
+function rangeRule(e: ErrorObject): string {
+  const s = e.parentSchema as { minimum?: number; maximum?: number } | undefined;
+  return `must be an integer ${s?.minimum ?? '-∞'}-${s?.maximum ?? '∞'}`;
+}
 
 function toFieldError(e: ErrorObject): FieldError {
   const params = e.params as Record<string, unknown>;
@@ -70,18 +95,7 @@ function toFieldError(e: ErrorObject): FieldError {
     default:
       code = 'INVALID_VALUE';
   }
-  const detail =
-    code === 'INVALID_DATE_FORMAT'
-      ? 'must be a real calendar date in YYYY-MM-DD format'
-      : e.keyword === 'format' && String(params.format) === 'iso-639-1'
-        ? 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")'
-        : e.keyword === 'format' && String(params.format) === 'iso-3166-1-alpha-2'
-          ? 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")'
-          : e.keyword === 'pattern' && f.endsWith('phone')
-            ? 'must be E.164: "+" then 2-15 digits, the first not 0'
-            : e.keyword === 'pattern'
-              ? 'must not contain control characters'
-              : (e.message ?? 'is invalid');
+  const detail = describeRule(e, f, code);
   return fieldError(f, code, `${f} ${detail}.`);
 }
 
