@@ -22,12 +22,17 @@ export interface DatabaseOptions {
   sqliteSynchronous?: 'normal' | 'full';
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** Told about connection errors outside any query (the database went away). */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** Opens SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set (operations.md). */
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // An idle client whose server went away emits 'error'; unheard, it would end the
+    // process. The next query reconnects, or answers 503 while the database is down.
+    pool.on('error', (err) => opts.onConnectionError?.(err));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
@@ -87,6 +92,7 @@ export function isStorageUnavailable(err: unknown): boolean {
     code === '57P03' ||
     code === '53300' ||
     code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_CANTOPEN'
+    code === 'SQLITE_CANTOPEN' ||
+    (err instanceof Error && /^Connection terminated/.test(err.message))
   );
 }

@@ -13,6 +13,10 @@ const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 export interface PostgresCluster {
   /** Superuser URL of the `postgres` database. */
   adminUrl: string;
+  /** Stops the server, keeping its data (to test an unreachable database). */
+  pause(): void;
+  /** Starts it again on the same port. */
+  resume(): void;
   stop(): void;
 }
 
@@ -43,9 +47,12 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   run(path.join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asPostgres);
   const port = await freePort();
   const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
-  run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', opts, '-l', log, '-w', 'start'], asPostgres);
+  const start = (): void => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', opts, '-l', log, '-w', 'start'], asPostgres);
+  start();
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    pause: () => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], asPostgres),
+    resume: start,
     stop() {
       try {
         run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);

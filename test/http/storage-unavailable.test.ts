@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
+import { testEngines } from '../support/engines.js';
+
+// decisions.md: 503 SERVICE_UNAVAILABLE when storage is unreachable, with Retry-After.
+// This file stops a PostgreSQL cluster of its own under a running server.
+describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postgres)', () => {
+  let cluster: PostgresCluster;
+  let server: RunningServer;
+  let keys: IssuedKeyPair;
+  let agent: Agent;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-503-'));
+    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: cluster.adminUrl, LOG_LEVEL: 'silent' });
+    server = await startServer(config, pino({ level: 'silent' }));
+    await createHotel(server.database.db, 'down-hotel', 'Down Hotel');
+    keys = await issueKeyPair(server.database.db, 'down-hotel');
+    agent = new Agent({ connect: { ca: fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
+  });
+
+  afterAll(async () => {
+    await agent.close();
+    await server.close().catch(() => undefined);
+    cluster.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const list = async () => {
+    const res = await request(`https://127.0.0.1:${server.httpsPort}/api/pms/v1/down-hotel/guests`, {
+      headers: { authorization: `Bearer ${keys.live}` },
+      dispatcher: agent,
+    });
+    return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as Record<string, unknown> };
+  };
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After while the database is down, and recovers after', async () => {
+    expect((await list()).status).toBe(200);
+    cluster.pause();
+    const down = await list();
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE', requestId: expect.stringMatching(/^req_/) });
+    expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);
+    expect(JSON.stringify(down.body)).not.toMatch(/ECONNREFUSED|at .*\.js|select /i);
+    cluster.resume();
+    expect((await list()).status).toBe(200);
+  });
+});
