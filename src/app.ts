@@ -26,6 +26,7 @@ export interface AppDeps {
   tls?: { key: string; cert: string } | null;
 }
 
+const HSTS = 'max-age=31536000; includeSubDomains';
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -35,6 +36,12 @@ function rateLimited(rl: RateLimitResult): ApiError {
     extra: { retryAfter: rl.retryAfterSeconds },
     headers: { 'retry-after': String(rl.retryAfterSeconds) },
   });
+}
+
+/** A request header as sent (repeated headers joined), or null when absent. */
+function givenHeader(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** Maps anything thrown to the registry's error; unknown failures become 500 (logged, never shown). */
@@ -79,14 +86,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     bodyLimit: 1024 * 1024,
+    // A path parameter longer than this never reaches a route (FST_ERR_MAX_PARAM_LENGTH, default
+    // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
+    // answered like any unknown slug (401), not as a framework error.
+    routerOptions: { maxParamLength: 16 * 1024 },
     ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' as const } } : {}),
     frameworkErrors: (err, req, reply) => {
-      // e.g. a malformed URL: no route can match it.
-      sendError(err.code === 'FST_ERR_BAD_URL' ? new ApiError('NOT_FOUND') : toApiError(err, req), req, reply);
+      // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
+      // check and per-IP limit as for any request not attributed to a key, so this answer
+      // too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
+      const routingError = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req);
+      consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
+        .then((rl) => {
+          void reply.headers(rl.headers);
+          if (!rl.allowed) return rateLimited(rl);
+          if (req.protocol !== 'https') return new ApiError('HTTPS_REQUIRED');
+          void reply.header('strict-transport-security', HSTS);
+          return routingError;
+        })
+        .catch((e: unknown) => toApiError(e instanceof Error ? e : new Error(String(e)), req))
+        .then((apiErr) => sendError(apiErr, req, reply))
+        .catch((e: unknown) => req.log.error({ err: e }, 'framework error reply failed'));
     },
   });
 
-  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload'] as const) {
+  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload', 'clientIp'] as const) {
     app.decorateRequest(name, null);
   }
 
@@ -124,14 +148,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Order of checks (decisions.md): transport → route/method → authentication →
   // rate limit → idempotency header → content type, size, JSON → validation → state.
   app.addHook('onRequest', async (req, reply) => {
+    // Read while the socket is open: once a `Connection: close` (or shutdown) response has
+    // finished, the socket is destroyed and req.ip is undefined in onResponse.
+    req.clientIp = req.ip;
     if (req.protocol !== 'https') {
       await limitByIp(req, reply);
       throw new ApiError('HTTPS_REQUIRED');
     }
-    void reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    void reply.header('strict-transport-security', HSTS);
     const endpoint = req.routeOptions.config.endpoint;
     if (!endpoint) {
       await limitByIp(req, reply);
+      // Route before body checks: an unknown path is 404 even with an unparsable or huge body.
+      if (req.is404) throw new ApiError('NOT_FOUND');
       return;
     }
     const slug = (req.params as { slug?: string }).slug ?? '';
@@ -208,10 +237,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         status_code: reply.statusCode,
         request_body: req.rawBody,
         response_body: req.responsePayload,
-        client_ip: req.ip,
+        client_ip: req.clientIp ?? req.ip ?? 'unknown',
         user_agent: req.headers['user-agent'] ?? null,
         duration_ms: durationMs,
-        idempotency_key: req.idempotencyKey,
+        // spec 8.3: "idempotency key when given", also when the request was refused
+        // before the key was read (401, 429) or the key itself was refused (400).
+        idempotency_key: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
       },
       req.auth?.keyId,
     );
@@ -239,11 +270,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const allowed = ALL_METHODS.filter((m) => methods.has(m));
     const others = ALL_METHODS.filter((m) => !methods.has(m));
     if (others.length === 0) continue;
-    app.route({
-      method: others,
-      url,
-      handler: () => Promise.reject(new ApiError('METHOD_NOT_ALLOWED', { headers: { allow: allowed.join(', ') } })),
-    });
+    const notAllowed = () => Promise.reject(new ApiError('METHOD_NOT_ALLOWED', { headers: { allow: allowed.join(', ') } }));
+    // Answered in onRequest (after the global hook's per-IP limit), before the body is read.
+    app.route({ method: others, url, onRequest: notAllowed, handler: notAllowed });
   }
   return app;
 }

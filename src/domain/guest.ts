@@ -49,16 +49,9 @@ export function normalizeRoomNumber(raw: string): string {
   return raw.trim();
 }
 
-const FIELDS_REQUIRED_NON_NULL: ReadonlySet<GuestDataField> = new Set([
-  'lastName',
-  'roomNumber',
-  'checkInDate',
-  'checkOutDate',
-]);
-
 /**
- * Rules a JSON schema cannot say, checked after the schema: the trimmed room number,
- * `null` for a required field, and checkOutDate not before checkInDate. `prefix` names
+ * Rules a JSON schema cannot say, checked after the schema: the trimmed room number
+ * and checkOutDate not before checkInDate. `prefix` names
  * the field's place (`guests[3].`). `stored` gives the dates an update does not send.
  */
 export function refineGuestFields(
@@ -75,9 +68,6 @@ export function refineGuestFields(
     } else if (trimmed.length > 20) {
       errors.push(fieldError(`${prefix}roomNumber`, 'TOO_LONG', 'roomNumber must be at most 20 characters after trimming.'));
     }
-  }
-  for (const f of FIELDS_REQUIRED_NON_NULL) {
-    if (input[f] === null) errors.push(fieldError(`${prefix}${f}`, 'INVALID_TYPE', `${f} cannot be null.`));
   }
   const checkIn = input.checkInDate === undefined ? stored?.checkInDate : input.checkInDate;
   const checkOut = input.checkOutDate === undefined ? stored?.checkOutDate : input.checkOutDate;

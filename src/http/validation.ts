@@ -46,6 +46,8 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
   if (code === 'INVALID_DATE_FORMAT') return 'must be a real calendar date in YYYY-MM-DD format';
   if (e.keyword === 'format' && format === 'iso-639-1') return 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")';
   if (e.keyword === 'format' && format === 'iso-3166-1-alpha-2') return 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")';
+  if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
+  if (e.keyword === 'type' && (e.params as { type?: unknown }).type === 'string') return 'must be a string (null is allowed only for optional fields)';
   if (e.keyword === 'minLength' || e.keyword === 'maxLength') return lengthRule(e);
   if (e.keyword === 'minimum' || e.keyword === 'maximum') return rangeRule(e);
   if (e.keyword === 'pattern') return field.endsWith('phone') ? 'must be E.164: "+" then 2-15 digits, the first not 0' : 'must not contain control characters';
