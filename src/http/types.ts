@@ -11,6 +11,8 @@ declare module 'fastify' {
     claim: IdempotencyClaim | null;
     rawBody: string | null;
     responsePayload: string | null;
+    /** req.ip as read in onRequest, for the request log (the socket may be gone by then). */
+    clientIp: string | null;
   }
   interface FastifyContextConfig {
     /** Set on PMS API routes: the endpoint whose rate limit applies. */
