@@ -2,7 +2,8 @@ import type { Db } from '../db/database.js';
 import { findActiveKeyByHash, type ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
 import { sha256Hex } from '../domain/ids.js';
 
-const BEARER = /^Bearer +(pms_(?:live|test)_[A-Za-z0-9_-]{16,128})$/;
+// RFC 9110 11.1: the scheme name is case-insensitive; the key itself is compared by hash.
+const BEARER = /^bearer +(pms_(?:live|test)_[A-Za-z0-9_-]{16,128})$/i;
 
 /**
  * spec 5: Bearer key → SHA-256 → the key's hotel must be the slug's hotel; revoked
