@@ -38,17 +38,30 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     sqliteSynchronous: config.sqliteSynchronous,
     onConnectionError: (err) => logger.warn({ err }, 'database connection lost'),
   });
-  const applied = await migrateToLatest(database.db);
+  // A failed start (e.g. a port in use) releases what it opened: otherwise the HTTPS
+  // listener and the pool keep the process running after the error (operations.md:
+  // a failure exits non-zero with a one-line reason).
+  const undo: Array<() => Promise<unknown>> = [() => database.close()];
+  const orUndo = async <T>(step: Promise<T>): Promise<T> => {
+    try {
+      return await step;
+    } catch (err) {
+      for (const fn of undo.reverse()) await fn().catch(() => undefined);
+      throw err;
+    }
+  };
+  const applied = await orUndo(migrateToLatest(database.db));
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  const tls = await loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir });
+  const tls = await orUndo(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
   if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
 
   const bus = new InProcessRosterEventBus();
   // decisions.md: with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   const requestLog = new RequestLogWriter(database.db, logger);
-  const app = await buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls });
-  await app.listen({ port: config.port, host: config.host });
+  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls }));
+  undo.push(() => app.close());
+  await orUndo(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
 
   let httpServer: http.Server | null = null;
@@ -57,10 +70,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
     const server = http.createServer(app.routing);
     httpServer = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.httpPort ?? 0, config.host, () => resolve());
-    });
+    await orUndo(
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.httpPort ?? 0, config.host, () => resolve());
+      }),
+    );
   }
   const httpPort = httpServer ? (httpServer.address() as AddressInfo).port : null;
   const stopRetention = scheduleRetention(database.db, logger);

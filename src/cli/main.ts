@@ -37,7 +37,9 @@ export function buildCli(): Command {
   const program = new Command('innsync')
     .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS).')
     .option('--json', 'print one JSON object on stdout')
-    .showHelpAfterError()
+    // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
+    // commander's "(Did you mean …?)" hint is joined onto the same line).
+    .configureOutput({ outputError: (str, write) => write(`innsync: ${str.replace(/^error: /, '').trim().split(/\s*\n\s*/).join(' ')}\n`) })
     .exitOverride();
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
 
@@ -115,6 +117,19 @@ export function buildCli(): Command {
       print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records`);
     });
 
+  program.addHelpText(
+    'after',
+    `
+Commands in full:
+  innsync serve
+  innsync migrate
+  innsync hotel create <slug> --name <name>
+  innsync key issue <slug>
+  innsync key revoke <keyId>
+  innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
+  innsync purge
+Add --json to print one JSON object on stdout.`,
+  );
   return program;
 }
 

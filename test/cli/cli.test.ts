@@ -1,0 +1,418 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrations.js';
+import { sha256Hex } from '../../src/domain/ids.js';
+import { createHotel as createHotelInProcess, createStaffUser, issueKeyPair, verifyPassword } from '../../src/operations.js';
+import { startServer } from '../../src/server.js';
+import { createTestStorage, guest, testEngines } from '../support/harness.js';
+import { freePort } from '../support/postgres-cluster.js';
+import { getJson, lines, parseJsonOutput, postJson, runCli, storageEnv, trustingAgent, type CliResult, type Storage } from './cli-helpers.js';
+
+// operations.md, "Command line: npx innsync <command>": with --json one JSON object on
+// stdout and nothing else there; without it, text for people; exit 0 on success,
+// non-zero with a one-line reason on stderr otherwise. Every test runs the real command
+// (node bin/innsync.js → dist/) as a child process.
+
+/** operations.md: a failure exits non-zero with one line on stderr and nothing on stdout. */
+function expectOneLineFailure(r: CliResult, mentions?: string | RegExp): void {
+  expect(r.code, r.stderr).not.toBe(0);
+  expect(r.code).not.toBeNull();
+  expect(r.stdout).toBe('');
+  expect(r.stderr.endsWith('\n'), JSON.stringify(r.stderr)).toBe(true);
+  expect(lines(r.stderr), JSON.stringify(r.stderr)).toHaveLength(1);
+  if (mentions !== undefined) expect(r.stderr).toMatch(mentions);
+}
+
+/** A successful text-mode run: exit 0, human text (not JSON) on stdout, nothing on stderr. */
+function expectTextSuccess(r: CliResult): void {
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stderr).toBe('');
+  expect(r.stdout.trim()).not.toBe('');
+  expect(() => JSON.parse(r.stdout)).toThrow();
+}
+
+describe('innsync --help and usage (operations.md: Command line)', () => {
+  it('operations.md: `innsync --help` exits 0 and names every top-level command', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    for (const command of ['serve', 'migrate', 'hotel', 'key', 'user', 'purge']) expect(r.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    expect(r.stdout).toContain('--json');
+  });
+
+  it('operations.md: the help of each command group names its commands: hotel create, key issue, key revoke, user create', async () => {
+    const [hotel, key, user] = await Promise.all([runCli(['hotel', '--help']), runCli(['key', '--help']), runCli(['user', '--help'])]);
+    for (const r of [hotel, key, user]) {
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    expect(hotel.stdout).toMatch(/^\s+create \[options\] <slug>/m);
+    expect(key.stdout).toMatch(/^\s+issue .*<slug>/m);
+    expect(key.stdout).toMatch(/^\s+revoke .*<keyId>/m);
+    expect(user.stdout).toMatch(/^\s+create \[options\] <slug>/m);
+  });
+
+  it('operations.md: `key issue --help`, `hotel create --help` and `user create --help` exit 0 with their usage and options', async () => {
+    const [issue, hotel, user] = await Promise.all([runCli(['key', 'issue', '--help']), runCli(['hotel', 'create', '--help']), runCli(['user', 'create', '--help'])]);
+    for (const r of [issue, hotel, user]) {
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    expect(issue.stdout).toContain('Usage: innsync key issue [options] <slug>');
+    expect(hotel.stdout).toContain('Usage: innsync hotel create [options] <slug>');
+    expect(hotel.stdout).toContain('--name <name>');
+    expect(user.stdout).toContain('Usage: innsync user create [options] <slug>');
+    expect(user.stdout).toContain('--email <email>');
+    expect(user.stdout).toMatch(/--role <role>.*admin or receptionist/);
+  });
+
+  it('operations.md: `npx innsync --help` resolves the project\'s own bin from the project directory', async () => {
+    const r = await runCli(['--no-install', 'innsync', '--help'], { command: ['npx'] });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Usage: innsync');
+    expect(r.stdout).toMatch(/^\s+serve\b/m);
+  });
+
+  it('operations.md: a usage error (unknown command, missing --name, unknown option, slug starting with -) exits non-zero with one line on stderr', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-'));
+    try {
+      const env = { DATA_DIR: dataDir };
+      const results = await Promise.all([
+        runCli(['hotel', 'crate', 'abc'], { env }),
+        runCli(['hotel', 'create', 'abc'], { env }),
+        runCli(['migrate', '--frobnicate'], { env }),
+        // A slug starting with "-" is read as an (unknown) option: still one line.
+        runCli(['hotel', 'create', '-abc', '--name', 'Bad', '--json'], { env }),
+      ]);
+      expectOneLineFailure(results[0]!, /crate/);
+      expectOneLineFailure(results[1]!, /--name/);
+      expectOneLineFailure(results[2]!, /--frobnicate/);
+      expectOneLineFailure(results[3]!, /-abc/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('operations.md: unreachable PostgreSQL (DATABASE_URL) exits non-zero with one line on stderr', async () => {
+    const port = await freePort(); // nothing listens there
+    const r = await runCli(['migrate', '--json'], { env: { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nope`, DATA_DIR: '/nonexistent-innsync' } });
+    expectOneLineFailure(r, /ECONNREFUSED/);
+  });
+
+  it('operations.md: a bad environment exits non-zero with one stderr line naming the variable', async () => {
+    const cases: Array<[string[], Record<string, string>, string]> = [
+      [['serve'], { PORT: 'abc' }, 'PORT'],
+      [['serve'], { HTTP_PORT: '99999' }, 'HTTP_PORT'],
+      [['migrate', '--json'], { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [['purge', '--json'], { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+      [['migrate'], { SQLITE_SYNCHRONOUS: 'sometimes' }, 'SQLITE_SYNCHRONOUS'],
+      [['serve'], { TLS_CERT_FILE: '/tmp/cert.pem' }, 'TLS_KEY_FILE'],
+    ];
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-'));
+    const results = await Promise.all(cases.map(([args, bad]) => runCli(args, { env: { DATA_DIR: dataDir, ...bad } })));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    results.forEach((r, i) => expectOneLineFailure(r, new RegExp(`\\b${cases[i]![2]}\\b`)));
+  });
+});
+
+describe.each(testEngines())('innsync commands (%s)', (engine) => {
+  let storage: Storage;
+  let env: Record<string, string>;
+  let handle: DatabaseHandle | undefined;
+
+  beforeAll(async () => {
+    storage = await createTestStorage(engine);
+    env = storageEnv(storage);
+  });
+  afterAll(async () => {
+    await handle?.close();
+    fs.rmSync(storage.dataDir, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { input: opts.input, env: { ...env, ...opts.env } });
+  /** The test's own connection to the same storage (never opened before the first `migrate` test). */
+  const db = (): DatabaseHandle['db'] => {
+    handle ??= openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir });
+    return handle.db;
+  };
+  /** A hotel created in-process (fixtures for the commands under test; spawns are costly). */
+  async function createHotel(slug: string): Promise<void> {
+    await migrateToLatest(db());
+    await createHotelInProcess(db(), slug, `Hotel ${slug}`);
+  }
+
+  /** Runs `fn` against the real server started in-process on the same storage. */
+  async function withServer<T>(fn: (api: { base: string; agent: ReturnType<typeof trustingAgent> }) => Promise<T>): Promise<T> {
+    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' });
+    const server = await startServer(config, pino({ level: 'silent' }));
+    const agent = trustingAgent(fs.readFileSync(`${storage.dataDir}/tls/cert.pem`, 'utf8'));
+    try {
+      return await fn({ base: `https://127.0.0.1:${server.httpsPort}`, agent });
+    } finally {
+      await agent.close();
+      await server.close();
+    }
+  }
+
+  it('operations.md: `migrate --json` prints exactly {"applied":[..]}: the migrations on a fresh database, [] on the second run', async () => {
+    const first = await cli(['migrate', '--json']);
+    expect(first.stderr).toBe('');
+    const out = parseJsonOutput(first);
+    expect(Object.keys(out)).toEqual(['applied']);
+    expect(out.applied.length).toBeGreaterThan(0);
+    for (const name of out.applied) expect(typeof name).toBe('string');
+    expect(out.applied).toContain('0001_initial');
+
+    const second = await cli(['migrate', '--json']);
+    expect(second.stderr).toBe('');
+    expect(parseJsonOutput(second)).toEqual({ applied: [] });
+    expect(second.stdout).toBe('{"applied":[]}\n');
+  });
+
+  it('operations.md: `migrate` without --json prints text for people and exits 0', async () => {
+    const r = await cli(['migrate']);
+    expectTextSuccess(r);
+    expect(r.stdout).toMatch(/up to date/);
+  });
+
+  it('operations.md: `hotel create <slug> --name <name> --json` prints {slug, name}; the hotel is stored', async () => {
+    const r = await cli(['hotel', 'create', 'grand-1', '--name', 'Grand Hotel', '--json']);
+    expect(r.stderr).toBe('');
+    expect(parseJsonOutput(r)).toEqual({ slug: 'grand-1', name: 'Grand Hotel' });
+    const row = await db().selectFrom('hotels').select(['slug', 'name']).where('slug', '=', 'grand-1').executeTakeFirst();
+    expect(row).toEqual({ slug: 'grand-1', name: 'Grand Hotel' });
+  });
+
+  it('operations.md: slugs of 2 and 63 characters of a-z, 0-9 and -, starting with a letter, are accepted; without --json the output is text, exit 0', async () => {
+    const long = `b${'0-z'.repeat(21)}`.slice(0, 63);
+    expect(long).toHaveLength(63);
+    const [two, max] = await Promise.all([cli(['hotel', 'create', 'ab', '--name', 'Two']), cli(['hotel', 'create', long, '--name', 'Max', '--json'])]);
+    expectTextSuccess(two);
+    expect(two.stdout).toContain('ab');
+    expect(parseJsonOutput(max)).toEqual({ slug: long, name: 'Max' });
+    const stored = await db().selectFrom('hotels').select(['slug', 'name']).where('slug', 'in', ['ab', long]).orderBy('slug').execute();
+    expect(stored).toEqual([
+      { slug: 'ab', name: 'Two' },
+      { slug: long, name: 'Max' },
+    ]);
+  });
+
+  it('operations.md: an invalid slug (upper case, leading digit, 1 char, 64 chars) exits non-zero with one stderr line, nothing on stdout', async () => {
+    const bad = ['A-bad', '1abc', 'x', `a${'b'.repeat(63)}`];
+    const results = await Promise.all(bad.map((slug) => cli(['hotel', 'create', slug, '--name', 'Bad', '--json'])));
+    results.forEach((r) => expectOneLineFailure(r, /slug/));
+    const stored = await db().selectFrom('hotels').select('slug').where('slug', 'in', bad).execute();
+    expect(stored).toEqual([]);
+  });
+
+  it('operations.md: a duplicate slug exits non-zero with one stderr line, in text and --json mode', async () => {
+    await createHotel('dup-hotel');
+    expectOneLineFailure(await cli(['hotel', 'create', 'dup-hotel', '--name', 'Again', '--json']), /dup-hotel/);
+    expectOneLineFailure(await cli(['hotel', 'create', 'dup-hotel', '--name', 'Again']), /dup-hotel/);
+    const rows = await db().selectFrom('hotels').select('name').where('slug', '=', 'dup-hotel').execute();
+    expect(rows).toEqual([{ name: 'Hotel dup-hotel' }]);
+  });
+
+  it('operations.md: `key issue <slug> --json` prints {keyId, live, test}; both keys work over HTTPS; only SHA-256 hashes are stored', async () => {
+    await createHotel('keys-hotel');
+    const pair = parseJsonOutput(await cli(['key', 'issue', 'keys-hotel', '--json']));
+    expect(Object.keys(pair).sort()).toEqual(['keyId', 'live', 'test']);
+    expect(pair.keyId).toEqual(expect.any(String));
+    expect(pair.live).toMatch(/^pms_live_[A-Za-z0-9_-]{16,}$/);
+    expect(pair.test).toMatch(/^pms_test_[A-Za-z0-9_-]{16,}$/);
+
+    await withServer(async ({ base, agent }) => {
+      const live = await postJson(agent, `${base}/api/pms/v1/keys-hotel/guests/checkin`, pair.live, guest());
+      expect(live.status, live.text).toBe(200);
+      expect(live.body.status).toBe('created');
+      const test = await postJson(agent, `${base}/api/pms/v1/keys-hotel/guests/checkin`, pair.test, guest());
+      expect(test.status, test.text).toBe(200);
+      expect(test.body._sandbox).toBe(true);
+    });
+
+    const rows = await db().selectFrom('api_keys').selectAll().where('pair_id', '=', pair.keyId).execute();
+    expect(rows.map((r) => [r.mode, r.key_hash]).sort()).toEqual([
+      ['live', sha256Hex(pair.live)],
+      ['test', sha256Hex(pair.test)],
+    ]);
+    const everything = JSON.stringify(await db().selectFrom('api_keys').selectAll().execute());
+    for (const plain of [pair.live, pair.test]) {
+      expect(everything).not.toContain(plain);
+      expect(everything).not.toContain(plain.slice('pms_live_'.length));
+    }
+  });
+
+  it('operations.md: `key issue` without --json shows both plain keys once, as text, exit 0', async () => {
+    await createHotel('text-keys');
+    const r = await cli(['key', 'issue', 'text-keys']);
+    expectTextSuccess(r);
+    expect(r.stdout).toMatch(/pms_live_[A-Za-z0-9_-]{16,}/);
+    expect(r.stdout).toMatch(/pms_test_[A-Za-z0-9_-]{16,}/);
+  });
+
+  it('operations.md: `key issue` for an unknown hotel exits non-zero with one stderr line', async () => {
+    expectOneLineFailure(await cli(['key', 'issue', 'no-such-hotel', '--json']), /no-such-hotel/);
+  });
+
+  it('operations.md: issuing twice gives two working pairs (rotation); `key revoke <keyId> --json` prints {keyId, revoked: true} and then both keys of that pair get 401 UNAUTHORIZED', async () => {
+    await createHotel('rotate');
+    const first = parseJsonOutput(await cli(['key', 'issue', 'rotate', '--json']));
+    const second = parseJsonOutput(await cli(['key', 'issue', 'rotate', '--json']));
+    expect(second.keyId).not.toBe(first.keyId);
+    expect(new Set([first.live, first.test, second.live, second.test]).size).toBe(4);
+    const guests = (base: string): string => `${base}/api/pms/v1/rotate/guests`;
+
+    await withServer(async ({ base, agent }) => {
+      for (const key of [first.live, first.test, second.live, second.test]) {
+        const res = await getJson(agent, guests(base), key);
+        expect(res.status, res.text).toBe(200);
+      }
+    });
+
+    const revoked = await cli(['key', 'revoke', first.keyId, '--json']);
+    expect(revoked.stderr).toBe('');
+    expect(parseJsonOutput(revoked)).toEqual({ keyId: first.keyId, revoked: true });
+
+    await withServer(async ({ base, agent }) => {
+      for (const key of [first.live, first.test]) {
+        const get = await getJson(agent, guests(base), key);
+        expect(get.status).toBe(401);
+        expect(get.body).toMatchObject({ status: 'error', code: 'UNAUTHORIZED' });
+        const post = await postJson(agent, `${guests(base)}/checkin`, key, guest());
+        expect(post.status).toBe(401);
+        expect(post.body.code).toBe('UNAUTHORIZED');
+      }
+      // The other pair (the rotation's new keys) still works.
+      for (const key of [second.live, second.test]) expect((await getJson(agent, guests(base), key)).status).toBe(200);
+    });
+  });
+
+  it('operations.md: `key revoke` without --json prints text, exit 0; revoking an unknown keyId exits non-zero with one stderr line', async () => {
+    await createHotel('revoke-text');
+    const pair = await issueKeyPair(db(), 'revoke-text');
+    const [r, unknown] = await Promise.all([cli(['key', 'revoke', pair.keyId]), cli(['key', 'revoke', 'key_doesnotexist00', '--json'])]);
+    expectTextSuccess(r);
+    expect(r.stdout).toContain(pair.keyId);
+    const rows = await db().selectFrom('api_keys').select('revoked_at').where('pair_id', '=', pair.keyId).execute();
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row.revoked_at).not.toBeNull();
+    expectOneLineFailure(unknown, /key_doesnotexist00/);
+  });
+
+  it('operations.md: `user create <slug> --email --role admin --json` reads the password from stdin and prints {userId, email, role}; only an scrypt hash is stored', async () => {
+    await createHotel('staff-hotel');
+    const password = 'correct horse battery';
+    const r = await cli(['user', 'create', 'staff-hotel', '--email', 'admin@staff.example', '--role', 'admin', '--json'], { input: `${password}\n` });
+    expect(r.stderr).toBe('');
+    const user = parseJsonOutput(r);
+    expect(user).toEqual({ userId: expect.any(String), email: 'admin@staff.example', role: 'admin' });
+
+    const row = await db().selectFrom('staff_users').selectAll().where('id', '=', user.userId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ email: 'admin@staff.example', role: 'admin', deactivated_at: null });
+    expect(row.password_hash.startsWith('scrypt$')).toBe(true);
+    expect(row.password_hash).not.toContain(password);
+    expect(JSON.stringify(row)).not.toContain(password);
+    // The hash is of the password as typed (the trailing newline of the pipe is not part of it).
+    expect(await verifyPassword(password, row.password_hash)).toBe(true);
+    expect(await verifyPassword(`${password}\n`, row.password_hash)).toBe(false);
+  });
+
+  it('operations.md: `user create --role receptionist` without --json prints text, exit 0', async () => {
+    await createHotel('staff-text');
+    const r = await cli(['user', 'create', 'staff-text', '--email', 'desk@staff.example', '--role', 'receptionist'], { input: 'front desk password' });
+    expectTextSuccess(r);
+    expect(r.stdout).toContain('desk@staff.example');
+    const row = await db().selectFrom('staff_users').select(['role', 'password_hash']).where('email', '=', 'desk@staff.example').executeTakeFirstOrThrow();
+    expect(row.role).toBe('receptionist');
+    expect(row.password_hash.startsWith('scrypt$')).toBe(true);
+  });
+
+  it('operations.md: `user create` with a bad role, a short password, an unknown hotel or a taken e-mail exits non-zero with one stderr line and stores nothing', async () => {
+    await createHotel('staff-bad');
+    const ok = 'long enough password';
+    const [role, short, hotel, email] = await Promise.all([
+      cli(['user', 'create', 'staff-bad', '--email', 'role@bad.example', '--role', 'manager', '--json'], { input: ok }),
+      cli(['user', 'create', 'staff-bad', '--email', 'short@bad.example', '--role', 'admin', '--json'], { input: 'short' }),
+      cli(['user', 'create', 'no-such-hotel', '--email', 'hotel@bad.example', '--role', 'admin', '--json'], { input: ok }),
+      cli(['user', 'create', 'staff-bad', '--email', 'not-an-email', '--role', 'admin', '--json'], { input: ok }),
+    ]);
+    expectOneLineFailure(role, /role/);
+    expectOneLineFailure(short, /password/);
+    expectOneLineFailure(hotel, /no-such-hotel/);
+    expectOneLineFailure(email, /e-mail|email/);
+    const stored = await db()
+      .selectFrom('staff_users')
+      .select('email')
+      .where('email', 'in', ['role@bad.example', 'short@bad.example', 'hotel@bad.example', 'not-an-email'])
+      .execute();
+    expect(stored).toEqual([]);
+
+    await createStaffUser(db(), 'staff-bad', 'taken@bad.example', 'admin', ok);
+    expectOneLineFailure(await cli(['user', 'create', 'staff-bad', '--email', 'taken@bad.example', '--role', 'receptionist', '--json'], { input: ok }), /taken@bad\.example/);
+  });
+
+  it('operations.md: `purge --json` prints {requestLog, idempotency} counting the rows it deleted (request log > 90 d, idempotency records expired)', async () => {
+    await migrateToLatest(db());
+    const day = 24 * 60 * 60 * 1000;
+    const iso = (offsetMs: number): string => new Date(Date.now() + offsetMs).toISOString();
+    const logRow = (id: string, createdAt: string) => ({
+      id,
+      created_at: createdAt,
+      hotel_id: null,
+      slug: 'purge-hotel',
+      api_key_id: null,
+      key_mode: null,
+      method: 'GET',
+      path: '/api/pms/v1/purge-hotel/guests',
+      status_code: 401,
+      request_body: null,
+      response_body: null,
+      client_ip: '127.0.0.1',
+      user_agent: null,
+      duration_ms: 1.5,
+      idempotency_key: null,
+    });
+    const idemRow = (key: string, expiresAt: string) => ({
+      api_key_id: 'key_purge_live',
+      idempotency_key: key,
+      fingerprint: 'fp',
+      state: 'done' as const,
+      claim_token: `tok-${key}`,
+      status_code: 200,
+      response_body: '{}',
+      created_at: iso(-2 * day),
+      expires_at: expiresAt,
+    });
+    await db()
+      .insertInto('request_log')
+      .values([logRow('req_purge_old1', iso(-91 * day)), logRow('req_purge_old2', iso(-400 * day)), logRow('req_purge_recent', iso(-89 * day))])
+      .execute();
+    await db()
+      .insertInto('idempotency_records')
+      .values([idemRow('expired-1', iso(-60_000)), idemRow('expired-2', iso(-day)), idemRow('expired-3', iso(-30 * day)), idemRow('alive', iso(23 * 60 * 60 * 1000))])
+      .execute();
+
+    const r = await cli(['purge', '--json']);
+    expect(r.stderr).toBe('');
+    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3 });
+
+    const logIds = (await db().selectFrom('request_log').select('id').where('id', 'like', 'req_purge_%').execute()).map((x) => x.id);
+    expect(logIds).toEqual(['req_purge_recent']);
+    const keys = (await db().selectFrom('idempotency_records').select('idempotency_key').where('api_key_id', '=', 'key_purge_live').execute()).map((x) => x.idempotency_key);
+    expect(keys).toEqual(['alive']);
+
+    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0 });
+  });
+
+  it('operations.md: `purge` without --json prints text for people and exits 0', async () => {
+    const r = await cli(['purge']);
+    expectTextSuccess(r);
+    expect(r.stdout).toMatch(/purged 0 .*0 /);
+  });
+
+});
