@@ -21,7 +21,6 @@ export const ERRORS = {
   VALIDATION_ERROR: { status: 422, message: 'The request does not satisfy the field rules.', meaning: 'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used for a different request.', meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.', meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.' },
-  NOT_IMPLEMENTED: { status: 501, message: 'This endpoint is not available yet.', meaning: 'The endpoint is routed and checked (authentication, rate limit, idempotency, validation) but its processing is not available yet.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry later.', meaning: 'Storage unreachable. Adds `Retry-After`.' },
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;

@@ -7,6 +7,7 @@ import { normalizeRoomNumber, refineGuestFields, GUEST_DATA_FIELDS, type ChangeS
 import { newId } from '../domain/ids.js';
 import { checkInGuest, checkOutGuest, listGuests, updateGuest, type RosterDeps } from '../roster/roster-service.js';
 import { storeIdempotentResponse } from './idempotency.js';
+import { handleSync } from './sync-route.js';
 import {
   CheckinResponse,
   CheckoutInput,
@@ -242,10 +243,10 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       description: 'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
       body: SyncInput,
       response: SyncResponse,
-      errors: ['ROOM_OCCUPIED', 'NOT_IMPLEMENTED'],
+      errors: ['ROOM_OCCUPIED'],
       bodyLimit: SYNC_BODY_LIMIT,
     },
-    () => Promise.reject(new ApiError('NOT_IMPLEMENTED', { message: 'Sync is not available yet: the request was valid, nothing was changed, and the Idempotency-Key was not consumed.' })),
+    (req) => handleSync(deps, req),
   );
 
   app.get(`${PMS_PREFIX}/guests`, {

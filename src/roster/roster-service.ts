@@ -150,7 +150,7 @@ export async function updateGuest(
 }
 
 /** A room move and other field changes are recorded as two entries (decisions.md actions). */
-export function activityForUpdate(hotelId: string, actor: Actor, stored: guests.Guest, changes: ChangeSet, at: string): ActivityEntry[] {
+export function activityForUpdate(hotelId: string, actor: Actor, stored: Pick<guests.Guest, 'id' | 'pmsGuestId'>, changes: ChangeSet, at: string): ActivityEntry[] {
   const { roomNumber, ...rest } = changes;
   const entries: ActivityEntry[] = [];
   const base = { hotelId, actor, guestId: stored.id, pmsGuestId: stored.pmsGuestId, at };

@@ -22,8 +22,8 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
   const sync = (key: string): Promise<ApiResponse> => t.post(`${base}/guests/sync`, { syncMode: 'full', guests: [] }, { key });
   /** A sync refused by validation (422): counted (the limit is checked first), never applied. */
   const invalidSync = (key: string): Promise<ApiResponse> => t.post(`${base}/guests/sync`, { syncMode: 'partial', guests: [] }, { key });
-  /** Sync answers 501 in this version; 200 once it is implemented. Either way the request was served. */
-  const SYNC_SERVED = [200, 501];
+  /** A served sync. */
+  const SYNC_SERVED = [200];
 
   /** Sends `n` requests in sequence, asserting each is served and Remaining counts down from `firstRemaining`. */
   async function spend(n: number, firstRemaining: number, send: () => Promise<ApiResponse>, limit: number, okStatus: number | number[] = 200, window = MINUTE): Promise<void> {
@@ -135,7 +135,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expectRateLimited(await list(pair.live), 30, 60, sentAt);
   });
 
-  it('spec 8.1: sync allows 10 requests per hour per key; the 11th is 429 (sync itself answers 501 in this version)', async () => {
+  it('spec 8.1: sync allows 10 requests per hour per key; the 11th is 429', async () => {
     const pair = await freshPair();
     const { res: first, sentAtMs } = await firstInFreshWindow(() => sync(pair.test));
     expect(SYNC_SERVED).toContain(first.status);

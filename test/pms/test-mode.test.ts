@@ -178,7 +178,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect((await test('/guests/checkin', g)).status).toBe(200);
     expect((await test('/guests/update', { pmsGuestId: g.pmsGuestId, roomNumber: `moved-${randomId(4)}`, firstName: 'X' })).status).toBe(200);
     expect((await test('/guests/checkout', { pmsGuestId: g.pmsGuestId })).status).toBe(200);
-    expect([200, 501]).toContain((await test('/guests/sync', { syncMode: 'full', guests: [guest()] })).status);
+    expect((await test('/guests/sync', { syncMode: 'full', guests: [guest()] })).status).toBe(200);
     expect((await test('/guests/checkin', guest({ lastName: '' }))).status).toBe(422);
     expect((await t.api('GET', `${base}/guests`, { key: k.test })).status).toBe(200);
     expect(await rosterRows()).toEqual(before);
@@ -256,19 +256,14 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     }
   });
 
-  it('decisions.md Test mode: a valid sync with a test key passes validation and, when processed, counts every listed guest as checkedIn', async () => {
+  it('decisions.md Test mode: a valid sync with a test key counts every listed guest as checkedIn and changes nothing', async () => {
     const live1 = guest();
     await live('/guests/checkin', live1);
     const before = await rosterRows();
     const res = await test('/guests/sync', { syncMode: 'full', guests: [guest(), guest({ roomNumber: live1.roomNumber })] });
     expect(res.body.requestId).toMatch(TEST_REQ);
-    // This version answers 501 NOT_IMPLEMENTED (after validation) for every key.
-    expect([200, 501], res.text).toContain(res.status);
-    if (res.status === 200) {
-      expect(res.body.summary).toEqual({ received: 2, checkedIn: 2, updated: 0, checkedOut: 0, unchanged: 0, manualSkipped: 0 });
-    } else {
-      expect(res.body.code).toBe('NOT_IMPLEMENTED');
-    }
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.summary).toEqual({ received: 2, checkedIn: 2, updated: 0, checkedOut: 0, unchanged: 0, manualSkipped: 0 });
     expect(await rosterRows()).toEqual(before);
   });
 

@@ -639,11 +639,10 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       syncBase = `/api/pms/v1/${slug}`;
     });
     const sync = (body: unknown, opts: RequestOptions = {}): Promise<ApiResponse> => t.post(`${syncBase}/guests/sync`, body, { key: syncKeys.live, ...opts });
-    /** Valid sync bodies pass validation: 501 NOT_IMPLEMENTED in this version, 200 synced once sync is available. */
+    /** A valid sync body passes validation and is applied. */
     const expectPassedValidation = (res: ApiResponse): void => {
-      expect([200, 501], res.text).toContain(res.status);
-      expect(res.body.status).toBe(res.status === 200 ? 'synced' : 'error');
-      if (res.status === 501) expectError(res, 501, 'NOT_IMPLEMENTED');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.status).toBe('synced');
     };
 
     it('spec 4.5: a valid sync body passes validation (empty list, and guests with null optional fields)', async () => {

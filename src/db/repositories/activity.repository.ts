@@ -27,6 +27,13 @@ export interface ActivityEntry {
 
 /** Runs inside the caller's transaction, so the entry commits with the change it records. */
 export async function insertActivity(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
+  // 10 values per row: 2,000 rows stay under SQLite's bound-value limit.
+  for (let i = 0; i < entries.length; i += 2000) {
+    await insertActivityRows(trx, entries.slice(i, i + 2000));
+  }
+}
+
+async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
   if (entries.length === 0) return;
   await trx
     .insertInto('activity_log')

@@ -1,0 +1,127 @@
+import { sql } from 'kysely';
+import { isPostgres, type DbOrTrx } from '../database.js';
+import type { GuestData } from '../../domain/guest.js';
+import type { RosterEntry } from '../../domain/sync-plan.js';
+import { newId } from '../../domain/ids.js';
+
+// Set-based writes for sync: a bounded number of statements per phase, each carrying
+// many rows, instead of one round trip per guest. Chunk sizes keep every statement
+// under SQLite's 32,766 bound values (PostgreSQL allows 65,535).
+
+const IDS_PER_STATEMENT = 5000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Serializes syncs of one hotel on PostgreSQL (SQLite transactions are serial already). */
+export async function lockHotel(trx: DbOrTrx, hotelId: string): Promise<void> {
+  if (isPostgres(trx)) await trx.selectFrom('hotels').select('id').where('id', '=', hotelId).forUpdate().execute();
+}
+
+/** Every active guest of the hotel, both sources. */
+export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<RosterEntry[]> {
+  const rows = await trx.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('status', '=', 'active').execute();
+  return rows.map((r) => ({
+    id: r.id,
+    source: r.source,
+    pmsGuestId: r.pms_guest_id,
+    data: {
+      firstName: r.first_name,
+      lastName: r.last_name,
+      phone: r.phone,
+      roomNumber: r.room_number,
+      checkInDate: r.check_in_date,
+      checkOutDate: r.check_out_date,
+      language: r.language,
+      adults: r.adults === null ? null : Number(r.adults),
+      children: r.children === null ? null : Number(r.children),
+      nationality: r.nationality,
+      email: r.email,
+    },
+  }));
+}
+
+/** Releases the active room assignment of each guest (history stays). */
+export async function releaseRoomsOf(trx: DbOrTrx, guestIds: readonly string[], now: string): Promise<void> {
+  for (const ids of chunks(guestIds, IDS_PER_STATEMENT)) {
+    await trx.updateTable('room_assignments').set({ released_at: now }).where('guest_id', 'in', ids).where('released_at', 'is', null).execute();
+  }
+}
+
+/** Checks the guests out and frees their rooms. */
+export async function checkOutMany(trx: DbOrTrx, guestIds: readonly string[], now: string): Promise<void> {
+  await releaseRoomsOf(trx, guestIds, now);
+  for (const ids of chunks(guestIds, IDS_PER_STATEMENT)) {
+    await trx.updateTable('guests').set({ status: 'checked_out', checked_out_at: now, updated_at: now }).where('id', 'in', ids).execute();
+  }
+}
+
+const UPDATE_ROWS_PER_STATEMENT = 2000; // 12 values per row
+
+/** Writes each guest's new data in one statement per chunk (UPDATE … FROM a VALUES list). */
+export async function updateManyGuestData(trx: DbOrTrx, rows: ReadonlyArray<{ id: string; data: GuestData }>, now: string): Promise<void> {
+  for (const part of chunks(rows, UPDATE_ROWS_PER_STATEMENT)) {
+    const values = sql.join(
+      part.map(
+        ({ id, data: d }) =>
+          sql`(${id}, ${d.firstName}, ${d.lastName}, ${d.phone}, ${d.email}, ${d.language}, ${d.nationality}, ${d.adults === null ? null : String(d.adults)}, ${d.children === null ? null : String(d.children)}, ${d.checkInDate}, ${d.checkOutDate}, ${d.roomNumber})`,
+      ),
+    );
+    // Values arrive as text (PostgreSQL types untyped parameters in VALUES as text),
+    // so the two integer columns are cast back.
+    await sql`
+      with v(id, first_name, last_name, phone, email, language, nationality, adults, children, check_in_date, check_out_date, room_number) as (values ${values})
+      update guests set
+        first_name = v.first_name, last_name = v.last_name, phone = v.phone, email = v.email,
+        language = v.language, nationality = v.nationality,
+        adults = cast(v.adults as integer), children = cast(v.children as integer),
+        check_in_date = v.check_in_date, check_out_date = v.check_out_date, room_number = v.room_number,
+        updated_at = ${now}
+      from v where guests.id = v.id`.execute(trx);
+  }
+}
+
+const ASSIGNMENT_ROWS_PER_STATEMENT = 5000; // 6 values per row
+
+export async function insertAssignments(trx: DbOrTrx, hotelId: string, rows: ReadonlyArray<{ guestId: string; roomNumber: string }>, now: string): Promise<void> {
+  for (const part of chunks(rows, ASSIGNMENT_ROWS_PER_STATEMENT)) {
+    await trx
+      .insertInto('room_assignments')
+      .values(part.map((r) => ({ id: newId('room'), hotel_id: hotelId, guest_id: r.guestId, room_number: r.roomNumber, assigned_at: now, released_at: null })))
+      .execute();
+  }
+}
+
+const GUEST_ROWS_PER_STATEMENT = 1500; // 20 values per row
+
+/** Inserts active PMS guests and their room assignments; returns the new ids in order. */
+export async function insertManyPmsGuests(trx: DbOrTrx, hotelId: string, guests: ReadonlyArray<{ pmsGuestId: string; data: GuestData }>, now: string): Promise<string[]> {
+  const ids = guests.map(() => newId('guest'));
+  const rows = guests.map((g, i) => ({
+    id: ids[i] ?? newId('guest'),
+    hotel_id: hotelId,
+    source: 'pms' as const,
+    pms_guest_id: g.pmsGuestId,
+    status: 'active' as const,
+    first_name: g.data.firstName,
+    last_name: g.data.lastName,
+    phone: g.data.phone,
+    email: g.data.email,
+    language: g.data.language,
+    nationality: g.data.nationality,
+    adults: g.data.adults,
+    children: g.data.children,
+    check_in_date: g.data.checkInDate,
+    check_out_date: g.data.checkOutDate,
+    room_number: g.data.roomNumber,
+    created_at: now,
+    updated_at: now,
+    checked_out_at: null,
+  }));
+  for (const part of chunks(rows, GUEST_ROWS_PER_STATEMENT)) await trx.insertInto('guests').values(part).execute();
+  await insertAssignments(trx, hotelId, rows.map((r) => ({ guestId: r.id, roomNumber: r.room_number })), now);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,106 @@
+import {
+  applyChanges,
+  diffGuest,
+  guestDataFromCheckin,
+  normalizeRoomNumber,
+  type ChangeSet,
+  type GuestData,
+  type GuestPatch,
+  type GuestSource,
+} from './guest.js';
+
+/** An active guest of the hotel as the planner sees it. */
+export interface RosterEntry {
+  id: string;
+  source: GuestSource;
+  pmsGuestId: string | null;
+  data: GuestData;
+}
+
+/** A guest of the submitted list (the check-in field set, validated). */
+export type ListedGuest = GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'> & { pmsGuestId: string };
+
+export interface PlannedUpdate {
+  guest: RosterEntry;
+  changes: ChangeSet;
+  next: GuestData;
+}
+
+export interface PlannedCheckIn {
+  pmsGuestId: string;
+  data: GuestData;
+}
+
+export interface RoomConflict {
+  pmsGuestId: string;
+  roomNumber: string;
+  holder: RosterEntry;
+}
+
+export interface SyncPlan {
+  /** spec 4.5 step 1: PMS guests absent from the list. */
+  checkOut: RosterEntry[];
+  /** Step 2: listed guests whose submitted fields differ (room moves included). */
+  update: PlannedUpdate[];
+  /** Step 3: listed guests with no active stay. */
+  checkIn: PlannedCheckIn[];
+  unchanged: RosterEntry[];
+  /** Active receptionist guests: never touched, each counted once. */
+  manualSkipped: RosterEntry[];
+  /** Listed guests whose target room a receptionist guest holds: the sync must fail. */
+  conflicts: RoomConflict[];
+}
+
+/**
+ * The reconciliation of a hotel's active roster against a PMS's full list. Pure: no
+ * I/O. Assumes the list has no duplicate pmsGuestId or roomNumber (validated before).
+ * Fields absent from a listed guest are not compared (decisions.md: absent keeps).
+ */
+export function planSync(roster: readonly RosterEntry[], list: readonly ListedGuest[]): SyncPlan {
+  const pmsById = new Map<string, RosterEntry>();
+  const manualSkipped: RosterEntry[] = [];
+  const receptionistRooms = new Map<string, RosterEntry>();
+  for (const entry of roster) {
+    if (entry.source === 'receptionist' || entry.pmsGuestId === null) {
+      manualSkipped.push(entry);
+      receptionistRooms.set(entry.data.roomNumber, entry);
+    } else {
+      pmsById.set(entry.pmsGuestId, entry);
+    }
+  }
+
+  const listed = new Set<string>();
+  const update: PlannedUpdate[] = [];
+  const checkIn: PlannedCheckIn[] = [];
+  const unchanged: RosterEntry[] = [];
+  const conflicts: RoomConflict[] = [];
+  for (const item of list) {
+    listed.add(item.pmsGuestId);
+    const { pmsGuestId, ...patch } = item;
+    const room = normalizeRoomNumber(item.roomNumber);
+    const holder = receptionistRooms.get(room);
+    if (holder) conflicts.push({ pmsGuestId, roomNumber: room, holder });
+    const current = pmsById.get(pmsGuestId);
+    if (!current) {
+      checkIn.push({ pmsGuestId, data: guestDataFromCheckin(item) });
+      continue;
+    }
+    const changes = diffGuest(current.data, patch);
+    if (Object.keys(changes).length === 0) unchanged.push(current);
+    else update.push({ guest: current, changes, next: applyChanges(current.data, changes) });
+  }
+  const checkOut = [...pmsById.values()].filter((g) => !listed.has(g.pmsGuestId ?? ''));
+  return { checkOut, update, checkIn, unchanged, manualSkipped, conflicts };
+}
+
+/** spec 4.5: the six counts. `received` is the length of the submitted array. */
+export function summarize(plan: SyncPlan, received: number) {
+  return {
+    received,
+    checkedIn: plan.checkIn.length,
+    updated: plan.update.length,
+    checkedOut: plan.checkOut.length,
+    unchanged: plan.unchanged.length,
+    manualSkipped: plan.manualSkipped.length,
+  };
+}

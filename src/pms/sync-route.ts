@@ -1,0 +1,56 @@
+import type { FastifyRequest } from 'fastify';
+import { normalizeRoomNumber } from '../domain/guest.js';
+import type { ListedGuest } from '../domain/sync-plan.js';
+import { ApiError } from '../errors.js';
+import { storeIdempotentResponse } from './idempotency.js';
+import { syncRoster, type SyncResult } from '../roster/sync-service.js';
+import type { RosterDeps } from '../roster/roster-service.js';
+import type { SyncInput } from './schemas.js';
+
+/** spec 4.5 response from a sync result. */
+export function syncResponse(r: SyncResult, requestId: string) {
+  return {
+    status: 'synced',
+    summary: r.summary,
+    details: {
+      checkedIn: r.plan.checkIn.map((c) => ({ pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber, lastName: c.data.lastName })),
+      checkedOut: r.plan.checkOut.map((g) => ({ pmsGuestId: g.pmsGuestId ?? '', roomNumber: g.data.roomNumber, lastName: g.data.lastName })),
+      updated: r.plan.update.map((u) => ({ pmsGuestId: u.guest.pmsGuestId ?? '', roomNumber: u.next.roomNumber, lastName: u.next.lastName, changes: u.changes })),
+    },
+    requestId,
+  };
+}
+
+/**
+ * decisions.md, test mode: validated as live, nothing read or written, every listed
+ * guest counted as checkedIn.
+ */
+export function sandboxSyncResponse(list: ListedGuest[], requestId: string) {
+  return {
+    status: 'synced',
+    summary: { received: list.length, checkedIn: list.length, updated: 0, checkedOut: 0, unchanged: 0, manualSkipped: 0 },
+    details: {
+      checkedIn: list.map((g) => ({ pmsGuestId: g.pmsGuestId, roomNumber: normalizeRoomNumber(g.roomNumber), lastName: g.lastName })),
+      checkedOut: [],
+      updated: [],
+    },
+    requestId,
+  };
+}
+
+export async function handleSync(deps: RosterDeps, req: FastifyRequest): Promise<object> {
+  const auth = req.auth;
+  if (!auth) throw new ApiError('UNAUTHORIZED');
+  const list = (req.body as SyncInput).guests;
+  const claim = req.claim;
+  if (auth.mode === 'test') {
+    const res = sandboxSyncResponse(list, req.id);
+    if (claim) await storeIdempotentResponse(deps.db, claim, 200, JSON.stringify(res), Date.now());
+    return res;
+  }
+  const actor = { type: 'pms' as const, id: auth.pairId, mode: auth.mode };
+  const r = await syncRoster(deps, auth.hotelId, actor, list, async (trx, result) => {
+    if (claim) await storeIdempotentResponse(trx, claim, 200, JSON.stringify(syncResponse(result, req.id)), Date.now());
+  });
+  return syncResponse(r, req.id);
+}

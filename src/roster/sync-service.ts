@@ -1,0 +1,103 @@
+import { uniqueViolation } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import { planSync, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
+import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
+import {
+  checkOutMany,
+  insertAssignments,
+  insertManyPmsGuests,
+  lockHotel,
+  readActiveRoster,
+  releaseRoomsOf,
+  updateManyGuestData,
+} from '../db/repositories/roster-batch.repository.js';
+import type { RosterChange } from '../events/roster-events.js';
+import { activityForUpdate, type RosterDeps, type Seal } from './roster-service.js';
+
+export interface SyncResult {
+  plan: SyncPlan;
+  summary: ReturnType<typeof summarize>;
+  /** Ids of the new stays, in the order of plan.checkIn. */
+  checkedInIds: string[];
+}
+
+function roomOccupied(conflict: RoomConflict): ApiError {
+  return new ApiError('ROOM_OCCUPIED', {
+    message: `Room ${conflict.roomNumber} (listed for ${conflict.pmsGuestId}) is held by a guest entered by hotel staff; nothing was changed.`,
+    extra: {
+      currentGuest: { pmsGuestId: conflict.holder.pmsGuestId, lastName: conflict.holder.data.lastName, checkInDate: conflict.holder.data.checkInDate },
+    },
+  });
+}
+
+/**
+ * spec 4.5: reconciles the hotel's PMS guests with the full list in one transaction,
+ * in the fixed order check-outs → updates (room moves: every mover's old room is freed
+ * before any new one is taken, so swaps and rotations succeed) → check-ins. Any room
+ * conflict rolls everything back: 409 ROOM_OCCUPIED.
+ */
+export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor, list: ListedGuest[], seal: Seal<SyncResult>): Promise<SyncResult> {
+  const now = new Date().toISOString();
+  let result: SyncResult;
+  try {
+    result = await deps.db.transaction().execute(async (trx) => {
+      await lockHotel(trx, hotelId);
+      const plan = planSync(await readActiveRoster(trx, hotelId), list);
+      const [conflict] = plan.conflicts;
+      if (conflict) throw roomOccupied(conflict);
+
+      await checkOutMany(trx, plan.checkOut.map((g) => g.id), now);
+
+      await updateManyGuestData(trx, plan.update.map((u) => ({ id: u.guest.id, data: u.next })), now);
+      const movers = plan.update.filter((u) => u.changes.roomNumber);
+      await releaseRoomsOf(trx, movers.map((u) => u.guest.id), now);
+      await insertAssignments(trx, hotelId, movers.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })), now);
+
+      const checkedInIds = await insertManyPmsGuests(trx, hotelId, plan.checkIn, now);
+
+      const summary = summarize(plan, list.length);
+      await insertActivity(trx, activityForSync(hotelId, actor, plan, checkedInIds, summary, now));
+      const r: SyncResult = { plan, summary, checkedInIds };
+      await seal(trx, r);
+      return r;
+    });
+  } catch (err) {
+    // A room taken by a concurrent request between our read and our write.
+    if (uniqueViolation(err) === 'active_room' || uniqueViolation(err) === 'active_pms_guest') {
+      const plan = planSync(await readActiveRoster(deps.db, hotelId), list);
+      const [conflict] = plan.conflicts;
+      throw conflict
+        ? roomOccupied(conflict)
+        : new ApiError('ROOM_OCCUPIED', { message: 'A listed room was taken by a concurrent request; nothing was changed. Retry the sync.', extra: { currentGuest: null } });
+    }
+    throw err;
+  }
+  deps.bus.publish({ hotelId, at: now, changes: eventsForSync(result) });
+  return result;
+}
+
+function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedInIds: string[], summary: SyncResult['summary'], at: string): ActivityEntry[] {
+  const entries: ActivityEntry[] = [];
+  for (const g of plan.checkOut) {
+    entries.push({ hotelId, actor, action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, changes: { roomNumber: { from: g.data.roomNumber, to: null } }, at });
+  }
+  for (const u of plan.update) {
+    entries.push(...activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at));
+  }
+  plan.checkIn.forEach((c, i) => {
+    const changes = Object.fromEntries(Object.entries(c.data).filter(([, v]) => v !== null).map(([k, v]) => [k, { from: null, to: v }]));
+    entries.push({ hotelId, actor, action: 'guest.checked_in', guestId: checkedInIds[i] ?? null, pmsGuestId: c.pmsGuestId, changes, at });
+  });
+  entries.push({ hotelId, actor, action: 'sync.completed', guestId: null, pmsGuestId: null, changes: summary, at });
+  return entries;
+}
+
+function eventsForSync(r: SyncResult): RosterChange['changes'] {
+  const out: RosterChange['changes'] = [];
+  for (const g of r.plan.checkOut) out.push({ action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber });
+  for (const u of r.plan.update) {
+    out.push({ action: u.changes.roomNumber ? 'guest.room_moved' : 'guest.updated', guestId: u.guest.id, pmsGuestId: u.guest.pmsGuestId, roomNumber: u.next.roomNumber });
+  }
+  r.plan.checkIn.forEach((c, i) => out.push({ action: 'guest.checked_in', guestId: r.checkedInIds[i] ?? '', pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber }));
+  return out;
+}
