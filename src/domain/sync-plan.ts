@@ -75,8 +75,8 @@ export function planSync(roster: readonly RosterEntry[], list: readonly ListedGu
   const unchanged: RosterEntry[] = [];
   const conflicts: RoomConflict[] = [];
   for (const item of list) {
-    listed.add(item.pmsGuestId);
-    const { pmsGuestId, ...patch } = item;
+    const pmsGuestId = item.pmsGuestId;
+    listed.add(pmsGuestId);
     const room = normalizeRoomNumber(item.roomNumber);
     const holder = receptionistRooms.get(room);
     if (holder) conflicts.push({ pmsGuestId, roomNumber: room, holder });
@@ -85,7 +85,9 @@ export function planSync(roster: readonly RosterEntry[], list: readonly ListedGu
       checkIn.push({ pmsGuestId, data: guestDataFromCheckin(item) });
       continue;
     }
-    const changes = diffGuest(current.data, patch);
+    // diffGuest compares the 11 data fields only, so the item itself is the patch (no
+    // copy without pmsGuestId: one object less per listed guest).
+    const changes = diffGuest(current.data, item);
     if (Object.keys(changes).length === 0) unchanged.push(current);
     else update.push({ guest: current, changes, next: applyChanges(current.data, changes) });
   }

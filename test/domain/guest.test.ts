@@ -118,3 +118,13 @@ describe('spec 8.2 / decisions.md: idempotency keys and fingerprints', () => {
     expect(requestFingerprint('POST', '/a', { x: 1 })).not.toBe(requestFingerprint('POST', '/b', { x: 1 }));
   });
 });
+
+describe('decisions.md: the canonical body behind the fingerprint', () => {
+  it('treats __proto__ and numeric member names as ordinary members', () => {
+    const a = JSON.parse('{"__proto__":{"x":1},"10":"a","2":"b","b":1}') as unknown;
+    const b = JSON.parse('{"b":1,"2":"b","10":"a","__proto__":{"x":1}}') as unknown;
+    expect(canonicalJson(a)).toBe(canonicalJson(b));
+    expect(canonicalJson(a)).toContain('"__proto__":{"x":1}');
+    expect(canonicalJson(a)).not.toBe(canonicalJson(JSON.parse('{"__proto__":{"x":2},"10":"a","2":"b","b":1}')));
+  });
+});

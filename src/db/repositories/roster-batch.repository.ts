@@ -23,7 +23,14 @@ export async function lockHotel(trx: DbOrTrx, hotelId: string): Promise<void> {
 
 /** Every active guest of the hotel, both sources. */
 export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<RosterEntry[]> {
-  const rows = await trx.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('status', '=', 'active').execute();
+  // Only the columns the planner reads (14 of 19): on 20,000 rows the unread ones cost
+  // more than the mapping.
+  const rows = await trx
+    .selectFrom('guests')
+    .select(['id', 'source', 'pms_guest_id', 'first_name', 'last_name', 'phone', 'room_number', 'check_in_date', 'check_out_date', 'language', 'adults', 'children', 'nationality', 'email'])
+    .where('hotel_id', '=', hotelId)
+    .where('status', '=', 'active')
+    .execute();
   return rows.map((r) => ({
     id: r.id,
     source: r.source,
