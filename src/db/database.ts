@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -44,8 +44,46 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   // The CLI may write while the server runs: wait for the lock rather than fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
+const CACHEABLE_SQL_LENGTH = 2000;
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * Kysely prepares every query it runs, and preparing costs better-sqlite3 more than
+ * running most of ours. The same SQL text gets the same prepared statement back (a
+ * bounded LRU). Kysely runs statements to completion with all()/run() before the next
+ * query can take the connection, so a cached statement is never in use twice; one that
+ * is still iterating (a streamed query) is not handed out again.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      sqlite.close();
+    },
+    prepare: (sql: string) => {
+      if (sql.length > CACHEABLE_SQL_LENGTH) return sqlite.prepare(sql);
+      const cached = cache.get(sql);
+      if (cached && !cached.busy) {
+        cache.delete(sql); // most recently used last
+        cache.set(sql, cached);
+        return cached;
+      }
+      if (cached) return sqlite.prepare(sql);
+      const stmt = sqlite.prepare(sql);
+      cache.set(sql, stmt);
+      if (cache.size > STATEMENT_CACHE_SIZE) {
+        const oldest = cache.keys().next();
+        if (!oldest.done) cache.delete(oldest.value);
+      }
+      return stmt;
+    },
+  };
 }
 
 export function isPostgres(db: DbOrTrx): boolean {

@@ -1,12 +1,32 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+// A request makes several ids; one call into the CSPRNG per id costs more than the id.
+// Ids take their bytes from a buffer refilled by the same CSPRNG (as crypto.randomUUID
+// does); every byte is used once.
+const POOL_SIZE = 4096;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
 /** A random id of `length` base-36 characters (about 5.2 bits each). */
 export function randomId(length = 20): string {
-  const bytes = randomBytes(length);
+  let bytes: Buffer;
+  let at: number;
+  if (length > POOL_SIZE) {
+    bytes = randomFillSync(Buffer.alloc(length));
+    at = 0;
+  } else {
+    if (poolOffset + length > POOL_SIZE) {
+      randomFillSync(pool);
+      poolOffset = 0;
+    }
+    bytes = pool;
+    at = poolOffset;
+    poolOffset += length;
+  }
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[(bytes[i] ?? 0) % 36];
+  for (let i = 0; i < length; i++) out += ALPHABET[(bytes[at + i] ?? 0) % 36];
   return out;
 }
 
