@@ -13,6 +13,9 @@ import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, 
 import type { RequestLogWriter } from './pms/request-log.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
+import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
+import { LiveStreams } from './dashboard/live-events.js';
+import { SetupLink } from './dashboard/setup-link.js';
 
 export interface AppDeps {
   db: Db;
@@ -24,6 +27,8 @@ export interface AppDeps {
   trustProxy?: string[];
   /** Served over HTTPS with this key and certificate; omitted in tests that inject. */
   tls?: { key: string; cert: string } | null;
+  /** The first-run setup link (server.ts issues its token while no hotel exists). */
+  setupLink?: SetupLink;
 }
 
 const HSTS = 'max-age=31536000; includeSubDomains';
@@ -110,11 +115,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
-  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload', 'clientIp'] as const) {
+  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload', 'clientIp', 'staff'] as const) {
     app.decorateRequest(name, null);
   }
 
-  app.setValidatorCompiler(createValidatorCompiler(pmsRefinements()));
+  app.setValidatorCompiler(createValidatorCompiler(new Map([...pmsRefinements(), ...dashboardRefinements()])));
 
   // JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON.
   app.removeAllContentTypeParsers();
@@ -148,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Order of checks (decisions.md): transport → route/method → authentication →
   // rate limit → idempotency header → content type, size, JSON → validation → state.
   app.addHook('onRequest', async (req, reply) => {
+    // Requests of the PMS API get a request-log row; close() waits for those still running.
+    if (req.url.startsWith('/api/pms/')) deps.requestLog.begin(req);
     // Read while the socket is open: once a `Connection: close` (or shutdown) response has
     // finished, the socket is destroyed and req.ip is undefined in onResponse.
     req.clientIp = req.ip;
@@ -156,6 +163,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new ApiError('HTTPS_REQUIRED');
     }
     void reply.header('strict-transport-security', HSTS);
+    // The dashboard has its own guards (session, CSRF, login limits): docs/dashboard.md.
+    if (req.routeOptions.config.dashboard) return;
     const endpoint = req.routeOptions.config.endpoint;
     if (!endpoint) {
       await limitByIp(req, reply);
@@ -219,7 +228,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
+  app.addHook('onRequestAbort', async (req) => deps.requestLog.end(req));
+
   app.addHook('onResponse', async (req, reply) => {
+    try {
+      logResponse(req, reply);
+    } finally {
+      deps.requestLog.end(req);
+    }
+  });
+
+  const logResponse = (req: FastifyRequest, reply: FastifyReply): void => {
     const durationMs = reply.elapsedTime;
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
     if (!req.url.startsWith('/api/pms/')) return;
@@ -246,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       req.auth?.keyId,
     );
-  });
+  };
 
   app.setErrorHandler((err: FastifyError, req, reply) => sendError(toApiError(err, req), req, reply));
   app.setNotFoundHandler(() => Promise.reject(new ApiError('NOT_FOUND')));
@@ -264,6 +283,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerPmsRoutes(app, { db: deps.db, bus: deps.bus });
   registerDocsRoutes(app);
+  const streams = new LiveStreams(deps.bus);
+  // Open event streams would hold app.close() forever; browsers reconnect after a restart.
+  app.addHook('preClose', async () => streams.closeAll());
+  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams });
 
   await app.after();
   for (const [url, methods] of [...methodsByUrl]) {

@@ -21,6 +21,18 @@ export const ERRORS = {
   VALIDATION_ERROR: { status: 422, message: 'The request does not satisfy the field rules.', meaning: 'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used for a different request.', meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.', meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.' },
+  // The staff dashboard's JSON API (/dashboard/api, docs/dashboard.md).
+  NOT_AUTHENTICATED: { status: 401, message: 'Log in to continue.', meaning: 'Dashboard: no session, or the session expired (30 minutes idle, 12 hours at most) or was ended.' },
+  LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.', meaning: 'Dashboard: unknown e-mail, wrong password or deactivated user; one answer for all.' },
+  CSRF_REJECTED: { status: 403, message: 'The request did not carry this session\'s CSRF token or came from another site.', meaning: 'Dashboard: a state-changing request without the session\'s `X-CSRF-Token`, or a login or setup from another origin.' },
+  FORBIDDEN: { status: 403, message: 'Your role does not allow this.', meaning: 'Dashboard: an admin-only action by a receptionist.' },
+  SETUP_LINK_INVALID: { status: 404, message: 'This setup link is not valid. It works once, while no hotel exists.', meaning: 'Dashboard: a first-run setup link that is wrong or already used.' },
+  RECORD_NOT_FOUND: { status: 404, message: 'Not found in your hotel.', meaning: "Dashboard: no guest, key pair, request or user with this id in the user's hotel (another hotel's ids answer the same)." },
+  GUEST_MANAGED_BY_PMS: { status: 409, message: 'This guest belongs to the PMS; change it there.', meaning: 'Dashboard: an edit or room move of a PMS guest (staff edit walk-in guests only).' },
+  CONFIRMATION_REQUIRED: { status: 409, message: 'Checking out a PMS guest here needs confirmation: the PMS will send the guest again on its next sync unless it is checked out there too.', meaning: 'Dashboard: staff check-out of a PMS guest without `confirmPmsGuest: true`.' },
+  EMAIL_TAKEN: { status: 409, message: 'A user with this e-mail already exists.', meaning: 'Dashboard: a new staff user (or first admin) with an e-mail already in use.' },
+  SLUG_TAKEN: { status: 409, message: 'A hotel with this slug already exists.', meaning: 'Dashboard: first-run setup with a slug already in use.' },
+  CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry later.', meaning: 'Storage unreachable. Adds `Retry-After`.' },
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;

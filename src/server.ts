@@ -10,6 +10,8 @@ import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-ev
 import { loadTls } from './http/tls.js';
 import { scheduleRetention } from './jobs/retention.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './pms/rate-limit.js';
+import { SetupLink } from './dashboard/setup-link.js';
+import { countHotels } from './db/repositories/staff.repository.js';
 import { RequestLogWriter } from './pms/request-log.js';
 
 export interface RunningServer {
@@ -18,6 +20,8 @@ export interface RunningServer {
   bus: RosterEventBus;
   httpsPort: number;
   httpPort: number | null;
+  /** First run (no hotel in storage): the one-time link that creates the first hotel and its admin. */
+  setupUrl: string | null;
   /** Stops accepting, finishes in-flight requests, flushes logs, closes storage. */
   close(): Promise<void>;
 }
@@ -59,7 +63,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // decisions.md: with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   const requestLog = new RequestLogWriter(database.db, logger);
-  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls }));
+  const setupLink = new SetupLink();
+  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink }));
   undo.push(() => app.close());
   await orUndo(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
@@ -80,6 +85,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const httpPort = httpServer ? (httpServer.address() as AddressInfo).port : null;
   const stopRetention = scheduleRetention(database.db, logger);
   logger.info({ https: httpsPort, http: httpPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
+  let setupUrl: string | null = null;
+  if ((await orUndo(countHotels(database.db))) === 0) {
+    // docs/dashboard.md: first run. The token dies when the first hotel is created.
+    setupUrl = `https://localhost:${httpsPort}/dashboard/#/setup/${setupLink.issue()}`;
+    logger.info({ setupUrl }, 'first run: open the setup link to create the first hotel and its admin');
+  }
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -98,7 +109,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     })();
     return closing;
   };
-  return { app, database, bus, httpsPort, httpPort, close };
+  return { app, database, bus, httpsPort, httpPort, setupUrl, close };
 }
 
 /** SIGTERM/SIGINT: stop accepting, finish in-flight requests, flush logs, exit 0. */

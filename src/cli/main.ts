@@ -51,6 +51,9 @@ export function buildCli(): Command {
       const logger = createLogger(config.logLevel);
       const server = await startServer(config, logger);
       closeOnSignals(server, logger);
+      // For the person at the terminal; stdout carries the JSON log lines.
+      if (server.setupUrl) process.stderr.write(`\nFirst run: open this link to create your hotel and its admin (it works once):\n  ${server.setupUrl}\n\n`);
+      else process.stderr.write(`\nStaff dashboard: https://localhost:${server.httpsPort}/dashboard/\n\n`);
     });
 
   program

@@ -140,6 +140,23 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_dashboard_sessions': {
+    async up(db: Kysely<unknown>) {
+      // Staff sessions: the cookie holds a random token, the table only its SHA-256.
+      await db.schema
+        .createTable('staff_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen_at', 'text', (c) => c.notNull())
+        .execute();
+      await sql`create index staff_sessions_user_idx on staff_sessions (user_id)`.execute(db);
+      await sql`create index activity_log_guest_idx on activity_log (guest_id)`.execute(db);
+      await sql`create index request_log_slug_time_idx on request_log (slug, created_at)`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = {

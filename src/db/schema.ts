@@ -118,6 +118,16 @@ export interface StaffUserTable {
   deactivated_at: string | null;
 }
 
+/** A staff login; `id` is the SHA-256 of the cookie's token (the token itself is never stored). */
+export interface StaffSessionTable {
+  id: string;
+  user_id: string;
+  hotel_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+}
+
 export interface Database {
   hotels: HotelTable;
   api_keys: ApiKeyTable;
@@ -127,5 +137,6 @@ export interface Database {
   idempotency_records: IdempotencyRecordTable;
   request_log: RequestLogTable;
   staff_users: StaffUserTable;
+  staff_sessions: StaffSessionTable;
   rate_limit_counters: RateLimitCounterTable;
 }

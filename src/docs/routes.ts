@@ -62,5 +62,6 @@ export function registerDocsRoutes(app: FastifyInstance): void {
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       .send(page);
   });
-  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/api/pms/v1/docs'));
+  // Staff arrive at the dashboard; the API reference is linked from it and lives at /api/pms/v1/docs.
+  app.get('/', { schema: { hide: true }, config: { dashboard: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
 }

@@ -1,6 +1,7 @@
 import type { ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
 import type { IdempotencyClaim } from '../pms/idempotency.js';
 import type { PmsEndpoint } from '../pms/rate-limit.js';
+import type { StaffSession } from '../db/repositories/staff.repository.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,9 +14,13 @@ declare module 'fastify' {
     responsePayload: string | null;
     /** req.ip as read in onRequest, for the request log (the socket may be gone by then). */
     clientIp: string | null;
+    /** The staff session of a dashboard request; null before or without one. */
+    staff: StaffSession | null;
   }
   interface FastifyContextConfig {
     /** Set on PMS API routes: the endpoint whose rate limit applies. */
     endpoint?: PmsEndpoint;
+    /** Set on the staff dashboard's routes: cookie sessions, no PMS hooks. */
+    dashboard?: boolean;
   }
 }

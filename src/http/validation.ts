@@ -15,7 +15,7 @@ function createAjv(): Ajv {
   // allErrors: decisions.md asks for every problem, not only the first.
   // No coercion and no removal: "5" is not 5, and unknown members are refused.
   const ajv = new Ajv({ verbose: true, allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
-  addFormats(ajv, ['email']);
+  addFormats(ajv, ['email', 'date-time']);
   ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
   ajv.addFormat('iso-639-1', (v: string) => LANGUAGE_CODES.has(v));
   ajv.addFormat('iso-3166-1-alpha-2', (v: string) => COUNTRY_CODES.has(v));

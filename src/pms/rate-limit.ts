@@ -4,6 +4,8 @@ import type { Db } from '../db/database.js';
 export interface RateLimitStore {
   /** Counts one hit in the window containing `nowMs`; returns the count so far. */
   hit(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+  /** The count so far in the window containing `nowMs`, without counting. */
+  peek(bucket: string, windowMs: number, nowMs: number): Promise<number>;
   close(): void;
 }
 
@@ -27,6 +29,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
     this.windows.set(key, { start, count: 1 });
     return Promise.resolve(1);
+  }
+
+  peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    const w = this.windows.get(`${bucket}|${windowMs}`);
+    return Promise.resolve(w && w.start === Math.floor(nowMs / windowMs) * windowMs ? w.count : 0);
   }
 
   private sweep(nowMs: number): void {
@@ -68,6 +75,16 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     return Number(row.count);
   }
 
+  async peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('rate_limit_counters')
+      .select('count')
+      .where('bucket', '=', `${bucket}|${windowMs}`)
+      .where('window_start', '=', Math.floor(nowMs / windowMs) * windowMs)
+      .executeTakeFirst();
+    return row ? Number(row.count) : 0;
+  }
+
   close(): void {
     clearInterval(this.sweeper);
   }
@@ -99,6 +116,12 @@ export interface RateLimitResult {
   headers: Record<string, string>;
   retryAfterSeconds: number;
 }
+
+/** decisions.md-style fixed windows for failed dashboard logins, per e-mail and per client IP. */
+export const LOGIN_FAILURE_LIMITS = {
+  email: { name: 'login-email', limit: 5, windowMs: 15 * 60_000 },
+  ip: { name: 'login-ip', limit: 20, windowMs: 15 * 60_000 },
+} as const satisfies Record<string, RateLimitPolicy>;
 
 /** Counts one request and gives the headers every response carries (spec 8.1 and the IETF fields). */
 export async function consume(store: RateLimitStore, bucket: string, policy: RateLimitPolicy, nowMs: number): Promise<RateLimitResult> {

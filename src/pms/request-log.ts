@@ -12,6 +12,9 @@ export class RequestLogWriter {
   private lastUsed = new Map<string, string>();
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
+  /** Requests begun and not yet answered (or aborted): close() waits for their rows. */
+  private readonly open = new Set<object>();
+  private drained: (() => void) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -20,6 +23,16 @@ export class RequestLogWriter {
   ) {
     this.timer = setInterval(() => void this.flush(), opts.flushEveryMs);
     this.timer.unref();
+  }
+
+  /** A request has started; its row (or its abort) is awaited by close(). */
+  begin(request: object): void {
+    this.open.add(request);
+  }
+
+  /** The request is answered or aborted; called after its row (if any) was written. */
+  end(request: object): void {
+    if (this.open.delete(request) && this.open.size === 0) this.drained?.();
   }
 
   write(row: RequestLogRow, keyId?: string): void {
@@ -46,7 +59,20 @@ export class RequestLogWriter {
     return this.flushing;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Waits (at most `waitMs`) for requests still being answered: the server stops
+   * listening before their onResponse hooks have run, and their rows must not be lost.
+   */
+  async close(waitMs = 10_000): Promise<void> {
+    if (this.open.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timeout = setTimeout(resolve, waitMs);
+        this.drained = () => {
+          clearTimeout(timeout);
+          resolve();
+        };
+      });
+    }
     clearInterval(this.timer);
     await this.flush();
   }

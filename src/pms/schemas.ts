@@ -27,7 +27,8 @@ export const Fields = {
   children: Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' }),
 };
 
-const optionalNullable = {
+/** The optional check-in fields: absent keeps, null clears (decisions.md). */
+export const optionalGuestFields = {
   firstName: Type.Optional(nullable(Fields.firstName)),
   phone: Type.Optional(nullable(Fields.phone)),
   email: Type.Optional(nullable(Fields.email)),
@@ -45,7 +46,7 @@ export const GuestInput = Type.Object(
     roomNumber: Fields.roomNumber,
     checkInDate: Fields.checkInDate,
     checkOutDate: Fields.checkOutDate,
-    ...optionalNullable,
+    ...optionalGuestFields,
   },
   { additionalProperties: false, title: 'GuestInput' },
 );
@@ -59,7 +60,7 @@ export const UpdateInput = Type.Object(
     roomNumber: Type.Optional(Fields.roomNumber),
     checkInDate: Type.Optional(Fields.checkInDate),
     checkOutDate: Type.Optional(Fields.checkOutDate),
-    ...optionalNullable,
+    ...optionalGuestFields,
   },
   { additionalProperties: false, title: 'UpdateInput' },
 );

@@ -113,13 +113,34 @@ export async function updateGuest(
   seal: Seal<UpdateResult> = noSeal,
 ): Promise<UpdateResult> {
   const { pmsGuestId, ...patch } = input;
+  return updateLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), patch, seal);
+}
+
+async function lockPmsGuestOr404(trx: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<guests.Guest> {
+  const stored = await guests.lockActivePmsGuest(trx, hotelId, pmsGuestId);
+  if (!stored) throw new ApiError('GUEST_NOT_FOUND', { message: `No active guest with pmsGuestId ${pmsGuestId}.` });
+  return stored;
+}
+
+/**
+ * The update of one active guest found (and locked) by `locate` inside the transaction:
+ * the PMS finds it by pmsGuestId, staff by id. Absent keeps, null clears; a new room
+ * moves the guest (old assignment released, new one created); 409 when the room is held.
+ */
+export async function updateLocatedGuest(
+  deps: RosterDeps,
+  hotelId: string,
+  actor: Actor,
+  locate: (trx: DbOrTrx) => Promise<guests.Guest>,
+  patch: GuestPatch,
+  seal: Seal<UpdateResult> = noSeal,
+): Promise<UpdateResult> {
   const now = new Date().toISOString();
   let targetRoom: string | null = null;
   let result: UpdateResult;
   try {
     result = await deps.db.transaction().execute(async (trx) => {
-      const stored = await guests.lockActivePmsGuest(trx, hotelId, pmsGuestId);
-      if (!stored) throw new ApiError('GUEST_NOT_FOUND', { message: `No active guest with pmsGuestId ${pmsGuestId}.` });
+      const stored = await locate(trx);
       // The date order also holds against the stored date the update does not send.
       const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
       if (dateErrors.length > 0) throw validationError(dateErrors);
@@ -142,9 +163,10 @@ export async function updateGuest(
     if (uniqueViolation(err) === 'active_room' && targetRoom !== null) throw await roomOccupied(deps.db, hotelId, targetRoom);
     throw err;
   }
+  const { guest, changes } = result;
   const events: RosterChange['changes'] = [];
-  if (result.changes.roomNumber) events.push({ action: 'guest.room_moved', guestId: result.guest.id, pmsGuestId, roomNumber: result.guest.roomNumber });
-  else if (Object.keys(result.changes).length > 0) events.push({ action: 'guest.updated', guestId: result.guest.id, pmsGuestId, roomNumber: result.guest.roomNumber });
+  if (changes.roomNumber) events.push({ action: 'guest.room_moved', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber });
+  else if (Object.keys(changes).length > 0) events.push({ action: 'guest.updated', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber });
   publish(deps.bus, hotelId, now, events);
   return result;
 }
@@ -167,20 +189,31 @@ export async function checkOutGuest(
   pmsGuestId: string,
   seal: Seal<CheckOutResult> = noSeal,
 ): Promise<CheckOutResult> {
+  return checkOutLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), seal);
+}
+
+/** Checks out the active guest that `locate` finds (and locks) inside the transaction. */
+export async function checkOutLocatedGuest(
+  deps: RosterDeps,
+  hotelId: string,
+  actor: Actor,
+  locate: (trx: DbOrTrx) => Promise<guests.Guest>,
+  seal: Seal<CheckOutResult> = noSeal,
+): Promise<CheckOutResult> {
   const now = new Date().toISOString();
   const result = await deps.db.transaction().execute(async (trx) => {
-    const stored = await guests.lockActivePmsGuest(trx, hotelId, pmsGuestId);
-    if (!stored) throw new ApiError('GUEST_NOT_FOUND', { message: `No active guest with pmsGuestId ${pmsGuestId}.` });
+    const stored = await locate(trx);
     await guests.releaseRoom(trx, stored.id, now);
     await guests.markCheckedOut(trx, stored.id, now);
     await insertActivity(trx, [
-      { hotelId, actor, action: 'guest.checked_out', guestId: stored.id, pmsGuestId, changes: { roomNumber: { from: stored.roomNumber, to: null } }, at: now },
+      { hotelId, actor, action: 'guest.checked_out', guestId: stored.id, pmsGuestId: stored.pmsGuestId, changes: { roomNumber: { from: stored.roomNumber, to: null } }, at: now },
     ]);
     const r: CheckOutResult = { guest: { ...stored, status: 'checked_out', updatedAt: now } };
     await seal(trx, r);
     return r;
   });
-  publish(deps.bus, hotelId, now, [{ action: 'guest.checked_out', guestId: result.guest.id, pmsGuestId, roomNumber: result.guest.roomNumber }]);
+  const { guest } = result;
+  publish(deps.bus, hotelId, now, [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }]);
   return result;
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
@@ -54,27 +55,90 @@ async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promi
     .execute();
 }
 
-export interface ActivityRecord extends ActivityEntry {
-  id: string;
+export interface ActivityFilter {
+  actorType?: Actor['type'];
+  action?: ActivityAction;
+  /** A guest id, a pmsGuestId, or part of a guest's name (case-insensitive). */
+  guest?: string;
+  /** Entries strictly older than this (created_at, id) position. */
+  before?: { at: string; id: string };
+  limit: number;
 }
 
-export async function listActivity(db: DbOrTrx, hotelId: string, limit = 100): Promise<ActivityRecord[]> {
-  const rows = await db
+export interface ActivityView {
+  id: string;
+  at: string;
+  actorType: Actor['type'];
+  actorId: string | null;
+  actorMode: 'live' | 'test' | null;
+  /** The staff user's e-mail for `staff` entries. */
+  actorEmail: string | null;
+  action: ActivityAction;
+  guestId: string | null;
+  pmsGuestId: string | null;
+  guestName: string | null;
+  roomNumber: string | null;
+  changes: unknown;
+}
+
+/** `%` and `_` in a search text match themselves. */
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A hotel's activity, newest first, with the actor's e-mail and the guest's name and room. */
+export async function listActivity(db: DbOrTrx, hotelId: string, f: ActivityFilter): Promise<ActivityView[]> {
+  let q = db
     .selectFrom('activity_log')
-    .selectAll()
-    .where('hotel_id', '=', hotelId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+    .leftJoin('guests', 'guests.id', 'activity_log.guest_id')
+    .leftJoin('staff_users', (j) => j.onRef('staff_users.id', '=', 'activity_log.actor_id').on('activity_log.actor_type', '=', 'staff'))
+    .select([
+      'activity_log.id',
+      'activity_log.created_at',
+      'activity_log.actor_type',
+      'activity_log.actor_id',
+      'activity_log.actor_mode',
+      'activity_log.action',
+      'activity_log.guest_id',
+      'activity_log.pms_guest_id',
+      'activity_log.changes',
+      'guests.first_name',
+      'guests.last_name',
+      'guests.room_number',
+      'staff_users.email',
+    ])
+    .where('activity_log.hotel_id', '=', hotelId);
+  if (f.actorType) q = q.where('activity_log.actor_type', '=', f.actorType);
+  if (f.action) q = q.where('activity_log.action', '=', f.action);
+  if (f.guest) {
+    const text = f.guest;
+    const pattern = likePattern(text);
+    q = q.where((eb) =>
+      eb.or([
+        eb('activity_log.guest_id', '=', text),
+        eb('activity_log.pms_guest_id', '=', text),
+        eb(sql`lower(guests.last_name)`, 'like', sql`${pattern} escape '\\'`),
+        eb(sql`lower(guests.first_name)`, 'like', sql`${pattern} escape '\\'`),
+      ]),
+    );
+  }
+  if (f.before) {
+    const b = f.before;
+    q = q.where((eb) => eb.or([eb('activity_log.created_at', '<', b.at), eb.and([eb('activity_log.created_at', '=', b.at), eb('activity_log.id', '<', b.id)])]));
+  }
+  const rows = await q.orderBy('activity_log.created_at', 'desc').orderBy('activity_log.id', 'desc').limit(f.limit).execute();
   return rows.map((r) => ({
     id: r.id,
-    hotelId: r.hotel_id,
-    actor: { type: r.actor_type, id: r.actor_id, mode: r.actor_mode },
+    at: r.created_at,
+    actorType: r.actor_type,
+    actorId: r.actor_id,
+    actorMode: r.actor_mode,
+    actorEmail: r.email ?? null,
     action: r.action as ActivityAction,
     guestId: r.guest_id,
     pmsGuestId: r.pms_guest_id,
+    guestName: r.last_name ? (r.first_name ? `${r.last_name}, ${r.first_name}` : r.last_name) : null,
+    roomNumber: r.room_number ?? null,
     changes: r.changes === null ? null : (JSON.parse(r.changes) as unknown),
-    at: r.created_at,
   }));
 }

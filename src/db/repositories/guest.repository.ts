@@ -73,6 +73,18 @@ export async function lockActivePmsGuest(trx: DbOrTrx, hotelId: string, pmsGuest
   return row ? toGuest(row) : null;
 }
 
+/** The hotel's guest with this id (any status, any source); row-locked on PostgreSQL when `lock`. */
+export async function findGuestById(trx: DbOrTrx, hotelId: string, guestId: string, lock = false): Promise<Guest | null> {
+  const row = await trx
+    .selectFrom('guests')
+    .selectAll()
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', guestId)
+    .$if(lock && isPostgres(trx), (q) => q.forUpdate())
+    .executeTakeFirst();
+  return row ? toGuest(row) : null;
+}
+
 /**
  * Inserts an active guest and its room assignment. Throws the database's unique
  * violation when the room or the pmsGuestId is already active (the invariants).

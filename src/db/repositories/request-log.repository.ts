@@ -18,3 +18,102 @@ export async function purgeRequestLog(db: DbOrTrx, cutoff: string): Promise<numb
   const res = await db.deleteFrom('request_log').where('created_at', '<', cutoff).executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+export interface RequestLogFilter {
+  /** `2xx`, `4xx` (429 included), `429` or `5xx`. */
+  status?: '2xx' | '4xx' | '429' | '5xx';
+  /** Path prefix below the hotel's API root, e.g. `/guests/checkin`. */
+  pathPrefix?: string;
+  /** Exact path below the hotel's API root, with or without a query string (GET /guests). */
+  pathExact?: string;
+  mode?: 'live' | 'test';
+  since?: string;
+  until?: string;
+  /** Rows strictly older than this (created_at, id) position. */
+  before?: { at: string; id: string };
+  limit: number;
+}
+
+export interface RequestLogSummary {
+  id: string;
+  at: string;
+  method: string;
+  path: string;
+  statusCode: number;
+  mode: 'live' | 'test' | null;
+  durationMs: number;
+  idempotencyKey: string | null;
+  keyId: string | null;
+}
+
+export interface RequestLogDetail extends RequestLogSummary {
+  requestBody: string | null;
+  responseBody: string | null;
+  clientIp: string;
+  userAgent: string | null;
+}
+
+/**
+ * A hotel's requests, newest first: those attributed to one of its keys, and those
+ * refused before a key was known (401, 429 by IP) that were addressed to its slug.
+ */
+export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: string }, f: RequestLogFilter): Promise<RequestLogSummary[]> {
+  const root = `/api/pms/v1/${hotel.slug}`;
+  let q = db
+    .selectFrom('request_log')
+    .select(['id', 'created_at', 'method', 'path', 'status_code', 'key_mode', 'duration_ms', 'idempotency_key', 'api_key_id'])
+    .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]));
+  if (f.status === '2xx') q = q.where('status_code', '>=', 200).where('status_code', '<', 300);
+  if (f.status === '4xx') q = q.where('status_code', '>=', 400).where('status_code', '<', 500);
+  if (f.status === '429') q = q.where('status_code', '=', 429);
+  if (f.status === '5xx') q = q.where('status_code', '>=', 500);
+  if (f.pathPrefix !== undefined) q = q.where('path', 'like', `${root}${f.pathPrefix}%`);
+  if (f.pathExact !== undefined) {
+    const exact = `${root}${f.pathExact}`;
+    q = q.where((eb) => eb.or([eb('path', '=', exact), eb('path', 'like', `${exact}?%`)]));
+  }
+  if (f.mode) q = q.where('key_mode', '=', f.mode);
+  if (f.since) q = q.where('created_at', '>=', f.since);
+  if (f.until) q = q.where('created_at', '<', f.until);
+  if (f.before) {
+    const b = f.before;
+    q = q.where((eb) => eb.or([eb('created_at', '<', b.at), eb.and([eb('created_at', '=', b.at), eb('id', '<', b.id)])]));
+  }
+  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
+  return rows.map((r) => ({
+    id: r.id,
+    at: r.created_at,
+    method: r.method,
+    path: r.path,
+    statusCode: Number(r.status_code),
+    mode: r.key_mode,
+    durationMs: Math.round(Number(r.duration_ms) * 10) / 10,
+    idempotencyKey: r.idempotency_key,
+    keyId: r.api_key_id,
+  }));
+}
+
+export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: string }, id: string): Promise<RequestLogDetail | null> {
+  const r = await db
+    .selectFrom('request_log')
+    .selectAll()
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
+    .executeTakeFirst();
+  if (!r) return null;
+  return {
+    id: r.id,
+    at: r.created_at,
+    method: r.method,
+    path: r.path,
+    statusCode: Number(r.status_code),
+    mode: r.key_mode,
+    durationMs: Math.round(Number(r.duration_ms) * 10) / 10,
+    idempotencyKey: r.idempotency_key,
+    keyId: r.api_key_id,
+    requestBody: r.request_body,
+    responseBody: r.response_body,
+    clientIp: r.client_ip,
+    userAgent: r.user_agent,
+  };
+}

@@ -1,0 +1,391 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/database.js';
+import { uniqueViolation } from '../db/database.js';
+import { listActivity, type Actor } from '../db/repositories/activity.repository.js';
+import { listKeyPairs, revokeKeyPair } from '../db/repositories/api-key.repository.js';
+import { findGuestById, listRoomHistory, type Guest } from '../db/repositories/guest.repository.js';
+import { insertHotel } from '../db/repositories/hotel.repository.js';
+import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../db/repositories/request-log.repository.js';
+import * as staff from '../db/repositories/staff.repository.js';
+import { newId } from '../domain/ids.js';
+import { ApiError } from '../errors.js';
+import type { RosterEventBus } from '../events/roster-events.js';
+import type { Refinement } from '../http/validation.js';
+import { refineGuestFields } from '../domain/guest.js';
+import { hashPassword, issueKeyPair, verifyPassword } from '../operations.js';
+import { consume, LOGIN_FAILURE_LIMITS, type RateLimitStore } from '../pms/rate-limit.js';
+import { createReceptionistGuest, checkOutGuestByStaff, updateReceptionistGuest } from '../roster/receptionist-service.js';
+import { listGuests } from '../roster/roster-service.js';
+import { registerDashboardAssets } from './assets.js';
+import type { LiveStreams } from './live-events.js';
+import {
+  ActivityQuery,
+  GuestPatchBody,
+  IdParams,
+  LoginBody,
+  RequestsQuery,
+  SetupBody,
+  UserBody,
+  WalkInBody,
+} from './schemas.js';
+import { checkCsrf, checkSameOrigin, clearSessionCookie, endSession, loadSession, setSessionCookie, startSession } from './session.js';
+import type { SetupLink } from './setup-link.js';
+
+export interface DashboardDeps {
+  db: Db;
+  bus: RosterEventBus;
+  rateLimits: RateLimitStore;
+  setupLink: SetupLink;
+  streams: LiveStreams;
+}
+
+const API = '/dashboard/api';
+
+/** docs/dashboard.md: only this origin, no inline script or style, never framed. */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+/** The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order). */
+export function dashboardRefinements(): Map<string, Refinement> {
+  return new Map<string, Refinement>([
+    [`POST ${API}/guests body`, (b) => refineGuestFields(b)],
+    [`PATCH ${API}/guests/:id body`, (b) => refineGuestFields(b)],
+  ]);
+}
+
+function sessionView(s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string } }, csrfToken: string) {
+  return { user: { id: s.user.id, email: s.user.email, role: s.user.role }, hotel: { slug: s.hotel.slug, name: s.hotel.name }, csrfToken };
+}
+
+function guestView(g: Guest) {
+  return {
+    id: g.id,
+    source: g.source,
+    pmsGuestId: g.pmsGuestId,
+    status: g.status,
+    firstName: g.firstName,
+    lastName: g.lastName,
+    phone: g.phone,
+    email: g.email,
+    language: g.language,
+    nationality: g.nationality,
+    adults: g.adults,
+    children: g.children,
+    checkInDate: g.checkInDate,
+    checkOutDate: g.checkOutDate,
+    roomNumber: g.roomNumber,
+    createdAt: g.createdAt,
+    updatedAt: g.updatedAt,
+  };
+}
+
+/** Pages are (created_at, id) positions: `next` of one page is `before` of the following one. */
+function parseCursor(cursor: string | undefined): { at: string; id: string } | undefined {
+  if (cursor === undefined) return undefined;
+  const cut = cursor.lastIndexOf('~');
+  if (cut <= 0) throw new ApiError('VALIDATION_ERROR', { message: 'before: not a cursor this API gave out.', extra: { errors: [{ field: 'before', code: 'INVALID_FORMAT', message: 'before must be the `next` value of a previous page.' }] } });
+  return { at: cursor.slice(0, cut), id: cursor.slice(cut + 1) };
+}
+
+function nextCursor<T extends { at: string; id: string }>(rows: T[], limit: number): string | null {
+  const last = rows[rows.length - 1];
+  return rows.length === limit && last ? `${last.at}~${last.id}` : null;
+}
+
+const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'pathExact'>> = {
+  checkin: { pathPrefix: '/guests/checkin' },
+  update: { pathPrefix: '/guests/update' },
+  checkout: { pathPrefix: '/guests/checkout' },
+  sync: { pathPrefix: '/guests/sync' },
+  list: { pathExact: '/guests' },
+};
+
+function session(req: FastifyRequest): staff.StaffSession {
+  if (!req.staff) throw new ApiError('NOT_AUTHENTICATED');
+  return req.staff;
+}
+
+function staffActor(s: staff.StaffSession): Actor {
+  return { type: 'staff', id: s.user.id, mode: null };
+}
+
+export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const { db } = deps;
+  const rosterDeps = { db, bus: deps.bus };
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.routeOptions.config.dashboard) void reply.headers(SECURITY_HEADERS);
+    return payload;
+  });
+
+  registerDashboardAssets(app);
+
+  /** Every API route but login and setup: a live session; CSRF on writes; admins only where `admin`. */
+  const requireStaff =
+    (role: 'any' | 'admin') =>
+    async (req: FastifyRequest): Promise<void> => {
+      const s = await loadSession(db, req);
+      if (!s) throw new ApiError('NOT_AUTHENTICATED');
+      req.staff = s;
+      checkCsrf(req, s);
+      if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
+    };
+  const staffOnly = { config: { dashboard: true }, onRequest: requireStaff('any') };
+  const adminOnly = { config: { dashboard: true }, onRequest: requireStaff('admin') };
+  const open = { config: { dashboard: true } };
+  const hidden = { hide: true };
+
+  // ------------------------------------------------------------------ first run and login
+
+  app.get<{ Params: { token: string } }>(`${API}/setup/:token`, { ...open, schema: hidden }, async (req) => {
+    if (!deps.setupLink.matches(req.params.token) || (await staff.countHotels(db)) > 0) throw new ApiError('SETUP_LINK_INVALID');
+    return { valid: true };
+  });
+
+  app.post<{ Body: SetupBody }>(`${API}/setup`, { ...open, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } }, async (req, reply) => {
+    const body = req.body;
+    if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
+    const email = body.email.trim().toLowerCase();
+    const passwordHash = await hashPassword(body.password);
+    let user: staff.StaffUser;
+    let hotel: { slug: string; name: string };
+    try {
+      ({ user, hotel } = await db.transaction().execute(async (trx) => {
+        // The link is for an empty installation only (a hotel made with the CLI meanwhile kills it).
+        if ((await staff.countHotels(trx)) > 0) throw new ApiError('SETUP_LINK_INVALID');
+        const now = new Date().toISOString();
+        const h = await insertHotel(trx, body.hotelSlug, body.hotelName.trim(), now);
+        const u = await staff.insertUser(trx, { id: newId('user'), hotelId: h.id, email, role: 'admin', passwordHash, now });
+        return { user: u, hotel: h };
+      }));
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if (uniqueViolation(err) !== null) {
+        deps.setupLink.restore(body.token);
+        throw new ApiError(String((err as Error).message).includes('email') ? 'EMAIL_TAKEN' : 'SLUG_TAKEN');
+      }
+      deps.setupLink.restore(body.token);
+      throw err;
+    }
+    const { token, csrfToken } = await startSession(db, user);
+    setSessionCookie(reply, token);
+    req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
+    return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
+  });
+
+  app.post<{ Body: LoginBody }>(`${API}/login`, { ...open, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: LoginBody } }, async (req, reply) => {
+    const email = req.body.email.trim().toLowerCase();
+    const now = Date.now();
+    const byEmail = LOGIN_FAILURE_LIMITS.email;
+    const byIp = LOGIN_FAILURE_LIMITS.ip;
+    const blocked =
+      (await deps.rateLimits.peek(`${byEmail.name}:${email}`, byEmail.windowMs, now)) >= byEmail.limit ||
+      (await deps.rateLimits.peek(`${byIp.name}:${req.ip}`, byIp.windowMs, now)) >= byIp.limit;
+    const user = blocked ? null : await staff.findUserForLogin(db, email);
+    // A wrong e-mail costs the same scrypt as a wrong password: the answer time tells nothing.
+    const ok = blocked ? false : await verifyPassword(req.body.password, user?.passwordHash ?? DUMMY_HASH);
+    if (!blocked && user && ok && user.deactivatedAt === null) {
+      const hotel = await db.selectFrom('hotels').select(['slug', 'name']).where('id', '=', user.hotelId).executeTakeFirstOrThrow();
+      const { token, csrfToken } = await startSession(db, user);
+      setSessionCookie(reply, token);
+      return sessionView({ user, hotel }, csrfToken);
+    }
+    const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
+    const emailResult = await consume(deps.rateLimits, email, byEmail, now);
+    if (blocked || !ipResult.allowed || !emailResult.allowed) {
+      const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
+      throw new ApiError('RATE_LIMITED', {
+        message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+        extra: { retryAfter },
+        headers: { 'retry-after': String(retryAfter) },
+      });
+    }
+    req.log.info({ email }, 'dashboard login failed');
+    throw new ApiError('LOGIN_FAILED');
+  });
+
+  app.post(`${API}/logout`, { ...staffOnly, schema: hidden }, async (req, reply) => {
+    await endSession(db, session(req));
+    clearSessionCookie(reply);
+    return { loggedOut: true };
+  });
+
+  app.get(`${API}/session`, { ...staffOnly, schema: hidden }, async (req) => {
+    const s = session(req);
+    return sessionView(s, s.csrfToken);
+  });
+
+  // ------------------------------------------------------------------ roster
+
+  app.get(`${API}/guests`, { ...staffOnly, schema: hidden }, async (req) => {
+    const guests = await listGuests(db, session(req).hotel.id);
+    return { guests: guests.map(guestView) };
+  });
+
+  app.get<{ Params: IdParams }>(`${API}/guests/:id`, { ...staffOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
+    const g = await findGuestById(db, session(req).hotel.id, req.params.id);
+    if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
+    return { guest: guestView(g), rooms: await listRoomHistory(db, g.id) };
+  });
+
+  app.post<{ Body: WalkInBody }>(`${API}/guests`, { ...staffOnly, schema: { ...hidden, body: WalkInBody } }, async (req, reply) => {
+    const s = session(req);
+    const b = req.body;
+    const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), {
+      firstName: b.firstName ?? null,
+      lastName: b.lastName,
+      phone: b.phone ?? null,
+      email: b.email ?? null,
+      language: b.language ?? null,
+      nationality: b.nationality ?? null,
+      adults: b.adults ?? null,
+      children: b.children ?? null,
+      checkInDate: b.checkInDate,
+      checkOutDate: b.checkOutDate,
+      roomNumber: b.roomNumber,
+    });
+    return reply.code(201).send({ guest: guestView(guest) });
+  });
+
+  app.patch<{ Params: IdParams; Body: GuestPatchBody }>(`${API}/guests/:id`, { ...staffOnly, schema: { ...hidden, params: IdParams, body: GuestPatchBody } }, async (req) => {
+    const s = session(req);
+    const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
+    return { guest: guestView(guest), changes };
+  });
+
+  app.post<{ Params: IdParams }>(`${API}/guests/:id/checkout`, { ...staffOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
+    const s = session(req);
+    const body = req.body as { confirmPmsGuest?: unknown } | undefined;
+    const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, body?.confirmPmsGuest === true);
+    return { guest: guestView(guest) };
+  });
+
+  app.get<{ Querystring: ActivityQuery }>(`${API}/activity`, { ...staffOnly, schema: { ...hidden, querystring: ActivityQuery } }, async (req) => {
+    const q = req.query;
+    const limit = q.limit ? Number(q.limit) : 50;
+    const rows = await listActivity(db, session(req).hotel.id, {
+      actorType: q.actorType,
+      action: q.action as Parameters<typeof listActivity>[2]['action'],
+      guest: q.guest?.trim() || undefined,
+      before: parseCursor(q.before),
+      limit,
+    });
+    const entries = rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      actorType: r.actorType,
+      actor: r.actorType === 'pms' ? { keyId: r.actorId, mode: r.actorMode } : r.actorType === 'staff' ? { userId: r.actorId, email: r.actorEmail } : null,
+      action: r.action,
+      guestId: r.guestId,
+      pmsGuestId: r.pmsGuestId,
+      guestName: r.guestName,
+      roomNumber: r.roomNumber,
+      changes: r.changes,
+    }));
+    return { entries, next: nextCursor(rows, limit) };
+  });
+
+  app.get(`${API}/events`, { ...staffOnly, schema: hidden }, async (req, reply: FastifyReply) => {
+    const headers: Record<string, string> = { ...SECURITY_HEADERS };
+    const hsts = reply.getHeader('strict-transport-security');
+    if (typeof hsts === 'string') headers['strict-transport-security'] = hsts;
+    deps.streams.serve(req, reply, session(req).hotel.id, headers);
+  });
+
+  // ------------------------------------------------------------------ integration console (admins)
+
+  app.get(`${API}/keys`, { ...adminOnly, schema: hidden }, async (req) => {
+    const pairs = await listKeyPairs(db, session(req).hotel.id);
+    return {
+      keys: pairs.map((p) => ({
+        keyId: p.pairId,
+        createdAt: p.createdAt,
+        revokedAt: p.revokedAt,
+        lastUsedAt: [p.liveLastUsedAt, p.testLastUsedAt].filter((x): x is string => x !== null).sort().pop() ?? null,
+      })),
+    };
+  });
+
+  app.post(`${API}/keys`, { ...adminOnly, schema: hidden }, async (req, reply) => {
+    const pair = await issueKeyPair(db, session(req).hotel.slug);
+    return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
+  });
+
+  app.post<{ Params: { keyId: string } }>(`${API}/keys/:keyId/revoke`, { ...adminOnly, schema: hidden }, async (req) => {
+    const s = session(req);
+    const pairs = await listKeyPairs(db, s.hotel.id);
+    if (!pairs.some((p) => p.pairId === req.params.keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
+    await revokeKeyPair(db, req.params.keyId, new Date().toISOString(), s.hotel.id);
+    return { keyId: req.params.keyId, revoked: true };
+  });
+
+  app.get<{ Querystring: RequestsQuery }>(`${API}/requests`, { ...adminOnly, schema: { ...hidden, querystring: RequestsQuery } }, async (req) => {
+    const q = req.query;
+    const limit = q.limit ? Number(q.limit) : 50;
+    const rows = await listHotelRequests(db, session(req).hotel, {
+      status: q.status,
+      ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
+      mode: q.mode,
+      since: q.since ? new Date(q.since).toISOString() : undefined,
+      until: q.until ? new Date(q.until).toISOString() : undefined,
+      before: parseCursor(q.before),
+      limit,
+    });
+    return { requests: rows, next: nextCursor(rows, limit) };
+  });
+
+  app.get<{ Params: IdParams }>(`${API}/requests/:id`, { ...adminOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
+    const row = await findHotelRequest(db, session(req).hotel, req.params.id);
+    if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
+    return { request: row };
+  });
+
+  // ------------------------------------------------------------------ staff (admins)
+
+  const userView = (u: staff.StaffUser) => ({ id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt });
+
+  app.get(`${API}/users`, { ...adminOnly, schema: hidden }, async (req) => ({ users: (await staff.listUsers(db, session(req).hotel.id)).map(userView) }));
+
+  app.post<{ Body: UserBody }>(`${API}/users`, { ...adminOnly, schema: { ...hidden, body: UserBody } }, async (req, reply) => {
+    const s = session(req);
+    const passwordHash = await hashPassword(req.body.password);
+    try {
+      const user = await staff.insertUser(db, {
+        id: newId('user'),
+        hotelId: s.hotel.id,
+        email: req.body.email.trim().toLowerCase(),
+        role: req.body.role,
+        passwordHash,
+        now: new Date().toISOString(),
+      });
+      return reply.code(201).send({ user: userView(user) });
+    } catch (err) {
+      if (uniqueViolation(err) !== null) throw new ApiError('EMAIL_TAKEN', { extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'A user with this e-mail already exists.' }] } });
+      throw err;
+    }
+  });
+
+  app.post<{ Params: IdParams }>(`${API}/users/:id/deactivate`, { ...adminOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
+    const s = session(req);
+    if (req.params.id === s.user.id) throw new ApiError('CANNOT_DEACTIVATE_SELF');
+    const user = await db.transaction().execute(async (trx) => {
+      const u = await staff.findUser(trx, s.hotel.id, req.params.id);
+      if (!u) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+      const now = new Date().toISOString();
+      await staff.deactivateUser(trx, u.id, now);
+      return { ...u, deactivatedAt: u.deactivatedAt ?? now };
+    });
+    return { user: userView(user) };
+  });
+}
+
+/** A valid scrypt hash of a random password: verifying against it costs what a real check costs. */
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

@@ -1,0 +1,82 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Fields, optionalGuestFields } from '../pms/schemas.js';
+
+// docs/dashboard.md: the dashboard's JSON API. The guest fields are the PMS API's own
+// schemas, so a walk-in obeys exactly the same field rules as a check-in.
+
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Password = Type.String({ minLength: 10, maxLength: 200 });
+const Role = Type.Union([Type.Literal('admin'), Type.Literal('receptionist')]);
+
+export const SetupBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200 }),
+    hotelSlug: Type.String({ pattern: '^[a-z][a-z0-9-]{1,62}$' }),
+    hotelName: Type.String({ minLength: 1, maxLength: 100 }),
+    email: Email,
+    password: Password,
+  },
+  { additionalProperties: false },
+);
+export type SetupBody = Static<typeof SetupBody>;
+
+export const LoginBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+export type LoginBody = Static<typeof LoginBody>;
+
+export const WalkInBody = Type.Object(
+  { lastName: Fields.lastName, roomNumber: Fields.roomNumber, checkInDate: Fields.checkInDate, checkOutDate: Fields.checkOutDate, ...optionalGuestFields },
+  { additionalProperties: false },
+);
+export type WalkInBody = Static<typeof WalkInBody>;
+
+export const GuestPatchBody = Type.Object(
+  {
+    lastName: Type.Optional(Fields.lastName),
+    roomNumber: Type.Optional(Fields.roomNumber),
+    checkInDate: Type.Optional(Fields.checkInDate),
+    checkOutDate: Type.Optional(Fields.checkOutDate),
+    ...optionalGuestFields,
+  },
+  { additionalProperties: false },
+);
+export type GuestPatchBody = Static<typeof GuestPatchBody>;
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+export type IdParams = Static<typeof IdParams>;
+
+const Limit = Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1-200' });
+const Cursor = Type.String({ minLength: 3, maxLength: 200 });
+
+export const ActivityQuery = Type.Object(
+  {
+    actorType: Type.Optional(Type.Union([Type.Literal('pms'), Type.Literal('staff'), Type.Literal('system')])),
+    action: Type.Optional(
+      Type.Union(['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed'].map((a) => Type.Literal(a))),
+    ),
+    guest: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    before: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+export type ActivityQuery = Static<typeof ActivityQuery>;
+
+export const RequestsQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union([Type.Literal('2xx'), Type.Literal('4xx'), Type.Literal('429'), Type.Literal('5xx')])),
+    endpoint: Type.Optional(Type.Union(['checkin', 'update', 'checkout', 'list', 'sync'].map((e) => Type.Literal(e)))),
+    mode: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')])),
+    since: Type.Optional(Type.String({ format: 'date-time' })),
+    until: Type.Optional(Type.String({ format: 'date-time' })),
+    before: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+export type RequestsQuery = Static<typeof RequestsQuery>;
+
+export const UserBody = Type.Object({ email: Email, role: Role, password: Password }, { additionalProperties: false });
+export type UserBody = Static<typeof UserBody>;

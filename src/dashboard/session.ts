@@ -1,0 +1,100 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/database.js';
+import * as staff from '../db/repositories/staff.repository.js';
+import { ApiError } from '../errors.js';
+
+// docs/dashboard.md: Security.
+export const SESSION_COOKIE = 'innsync_session';
+export const SESSION_IDLE_MS = 30 * 60_000;
+export const SESSION_MAX_MS = 12 * 60 * 60_000;
+/** last_seen_at is written at most this often per session (not on every request). */
+const TOUCH_EVERY_MS = 60_000;
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** The cookie's value is a random token; the database holds only its SHA-256. */
+export async function startSession(db: Db, user: { id: string; hotelId: string }): Promise<{ token: string; csrfToken: string }> {
+  const token = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(32).toString('base64url');
+  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString() });
+  return { token, csrfToken };
+}
+
+/** HttpOnly (no script reads it), Secure (HTTPS only), SameSite=Strict (no cross-site sends). */
+export function setSessionCookie(reply: FastifyReply, token: string): void {
+  void reply.header('set-cookie', `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${SESSION_MAX_MS / 1000}`);
+}
+
+export function clearSessionCookie(reply: FastifyReply): void {
+  void reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0`);
+}
+
+function cookieToken(req: FastifyRequest): string | null {
+  const header = req.headers.cookie;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const value = part.slice(eq + 1).trim();
+      return value === '' ? null : value;
+    }
+  }
+  return null;
+}
+
+/** The request's live session, or null. An expired one is deleted on sight. */
+export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.StaffSession | null> {
+  const token = cookieToken(req);
+  if (token === null || token.length > 200) return null;
+  const session = await staff.findSession(db, sha256(token));
+  if (!session) return null;
+  const now = Date.now();
+  const idle = now - Date.parse(session.lastSeenAt);
+  if (idle > SESSION_IDLE_MS || now - Date.parse(session.createdAt) > SESSION_MAX_MS) {
+    await staff.deleteSession(db, session.id);
+    return null;
+  }
+  if (idle > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
+  return session;
+}
+
+export async function endSession(db: Db, session: staff.StaffSession): Promise<void> {
+  await staff.deleteSession(db, session.id);
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * CSRF (docs/dashboard.md): a state-changing request must carry the session's token in
+ * `X-CSRF-Token`. A cross-site page can make the browser send the cookie (not with
+ * SameSite=Strict, but older browsers ignore it) but cannot read the token.
+ */
+export function checkCsrf(req: FastifyRequest, session: staff.StaffSession): void {
+  if (!STATE_CHANGING.has(req.method)) return;
+  const given = req.headers['x-csrf-token'];
+  if (typeof given !== 'string' || !sameToken(given, session.csrfToken)) throw new ApiError('CSRF_REJECTED');
+}
+
+/**
+ * Login and setup have no session yet: they must be JSON (a cross-site form cannot send
+ * that without a CORS preflight, which is never granted) and, when the browser says where
+ * it comes from, from this origin.
+ */
+export function checkSameOrigin(req: FastifyRequest): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw new ApiError('CSRF_REJECTED');
+  }
+  if (host !== req.headers.host) throw new ApiError('CSRF_REJECTED');
+}

@@ -1,0 +1,133 @@
+import type { DbOrTrx } from '../database.js';
+
+export type StaffRole = 'admin' | 'receptionist';
+
+export interface StaffUser {
+  id: string;
+  hotelId: string;
+  email: string;
+  role: StaffRole;
+  createdAt: string;
+  deactivatedAt: string | null;
+}
+
+export interface StaffSession {
+  /** SHA-256 of the cookie token. */
+  id: string;
+  csrfToken: string;
+  createdAt: string;
+  lastSeenAt: string;
+  user: StaffUser;
+  hotel: { id: string; slug: string; name: string };
+}
+
+type UserRow = { id: string; hotel_id: string; email: string; role: StaffRole; created_at: string; deactivated_at: string | null };
+
+function toUser(r: UserRow): StaffUser {
+  return { id: r.id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.created_at, deactivatedAt: r.deactivated_at };
+}
+
+/** The user with this (lower-cased) e-mail, with the password hash for the login check. */
+export async function findUserForLogin(db: DbOrTrx, email: string): Promise<(StaffUser & { passwordHash: string }) | null> {
+  const r = await db.selectFrom('staff_users').selectAll().where('email', '=', email).executeTakeFirst();
+  return r ? { ...toUser(r), passwordHash: r.password_hash } : null;
+}
+
+export async function insertUser(
+  db: DbOrTrx,
+  u: { id: string; hotelId: string; email: string; role: StaffRole; passwordHash: string; now: string },
+): Promise<StaffUser> {
+  await db
+    .insertInto('staff_users')
+    .values({ id: u.id, hotel_id: u.hotelId, email: u.email, role: u.role, password_hash: u.passwordHash, created_at: u.now, deactivated_at: null })
+    .execute();
+  return { id: u.id, hotelId: u.hotelId, email: u.email, role: u.role, createdAt: u.now, deactivatedAt: null };
+}
+
+export async function listUsers(db: DbOrTrx, hotelId: string): Promise<StaffUser[]> {
+  const rows = await db
+    .selectFrom('staff_users')
+    .select(['id', 'hotel_id', 'email', 'role', 'created_at', 'deactivated_at'])
+    .where('hotel_id', '=', hotelId)
+    .orderBy('email')
+    .execute();
+  return rows.map(toUser);
+}
+
+export async function findUser(db: DbOrTrx, hotelId: string, userId: string): Promise<StaffUser | null> {
+  const r = await db
+    .selectFrom('staff_users')
+    .select(['id', 'hotel_id', 'email', 'role', 'created_at', 'deactivated_at'])
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return r ? toUser(r) : null;
+}
+
+/** Marks the user deactivated and ends every session of theirs, in the caller's transaction. */
+export async function deactivateUser(trx: DbOrTrx, userId: string, now: string): Promise<void> {
+  await trx.updateTable('staff_users').set({ deactivated_at: now }).where('id', '=', userId).where('deactivated_at', 'is', null).execute();
+  await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
+}
+
+export async function insertSession(db: DbOrTrx, s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string }): Promise<void> {
+  await db
+    .insertInto('staff_sessions')
+    .values({ id: s.id, user_id: s.userId, hotel_id: s.hotelId, csrf_token: s.csrfToken, created_at: s.now, last_seen_at: s.now })
+    .execute();
+}
+
+/** The session with this id and its (active) user and hotel; null when unknown or the user is deactivated. */
+export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession | null> {
+  const r = await db
+    .selectFrom('staff_sessions')
+    .innerJoin('staff_users', 'staff_users.id', 'staff_sessions.user_id')
+    .innerJoin('hotels', 'hotels.id', 'staff_sessions.hotel_id')
+    .select([
+      'staff_sessions.id',
+      'staff_sessions.csrf_token',
+      'staff_sessions.created_at',
+      'staff_sessions.last_seen_at',
+      'staff_users.id as user_id',
+      'staff_users.email',
+      'staff_users.role',
+      'staff_users.created_at as user_created_at',
+      'staff_users.deactivated_at',
+      'hotels.id as hotel_id',
+      'hotels.slug',
+      'hotels.name',
+    ])
+    .where('staff_sessions.id', '=', id)
+    .executeTakeFirst();
+  if (!r || r.deactivated_at !== null) return null;
+  return {
+    id: r.id,
+    csrfToken: r.csrf_token,
+    createdAt: r.created_at,
+    lastSeenAt: r.last_seen_at,
+    user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
+    hotel: { id: r.hotel_id, slug: r.slug, name: r.name },
+  };
+}
+
+export async function touchSession(db: DbOrTrx, id: string, now: string): Promise<void> {
+  await db.updateTable('staff_sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
+}
+
+export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom('staff_sessions').where('id', '=', id).execute();
+}
+
+/** Sessions idle since before `idleCutoff` or created before `absoluteCutoff`. */
+export async function purgeSessions(db: DbOrTrx, idleCutoff: string, absoluteCutoff: string): Promise<number> {
+  const res = await db
+    .deleteFrom('staff_sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<', idleCutoff), eb('created_at', '<', absoluteCutoff)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+export async function countHotels(db: DbOrTrx): Promise<number> {
+  const r = await db.selectFrom('hotels').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
