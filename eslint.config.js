@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'docs/'] },
@@ -16,6 +17,11 @@ export default tseslint.config(
       // Configuration is read in src/config.ts only (conventions: config in one place).
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read the environment in src/config.ts only.' }],
     },
+  },
+  {
+    // The dashboard's browser modules (served as they are, no build step).
+    files: ['public/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: globals.browser },
   },
   {
     files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'bin/**'],

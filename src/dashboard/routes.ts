@@ -108,6 +108,14 @@ const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'path
   list: { pathExact: '/guests' },
 };
 
+/** The room an entry is about, from its changes (check-in and move: the new room; check-out: the old one). */
+function roomOfEntry(changes: unknown): string | null {
+  const room = (changes as { roomNumber?: { from?: unknown; to?: unknown } } | null)?.roomNumber;
+  if (!room) return null;
+  const value = room.to ?? room.from;
+  return typeof value === 'string' ? value : null;
+}
+
 function session(req: FastifyRequest): staff.StaffSession {
   if (!req.staff) throw new ApiError('NOT_AUTHENTICATED');
   return req.staff;
@@ -287,7 +295,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       guestId: r.guestId,
       pmsGuestId: r.pmsGuestId,
       guestName: r.guestName,
-      roomNumber: r.roomNumber,
+      roomNumber: roomOfEntry(r.changes) ?? r.roomNumber,
       changes: r.changes,
     }));
     return { entries, next: nextCursor(rows, limit) };

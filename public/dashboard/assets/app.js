@@ -1,0 +1,334 @@
+// innsync staff dashboard: boot, session, hash router, header and live connection.
+// Each page is a view module: render(ctx) → { node, onLive?(kind, data), destroy?(), focus?() }.
+
+import { api, setCsrfRefresher, setCsrfToken, setUnauthorizedHandler } from './api.js';
+import { h, replaceChildren, pageHeading } from './dom.js';
+import { announce, clearAlert, showAlert, showError } from './ui.js';
+import { createRoster, connectLive } from './live.js';
+import { loginView } from './views/login.js';
+import { setupView } from './views/setup.js';
+import { boardView } from './views/board.js';
+import { listView } from './views/list.js';
+import { guestView } from './views/guest.js';
+import { walkinView } from './views/walkin.js';
+import { activityView } from './views/activity.js';
+import { keysView } from './views/keys.js';
+import { requestsView } from './views/requests.js';
+import { staffView } from './views/staff.js';
+
+const ROUTES = [
+  { pattern: /^\/login$/, view: loginView, public: true, login: true },
+  { pattern: /^\/setup\/([^/]+)$/, view: setupView, public: true },
+  { pattern: /^\/board$/, view: boardView, nav: '#/board' },
+  { pattern: /^\/list$/, view: listView, nav: '#/list' },
+  { pattern: /^\/guest\/([^/]+)$/, view: guestView },
+  { pattern: /^\/walk-in$/, view: walkinView, nav: '#/walk-in' },
+  { pattern: /^\/activity$/, view: activityView, nav: '#/activity' },
+  { pattern: /^\/keys$/, view: keysView, admin: true, nav: '#/keys' },
+  { pattern: /^\/requests$/, view: requestsView, admin: true, nav: '#/requests' },
+  { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
+];
+
+const NAV = [
+  ['#/board', 'Board'],
+  ['#/list', 'List'],
+  ['#/walk-in', 'Walk-in'],
+  ['#/activity', 'Activity'],
+  ['#/keys', 'Keys', 'admin'],
+  ['#/requests', 'Requests', 'admin'],
+  ['#/staff', 'Staff', 'admin'],
+];
+
+const LIVE_TEXT = { connected: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' };
+
+const state = {
+  session: null,
+  live: null,
+  liveState: 'offline',
+  current: null, // the mounted view instance
+  controller: null, // aborts the mounted view's requests when it is left
+  returnTo: null, // where to go after logging in
+  notice: null, // a message to show once the next page is mounted
+  mounted: false,
+};
+
+const roster = createRoster();
+
+// ---------------------------------------------------------------------------
+// Routing
+
+function currentPath() {
+  const path = location.hash.replace(/^#/, '');
+  return path === '' || path === '/' ? '/board' : path;
+}
+
+function match(path) {
+  for (const route of ROUTES) {
+    const m = route.pattern.exec(path);
+    if (!m) continue;
+    try {
+      return { route, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+    } catch {
+      return null; // malformed %-escape in a typed URL: treat as unknown
+    }
+  }
+  return null;
+}
+
+/** Goes to a hash route; re-renders when it is already the current one. */
+export function navigate(hash) {
+  if (location.hash === hash) renderRoute();
+  else location.hash = hash;
+}
+
+function renderRoute() {
+  const path = currentPath();
+  const found = match(path);
+  if (!found) {
+    location.replace('#/board');
+    return;
+  }
+  const { route, params } = found;
+  if (!route.public && !state.session) {
+    state.returnTo = `#${path}`;
+    navigate('#/login');
+    return;
+  }
+  if (route.login && state.session) {
+    navigate('#/board');
+    return;
+  }
+  mount(route, params);
+}
+
+function mount(route, params) {
+  unmount();
+  clearAlert();
+  const controller = new AbortController();
+  state.controller = controller;
+  const ctx = {
+    session: state.session,
+    isAdmin: state.session?.user?.role === 'admin',
+    roster,
+    params,
+    signal: controller.signal,
+    navigate,
+    setTitle: (title) => {
+      document.title = [title, state.session?.hotel?.name, 'innsync'].filter(Boolean).join(' · ');
+    },
+    onLoggedIn: loggedIn,
+  };
+  ctx.setTitle('');
+  const instance = route.admin && !ctx.isAdmin ? adminOnlyView(ctx) : route.view(ctx);
+  state.current = instance;
+  renderHeader(route);
+  replaceChildren(document.getElementById('view'), instance.node);
+  if (state.notice) {
+    showAlert(state.notice);
+    state.notice = null;
+  }
+  // Move focus to the new page (its heading, or the view's first input) so keyboard
+  // and screen-reader users start there; on first load leave the browser's default.
+  if (instance.focus) instance.focus();
+  else if (state.mounted) instance.node.querySelector('h1')?.focus();
+  if (state.mounted) window.scrollTo(0, 0);
+  state.mounted = true;
+}
+
+function unmount() {
+  state.controller?.abort();
+  state.controller = null;
+  try {
+    state.current?.destroy?.();
+  } finally {
+    state.current = null;
+  }
+}
+
+function adminOnlyView(ctx) {
+  ctx.setTitle('Administrators only');
+  return {
+    node: h(
+      'section',
+      { class: 'view' },
+      pageHeading('Administrators only'),
+      h('p', null, 'This page is for hotel administrators. Ask an administrator if you need something here.'),
+      h('p', null, h('a', { href: '#/board' }, 'Back to the board')),
+    ),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Header
+
+function renderHeader(route) {
+  const header = document.getElementById('app-header');
+  const session = state.session;
+  const brand = h(
+    'div',
+    { class: 'brand' },
+    h('span', { class: 'app-name' }, 'innsync'),
+    session ? h('span', { class: 'hotel-name', 'data-hotel': session.hotel?.slug }, session.hotel?.name ?? '') : null,
+  );
+  if (!session) {
+    replaceChildren(header, h('div', { class: 'header-inner' }, brand));
+    return;
+  }
+  const isAdmin = session.user?.role === 'admin';
+  const links = NAV.filter(([, , who]) => who !== 'admin' || isAdmin).map(([href, text]) =>
+    h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, text)),
+  );
+  const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, 'Log out');
+  logout.addEventListener('click', logOut);
+  replaceChildren(
+    header,
+    h(
+      'div',
+      { class: 'header-inner' },
+      brand,
+      h('nav', { 'aria-label': 'Main' }, h('ul', { class: 'nav-list' }, links)),
+      h(
+        'div',
+        { class: 'user-box' },
+        liveIndicator(),
+        h(
+          'span',
+          { class: 'user' },
+          h('span', { class: 'user-email' }, session.user?.email ?? ''),
+          ' ',
+          h('span', { class: 'role-badge', 'data-role': session.user?.role }, session.user?.role ?? ''),
+        ),
+        logout,
+      ),
+    ),
+  );
+}
+
+function liveIndicator() {
+  return h(
+    'span',
+    { id: 'live-indicator', class: 'live', dataset: { live: state.liveState }, title: `Live updates: ${state.liveState}` },
+    h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
+    h('span', { class: 'live-text' }, LIVE_TEXT[state.liveState]),
+  );
+}
+
+function setLiveState(next) {
+  state.liveState = next;
+  const el = document.getElementById('live-indicator');
+  if (el) el.replaceWith(liveIndicator());
+}
+
+// ---------------------------------------------------------------------------
+// Session and live connection
+
+function startSession(session) {
+  state.session = session;
+  setCsrfToken(session.csrfToken);
+  startLive();
+}
+
+function endSession() {
+  state.live?.close();
+  state.live = null;
+  state.session = null;
+  setCsrfToken(null);
+  roster.reset();
+  state.liveState = 'offline';
+}
+
+function startLive() {
+  state.live?.close();
+  state.live = connectLive({
+    onEvent(kind, data) {
+      const ids = Array.isArray(data?.changes) ? data.changes.map((c) => c.guestId) : [];
+      roster.refresh(ids).catch((err) => showError(err, 'Could not refresh the guest list'));
+      state.current?.onLive?.(kind, data);
+    },
+    onState: setLiveState,
+    // The stream was refused: find out whether the session is still there (a 401
+    // from this call sends the user to the login page through the handler).
+    async onClosed() {
+      if (!state.session) return false;
+      try {
+        await api.get('/session');
+        return true;
+      } catch (err) {
+        return err.status !== 401;
+      }
+    },
+  });
+}
+
+/** After login or setup: start the session and go where the user was heading. */
+function loggedIn(session) {
+  startSession(session);
+  const target = state.returnTo && !/^#\/(login|setup)/.test(state.returnTo) ? state.returnTo : '#/board';
+  state.returnTo = null;
+  navigate(target);
+}
+
+async function logOut() {
+  try {
+    await api.post('/logout', {});
+  } catch (err) {
+    // Already logged out on the server (401) is fine; anything else is worth saying,
+    // but the browser side is logged out regardless.
+    if (err.status !== 401) state.notice = `The server did not confirm the logout: ${err.message}`;
+  }
+  endSession();
+  navigate('#/login');
+  announce('Logged out.');
+}
+
+setUnauthorizedHandler(() => {
+  if (!state.session) return;
+  const here = location.hash;
+  endSession();
+  state.returnTo = here;
+  state.notice = 'Your session has ended. Please log in again.';
+  navigate('#/login');
+});
+
+// Another tab logged in again (new cookie, new token): take the new token if it is
+// still the same user of the same hotel, otherwise start over with the new session.
+setCsrfRefresher(async () => {
+  if (!state.session) return null;
+  try {
+    const fresh = await api.get('/session');
+    if (fresh.user?.id !== state.session.user?.id || fresh.hotel?.slug !== state.session.hotel?.slug) {
+      location.reload();
+      return null;
+    }
+    state.session.csrfToken = fresh.csrfToken;
+    setCsrfToken(fresh.csrfToken);
+    return fresh.csrfToken;
+  } catch {
+    return null;
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Boot
+
+async function boot() {
+  // The skip link cannot use href="#main": that would be a route change.
+  document.querySelector('.skip-link')?.addEventListener('click', (e) => {
+    e.preventDefault();
+    document.getElementById('main')?.focus();
+  });
+  window.addEventListener('hashchange', renderRoute);
+
+  const found = match(currentPath());
+  if (!found?.route.public || found.route.login) {
+    try {
+      const session = await api.get('/session', { authRedirect: false });
+      startSession(session);
+    } catch (err) {
+      if (err.status !== 401) state.notice = `Could not check the session: ${err.message}`;
+    }
+  }
+  renderRoute();
+}
+
+boot();

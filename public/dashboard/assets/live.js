@@ -1,0 +1,134 @@
+// Live updates: one EventSource while logged in, and the roster (active guests) that
+// every view reads. The server sends `ready` on each (re)connect and `roster` after
+// each committed change; both trigger an immediate refetch, so a reconnect never
+// loses a change and a PMS check-in reaches the board in one round trip.
+
+import { api } from './api.js';
+
+/** The active guests, refetched on demand; listeners get (guests, changedIds). */
+export function createRoster() {
+  let guests = [];
+  let loaded = false;
+  let inFlight = null;
+  let again = false;
+  let pendingChanged = new Set();
+  const listeners = new Set();
+
+  async function fetchOnce() {
+    const previous = new Map(guests.map((g) => [g.id, g.updatedAt]));
+    const data = await api.get('/guests');
+    guests = Array.isArray(data.guests) ? data.guests : [];
+    // Changed = named by an event, new, or updated since the last fetch (only after
+    // the first load, so the initial board does not flash everywhere).
+    const changed = new Set(pendingChanged);
+    pendingChanged = new Set();
+    if (loaded) for (const g of guests) if (previous.get(g.id) !== g.updatedAt) changed.add(g.id);
+    loaded = true;
+    for (const fn of listeners) fn(guests, changed);
+  }
+
+  /**
+   * Refetch now. Calls during a fetch are coalesced into one more fetch right after it
+   * (no timer), so a burst of events costs at most two requests and the last one wins.
+   */
+  function refresh(changedIds = []) {
+    for (const id of changedIds) if (id) pendingChanged.add(id);
+    if (inFlight) {
+      again = true;
+      return inFlight;
+    }
+    inFlight = (async () => {
+      try {
+        do {
+          again = false;
+          await fetchOnce();
+        } while (again);
+      } finally {
+        inFlight = null;
+      }
+    })();
+    return inFlight;
+  }
+
+  return {
+    get guests() {
+      return guests;
+    },
+    get loaded() {
+      return loaded;
+    },
+    refresh,
+    /** Marks ids to highlight on the next render (e.g. the walk-in just added). */
+    markChanged(id) {
+      pendingChanged.add(id);
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    reset() {
+      guests = [];
+      loaded = false;
+      pendingChanged = new Set();
+    },
+  };
+}
+
+/**
+ * connectLive({ onEvent(kind, data), onState(state) }) → { close() }.
+ * state: 'connecting' | 'connected' | 'reconnecting'. The browser reconnects by itself
+ * after a dropped stream; when it gives up (a non-200 answer, e.g. the session ended)
+ * we ask onClosed whether to try again, with a growing delay.
+ */
+export function connectLive({ onEvent, onState, onClosed }) {
+  let source = null;
+  let retryTimer = null;
+  let retryDelay = 1000;
+  let closed = false;
+
+  function open() {
+    onState('connecting');
+    source = new EventSource('/dashboard/api/events', { withCredentials: true });
+    source.addEventListener('open', () => {
+      retryDelay = 1000;
+      onState('connected');
+    });
+    source.addEventListener('ready', (e) => {
+      onState('connected');
+      onEvent('ready', parse(e.data));
+    });
+    source.addEventListener('roster', (e) => onEvent('roster', parse(e.data)));
+    source.addEventListener('error', () => {
+      if (closed) return;
+      if (source.readyState === EventSource.CONNECTING) {
+        onState('reconnecting');
+        return;
+      }
+      // CLOSED: the browser will not retry on its own.
+      source.close();
+      onState('reconnecting');
+      Promise.resolve(onClosed ? onClosed() : true).then((retry) => {
+        if (!retry || closed) return;
+        retryTimer = setTimeout(open, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 30000);
+      });
+    });
+  }
+
+  open();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(retryTimer);
+      source?.close();
+    },
+  };
+}
+
+function parse(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,256 @@
+// Shared UI pieces: the alert and status regions, accessible confirm dialogs, and form
+// fields that can show the API's field errors next to the input they concern.
+
+import { h, append, uid } from './dom.js';
+
+// ---------------------------------------------------------------------------
+// Alert (errors, role="alert") and status (polite confirmations, role="status").
+// Both elements live in index.html for the whole session: live regions must exist
+// before their content changes, or screen readers may not announce it.
+
+const alertEl = () => document.getElementById('alert');
+const statusEl = () => document.getElementById('status');
+
+export function showAlert(...content) {
+  const el = alertEl();
+  el.replaceChildren();
+  append(el, content);
+  // A form error far down the page: make sure the message is on screen.
+  if (el.getBoundingClientRect().top < 0) el.scrollIntoView({ block: 'nearest' });
+}
+
+export function clearAlert() {
+  alertEl()?.replaceChildren();
+}
+
+/** The alert content for an ApiError: its message, and the request id for support. */
+export function errorContent(err, prefix) {
+  const text = prefix ? `${prefix}: ${err.message}` : err.message;
+  return [text, err.requestId ? h('span', { class: 'request-id' }, ` (request ${err.requestId})`) : null];
+}
+
+export function showError(err, prefix) {
+  if (err?.name === 'AbortError') return;
+  // A 401 already sent the user to the login page; no second message needed.
+  if (err?.status === 401 && err.code !== 'LOGIN_FAILED') return;
+  showAlert(...errorContent(err ?? { message: String(err) }, prefix));
+}
+
+let statusTimer = null;
+export function announce(message) {
+  const el = statusEl();
+  clearTimeout(statusTimer);
+  el.textContent = '';
+  // Next frame, so repeating the same message is announced again.
+  requestAnimationFrame(() => {
+    el.textContent = message;
+    statusTimer = setTimeout(() => {
+      el.textContent = '';
+    }, 6000);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Confirm dialog: a native <dialog> opened with showModal(), which makes the rest of
+// the page inert (focus stays inside) and closes on Escape. Resolves true on confirm.
+
+export function confirmDialog({ title, message, confirmLabel, cancelLabel = 'Cancel', danger = false }) {
+  return new Promise((resolve) => {
+    const opener = document.activeElement;
+    const titleId = uid('dlg-title');
+    const bodyId = uid('dlg-body');
+    const cancel = h('button', { type: 'button', class: 'btn', 'data-dialog-cancel': true }, cancelLabel);
+    const confirm = h('button', { type: 'button', class: ['btn', danger ? 'btn-danger' : 'btn-primary'], 'data-dialog-confirm': true }, confirmLabel);
+    const dialog = h(
+      'dialog',
+      { class: 'dialog', 'aria-labelledby': titleId, 'aria-describedby': bodyId },
+      h('h2', { id: titleId, class: 'dialog-title' }, title),
+      h('div', { id: bodyId, class: 'dialog-body' }, ...(Array.isArray(message) ? message : [h('p', null, message)])),
+      h('div', { class: 'dialog-actions' }, cancel, confirm),
+    );
+    cancel.addEventListener('click', () => dialog.close('cancel'));
+    confirm.addEventListener('click', () => dialog.close('confirm'));
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
+      resolve(dialog.returnValue === 'confirm');
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    // The harmless choice has focus first, so a stray Enter does not confirm.
+    cancel.focus();
+  });
+}
+
+/**
+ * A modal panel (request detail): title, content, a Close button. Returns the dialog;
+ * it removes itself when closed and gives focus back to whatever opened it.
+ */
+export function openPanel({ title, content, className }) {
+  const opener = document.activeElement;
+  const titleId = uid('panel-title');
+  const close = h('button', { type: 'button', class: 'btn', 'data-dialog-close': true }, 'Close');
+  const dialog = h(
+    'dialog',
+    { class: ['dialog', 'dialog-wide', className], 'aria-labelledby': titleId },
+    h('div', { class: 'dialog-head' }, h('h2', { id: titleId, class: 'dialog-title' }, title), close),
+    h('div', { class: 'dialog-body' }, content),
+  );
+  close.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => {
+    dialog.remove();
+    if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  close.focus();
+  return dialog;
+}
+
+// ---------------------------------------------------------------------------
+// Form fields. The input's name is the API field name, so an error's `field` finds it.
+
+/**
+ * field({ name, label, type, required, hint, options: [[value, label]], value, attrs })
+ * → <div class="field"> label, input (or select), hint, error slot.
+ */
+export function field({ name, label, type = 'text', required = false, hint, options, value, attrs = {} }) {
+  const id = uid(`f-${name}`);
+  const hintId = hint ? `${id}-hint` : null;
+  const describedBy = hintId;
+  let control;
+  if (options) {
+    control = h(
+      'select',
+      { id, name, 'aria-describedby': describedBy, required: required || null, 'aria-required': required ? 'true' : null, value: value ?? undefined, ...attrs },
+      options.map(([v, text]) => h('option', { value: v }, text)),
+    );
+  } else {
+    control = h('input', {
+      id,
+      name,
+      type,
+      'aria-describedby': describedBy,
+      required: required || null,
+      'aria-required': required ? 'true' : null,
+      value: value ?? undefined,
+      ...attrs,
+    });
+  }
+  return h(
+    'div',
+    { class: 'field', dataset: { field: name } },
+    h('label', { for: id }, label, required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null),
+    control,
+    hint ? h('p', { id: hintId, class: 'hint' }, hint) : null,
+  );
+}
+
+/** The form control for an API field name, or null. */
+export function controlFor(form, name) {
+  return form.querySelector(`[name="${CSS.escape(name)}"]`);
+}
+
+/** Marks one control invalid and shows the message under it (wired with aria-describedby). */
+export function setFieldError(control, message) {
+  const wrapper = control.closest('.field') ?? control.parentElement;
+  let error = wrapper.querySelector('.field-error');
+  if (!error) {
+    error = h('p', { class: 'field-error', id: `${control.id || uid('f')}-error` });
+    wrapper.append(error);
+  }
+  error.textContent = error.textContent ? `${error.textContent} ${message}` : message;
+  control.setAttribute('aria-invalid', 'true');
+  const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
+  ids.add(error.id);
+  control.setAttribute('aria-describedby', [...ids].join(' '));
+}
+
+export function clearFieldErrors(form) {
+  for (const error of form.querySelectorAll('.field-error')) {
+    const wrapper = error.closest('.field');
+    const control = wrapper?.querySelector('input, select, textarea');
+    if (control) {
+      control.removeAttribute('aria-invalid');
+      const ids = (control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter((x) => x && x !== error.id);
+      if (ids.length > 0) control.setAttribute('aria-describedby', ids.join(' '));
+      else control.removeAttribute('aria-describedby');
+    }
+    error.remove();
+  }
+}
+
+/** "lastName is required." next to the Last name input reads better as "Last name is required." */
+function fieldMessage(form, control, e) {
+  const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent;
+  const message = e.message || e.code || 'Invalid value.';
+  if (label && message.startsWith(e.field)) return label + message.slice(e.field.length);
+  return message;
+}
+
+/** "Room 101 is occupied by Smith (PMS guest P-1, since 2026-11-20)" */
+export function roomOccupiedMessage(room, currentGuest) {
+  if (!currentGuest) return `Room ${room} is occupied by another guest.`;
+  const who = currentGuest.pmsGuestId ? `PMS guest ${currentGuest.pmsGuestId}` : 'walk-in guest';
+  return `Room ${room} is occupied by ${currentGuest.lastName} (${who}, since ${currentGuest.checkInDate})`;
+}
+
+/** Codes that concern one field though they carry no errors[] entry. */
+const CODE_FIELDS = {
+  ROOM_OCCUPIED: 'roomNumber',
+  EMAIL_TAKEN: 'email',
+  HOTEL_SLUG_TAKEN: 'hotelSlug',
+  SLUG_TAKEN: 'hotelSlug',
+};
+
+/**
+ * Shows an ApiError on a form: each field error next to its control, anything else in
+ * the alert region; focuses the first invalid control. Returns true if anything showed.
+ */
+export function showFormErrors(form, err, { prefix } = {}) {
+  if (err?.name === 'AbortError') return false;
+  clearFieldErrors(form);
+  if (err?.status === 401 && err.code !== 'LOGIN_FAILED') return false;
+  let firstInvalid = null;
+  const unplaced = [];
+  for (const e of err.errors ?? []) {
+    const control = e.field ? controlFor(form, e.field) : null;
+    if (!control) {
+      unplaced.push(e.field ? `${e.field}: ${e.message}` : e.message);
+      continue;
+    }
+    setFieldError(control, fieldMessage(form, control, e));
+    firstInvalid ??= control;
+  }
+  const codeField = CODE_FIELDS[err.code];
+  if (codeField && (err.errors ?? []).length === 0) {
+    const control = controlFor(form, codeField);
+    if (control) {
+      const message = err.code === 'ROOM_OCCUPIED' ? roomOccupiedMessage(control.value.trim(), err.body?.currentGuest) : err.message;
+      setFieldError(control, message);
+      firstInvalid ??= control;
+    }
+  }
+  if (firstInvalid) {
+    // Top to bottom, as the user reads the form (the server lists errors in its own order).
+    firstInvalid = form.querySelector('[aria-invalid="true"]') ?? firstInvalid;
+    const rest = unplaced.length > 0 ? ` ${unplaced.join(' ')}` : '';
+    showAlert(`${prefix ? `${prefix}: please` : 'Please'} correct the marked fields.${rest}`);
+    firstInvalid.focus();
+  } else {
+    showAlert(...errorContent(err, prefix), unplaced.length > 0 ? ` ${unplaced.join(' ')}` : null);
+  }
+  return true;
+}
+
+/** Disables a form's submit button while `work` runs, so a double click sends once. */
+export async function busy(button, work) {
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  try {
+    return await work();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+  }
+}

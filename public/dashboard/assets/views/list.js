@@ -1,0 +1,129 @@
+// #/list: every active guest in a table, sortable by column, filtered as you type.
+// Sort and search live in this view; only the table body is rebuilt on live changes,
+// so the search box keeps its text and focus.
+
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, orEmpty } from '../dom.js';
+import { field, showError } from '../ui.js';
+
+const COLUMNS = [
+  { key: 'roomNumber', label: 'Room', value: (g) => g.roomNumber, compare: naturalCompare },
+  { key: 'name', label: 'Name', value: (g) => guestName(g), compare: naturalCompare },
+  { key: 'checkInDate', label: 'Check-in', value: (g) => g.checkInDate },
+  { key: 'checkOutDate', label: 'Check-out', value: (g) => g.checkOutDate },
+  { key: 'source', label: 'Source', value: (g) => g.source },
+  { key: 'adults', label: 'Adults', value: (g) => g.adults, numeric: true },
+  { key: 'language', label: 'Language', value: (g) => g.language },
+];
+
+export function listView(ctx) {
+  ctx.setTitle('Guest list');
+  const sort = { key: 'roomNumber', dir: 'asc' };
+  let guests = ctx.roster.guests;
+  let changed = new Set();
+
+  const searchField = field({ name: 'search', label: 'Search', type: 'search', hint: 'Name, room, PMS guest id or email', attrs: { autocomplete: 'off' } });
+  const search = searchField.querySelector('input');
+  const count = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const headRow = h('tr');
+  const tbody = h('tbody');
+  const table = h('table', { class: 'table table-guests' }, h('caption', { class: 'visually-hidden' }, 'Guests in house; column headers sort'), h('thead', null, headRow), tbody);
+  const node = h(
+    'section',
+    { class: 'view view-list' },
+    h('div', { class: 'view-head' }, pageHeading('Guests'), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, 'Add walk-in')),
+    h('div', { class: 'toolbar' }, searchField),
+    count,
+    h('div', { class: 'table-wrap' }, table),
+  );
+
+  function renderHead() {
+    replaceChildren(
+      headRow,
+      COLUMNS.map((col) => {
+        const active = sort.key === col.key;
+        const button = h(
+          'button',
+          { type: 'button', class: 'sort-button', dataset: { sort: col.key } },
+          col.label,
+          h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''),
+        );
+        button.addEventListener('click', () => {
+          if (sort.key === col.key) sort.dir = sort.dir === 'asc' ? 'desc' : 'asc';
+          else Object.assign(sort, { key: col.key, dir: 'asc' });
+          renderHead();
+          renderBody();
+          headRow.querySelector(`[data-sort="${col.key}"]`)?.focus();
+        });
+        return h('th', { scope: 'col', 'aria-sort': active ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none' }, button);
+      }),
+    );
+  }
+
+  function matches(g, q) {
+    if (!q) return true;
+    const hay = [g.firstName, g.lastName, `${g.firstName ?? ''} ${g.lastName ?? ''}`, guestName(g), g.roomNumber, g.pmsGuestId, g.email];
+    return hay.some((v) => v && String(v).toLowerCase().includes(q));
+  }
+
+  function sorted(rows) {
+    const col = COLUMNS.find((c) => c.key === sort.key);
+    const sign = sort.dir === 'asc' ? 1 : -1;
+    return [...rows].sort((a, b) => {
+      const va = col.value(a);
+      const vb = col.value(b);
+      // Empty values last whichever the direction: they carry no information.
+      if (va === null || va === undefined || va === '') return vb === null || vb === undefined || vb === '' ? 0 : 1;
+      if (vb === null || vb === undefined || vb === '') return -1;
+      const c = col.numeric ? va - vb : (col.compare ?? naturalCompare)(va, vb);
+      return c * sign || naturalCompare(a.roomNumber, b.roomNumber);
+    });
+  }
+
+  function renderBody() {
+    const q = search.value.trim().toLowerCase();
+    const rows = sorted(guests.filter((g) => matches(g, q)));
+    count.textContent = q ? `${rows.length} of ${guests.length} guests match` : `${guests.length} guest${guests.length === 1 ? '' : 's'} in house`;
+    if (!ctx.roster.loaded) count.textContent = 'Loading…';
+    if (rows.length === 0) {
+      const text = q ? `No guest matches “${search.value.trim()}”.` : 'No guests in house.';
+      replaceChildren(tbody, h('tr', { class: 'empty' }, h('td', { colspan: String(COLUMNS.length) }, text)));
+      return;
+    }
+    const focusedId = tbody.contains(document.activeElement) ? document.activeElement.closest('tr')?.dataset.guestId : null;
+    replaceChildren(tbody, rows.map((g) => row(g, changed.has(g.id))));
+    if (focusedId) tbody.querySelector(`tr[data-guest-id="${CSS.escape(focusedId)}"] a`)?.focus();
+  }
+
+  function row(g, isChanged) {
+    const href = `#/guest/${encodeURIComponent(g.id)}`;
+    const tr = h(
+      'tr',
+      { class: ['row-link', isChanged && 'row-changed'], dataset: { guestId: g.id, room: g.roomNumber } },
+      h('td', { class: 'cell-room' }, g.roomNumber),
+      h('td', null, h('a', { href }, guestName(g))),
+      h('td', null, orEmpty(g.checkInDate)),
+      h('td', null, orEmpty(g.checkOutDate)),
+      h('td', null, sourceBadge(g.source)),
+      h('td', { class: 'num' }, orEmpty(g.adults)),
+      h('td', null, orEmpty(g.language)),
+    );
+    // The name link is the keyboard path; a click anywhere on the row is a mouse shortcut.
+    tr.addEventListener('click', (e) => {
+      if (e.target.closest('a, button')) return;
+      ctx.navigate(href);
+    });
+    return tr;
+  }
+
+  search.addEventListener('input', renderBody);
+  renderHead();
+  renderBody();
+  const unsubscribe = ctx.roster.subscribe((next, changedIds) => {
+    guests = next;
+    changed = changedIds;
+    renderBody();
+    changed = new Set();
+  });
+  ctx.roster.refresh().catch((err) => showError(err, 'Could not load the guests'));
+  return { node, destroy: unsubscribe };
+}

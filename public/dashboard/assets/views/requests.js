@@ -1,0 +1,152 @@
+// #/requests (admin): the PMS request log. Filters go to the server; a row opens the
+// stored request and response in a modal panel.
+
+import { api, enc, query } from '../api.js';
+import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty } from '../dom.js';
+import { field, openPanel, showError, announce, busy } from '../ui.js';
+
+const PAGE = 50;
+
+/** status-2xx … status-5xx; 429 gets its own class (rate limited, not a client bug). */
+export function statusClass(code) {
+  if (code === 429) return 'status-429';
+  if (code >= 500) return 'status-5xx';
+  if (code >= 400) return 'status-4xx';
+  if (code >= 300) return 'status-3xx';
+  return 'status-2xx';
+}
+
+export function requestsView(ctx) {
+  ctx.setTitle('Requests');
+  let rows = [];
+  let next = null;
+  let seq = 0;
+
+  const filters = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter requests' },
+    field({ name: 'status', label: 'Status', options: [['', 'All'], ['2xx', '2xx'], ['4xx', '4xx'], ['429', '429'], ['5xx', '5xx']] }),
+    field({ name: 'endpoint', label: 'Endpoint', options: [['', 'All'], ['checkin', 'checkin'], ['update', 'update'], ['checkout', 'checkout'], ['list', 'list'], ['sync', 'sync']] }),
+    field({ name: 'mode', label: 'Mode', options: [['', 'All'], ['live', 'live'], ['test', 'test']] }),
+    field({ name: 'since', label: 'Since', type: 'datetime-local', attrs: { step: '1' } }),
+    field({ name: 'until', label: 'Until', type: 'datetime-local', attrs: { step: '1' } }),
+  );
+  const refresh = h('button', { type: 'button', class: 'btn', 'data-action': 'refresh' }, 'Refresh');
+  const tbody = h('tbody');
+  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, 'Load more');
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, 'Loading…');
+  const node = h(
+    'section',
+    { class: 'view view-requests' },
+    h('div', { class: 'view-head' }, pageHeading('Requests'), refresh),
+    filters,
+    summary,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'table table-requests' },
+        h('caption', { class: 'visually-hidden' }, 'PMS API requests, newest first; open a row for its payload'),
+        h('thead', null, h('tr', null, ['Time', 'Method', 'Path', 'Status', 'Mode', 'Duration (ms)', 'Idempotency key'].map((t) => h('th', { scope: 'col' }, t)))),
+        tbody,
+      ),
+    ),
+    h('div', { class: 'list-footer' }, more),
+  );
+
+  function params() {
+    const v = (name) => filters.elements.namedItem(name).value;
+    return { status: v('status'), endpoint: v('endpoint'), mode: v('mode'), since: localInputToIso(v('since')), until: localInputToIso(v('until')), limit: PAGE };
+  }
+
+  async function load({ append = false } = {}) {
+    const mine = append ? seq : ++seq;
+    try {
+      const data = await api.get(`/requests${query({ ...params(), before: append ? next : null })}`, { signal: ctx.signal });
+      if (mine !== seq) return; // filters changed meanwhile
+      const page = data.requests ?? [];
+      rows = append ? [...rows, ...page] : page;
+      next = data.next ?? null;
+      render();
+      return true;
+    } catch (err) {
+      showError(err, 'Could not load the request log');
+      return false;
+    }
+  }
+
+  function render() {
+    summary.textContent = rows.length === 0 ? 'No requests match these filters.' : `${rows.length} request${rows.length === 1 ? '' : 's'} shown${next ? '; more available' : ''}`;
+    replaceChildren(tbody, rows.map(row));
+    more.hidden = !next;
+  }
+
+  function row(r) {
+    const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at));
+    open.addEventListener('click', () => openDetail(r));
+    const tr = h(
+      'tr',
+      { class: ['row-link', statusClass(r.statusCode)], dataset: { status: r.statusCode, requestId: r.id, mode: r.mode } },
+      h('td', null, open),
+      h('td', null, r.method),
+      h('td', { class: 'cell-path' }, r.path),
+      h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))),
+      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, r.mode) : orEmpty(null)),
+      h('td', { class: 'num' }, orEmpty(r.durationMs)),
+      h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
+    );
+    // The time button is the keyboard path; anywhere on the row works for the mouse.
+    tr.addEventListener('click', (e) => {
+      if (!e.target.closest('button, a')) openDetail(r);
+    });
+    return tr;
+  }
+
+  async function openDetail(r) {
+    try {
+      const { request } = await api.get(`/requests/${enc(r.id)}`, { signal: ctx.signal });
+      openPanel({ title: `${request.method} ${request.path}`, content: detailContent(request), className: 'request-detail' });
+    } catch (err) {
+      showError(err, 'Could not load the request');
+    }
+  }
+
+  filters.addEventListener('change', () => load());
+  filters.addEventListener('submit', (e) => {
+    e.preventDefault();
+    load();
+  });
+  refresh.addEventListener('click', () =>
+    busy(refresh, async () => {
+      if (await load()) announce('Request log refreshed.');
+    }),
+  );
+  more.addEventListener('click', () => busy(more, () => load({ append: true })));
+
+  load();
+  return { node };
+}
+
+function detailContent(r) {
+  const facts = [
+    ['Request id', r.id],
+    ['Time', timeEl(r.at)],
+    ['Status', h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))],
+    ['Mode', orEmpty(r.mode)],
+    ['Key id', orEmpty(r.keyId)],
+    ['Duration', r.durationMs === null || r.durationMs === undefined ? orEmpty(null) : `${r.durationMs} ms`],
+    ['Idempotency key', orEmpty(r.idempotencyKey)],
+    ['Client IP', orEmpty(r.clientIp)],
+    ['User agent', orEmpty(r.userAgent)],
+  ];
+  return h(
+    'div',
+    { class: 'request-detail-body', dataset: { requestId: r.id, status: r.statusCode } },
+    h('dl', { class: 'details' }, facts.map(([label, value]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, value)))),
+    h('h3', null, 'Request body'),
+    h('pre', { class: 'payload', dataset: { field: 'requestBody' }, tabindex: '0' }, prettyJson(r.requestBody)),
+    h('h3', null, 'Response body'),
+    h('pre', { class: 'payload', dataset: { field: 'responseBody' }, tabindex: '0' }, prettyJson(r.responseBody)),
+  );
+}

@@ -1,0 +1,76 @@
+// #/setup/<token>: first run. Creates the hotel and its administrator, then logs in.
+
+import { api, enc } from '../api.js';
+import { h, pageHeading, replaceChildren } from '../dom.js';
+import { field, busy, clearFieldErrors, showFormErrors, setFieldError, clearAlert, showError } from '../ui.js';
+
+export function setupView(ctx) {
+  ctx.setTitle('Set up innsync');
+  const [token] = ctx.params;
+  const body = h('div', null, h('p', { class: 'loading' }, 'Checking the setup link…'));
+  const node = h('section', { class: 'view view-setup card' }, pageHeading('Set up your hotel'), body);
+
+  api
+    .get(`/setup/${enc(token)}`, { signal: ctx.signal, authRedirect: false })
+    .then(() => {
+      const form = setupForm(ctx, token);
+      replaceChildren(body, h('p', { class: 'lead' }, 'Create the hotel and its first administrator account.'), form);
+      form.elements.namedItem('hotelSlug').focus();
+    })
+    .catch((err) => {
+      if (err.name === 'AbortError') return;
+      if (err.status === 404) {
+        replaceChildren(
+          body,
+          h('p', null, 'This setup link is not valid: it has been used already, or it was mistyped.'),
+          h('p', null, h('a', { href: '#/login' }, 'Go to the login page')),
+        );
+      } else {
+        replaceChildren(body);
+        showError(err, 'Could not check the setup link');
+      }
+    });
+  return { node };
+}
+
+function setupForm(ctx, token) {
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create hotel');
+  const form = h(
+    'form',
+    { class: 'form narrow', novalidate: true },
+    field({ name: 'hotelSlug', label: 'Hotel slug', required: true, hint: 'Short id used in the PMS API path, e.g. grand-hotel', attrs: { autocomplete: 'off', spellcheck: 'false' } }),
+    field({ name: 'hotelName', label: 'Hotel name', required: true, attrs: { autocomplete: 'organization' } }),
+    field({ name: 'email', label: 'Admin email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
+    field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    field({ name: 'passwordConfirm', label: 'Password again', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    h('div', { class: 'form-actions' }, submit),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearFieldErrors(form);
+    clearAlert();
+    const value = (name) => form.elements.namedItem(name).value;
+    if (value('password') !== value('passwordConfirm')) {
+      const control = form.elements.namedItem('passwordConfirm');
+      setFieldError(control, 'The two passwords do not match.');
+      control.focus();
+      return;
+    }
+    const body = {
+      token,
+      hotelSlug: value('hotelSlug').trim(),
+      hotelName: value('hotelName').trim(),
+      email: value('email').trim(),
+      password: value('password'),
+    };
+    await busy(submit, async () => {
+      try {
+        const session = await api.post('/setup', body, { authRedirect: false });
+        ctx.onLoggedIn(session);
+      } catch (err) {
+        showFormErrors(form, err, { prefix: 'Could not create the hotel' });
+      }
+    });
+  });
+  return form;
+}

@@ -1,0 +1,138 @@
+// #/staff (admin): the hotel's dashboard users. Deactivating ends the user's sessions;
+// the server refuses to deactivate the current user (and so does this page).
+
+import { api, enc } from '../api.js';
+import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
+import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, setFieldError, showError, showFormErrors } from '../ui.js';
+
+export function staffView(ctx) {
+  ctx.setTitle('Staff');
+  const me = ctx.session.user;
+  const tableSlot = h('div', null, h('p', { class: 'loading' }, 'Loading…'));
+
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add user');
+  const form = h(
+    'form',
+    { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'add-user' },
+    h(
+      'div',
+      { class: 'field-grid' },
+      field({ name: 'email', label: 'Email', type: 'email', required: true, attrs: { autocomplete: 'off' } }),
+      field({ name: 'role', label: 'Role', options: [['receptionist', 'Receptionist'], ['admin', 'Admin']], value: 'receptionist' }),
+      field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    ),
+    h('div', { class: 'form-actions' }, submit),
+  );
+
+  const node = h(
+    'section',
+    { class: 'view view-staff' },
+    pageHeading('Staff'),
+    tableSlot,
+    h('section', { class: 'panel', 'aria-labelledby': 'add-user' }, h('h2', { id: 'add-user' }, 'Add a user'), form),
+  );
+
+  async function loadUsers() {
+    try {
+      const data = await api.get('/users', { signal: ctx.signal });
+      renderTable(data.users ?? []);
+    } catch (err) {
+      showError(err, 'Could not load the staff list');
+    }
+  }
+
+  function renderTable(users) {
+    const sorted = [...users].sort((a, b) => Number(Boolean(a.deactivatedAt)) - Number(Boolean(b.deactivatedAt)) || a.email.localeCompare(b.email));
+    replaceChildren(
+      tableSlot,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'table table-users' },
+          h('caption', { class: 'visually-hidden' }, 'Staff users'),
+          h('thead', null, h('tr', null, ['Email', 'Role', 'Created', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('tbody', null, sorted.map(userRow)),
+        ),
+      ),
+    );
+  }
+
+  function userRow(u) {
+    const active = !u.deactivatedAt;
+    const self = u.id === me.id;
+    let action = null;
+    if (active && !self) {
+      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'deactivate' }, 'Deactivate');
+      action.addEventListener('click', () => deactivate(u, action));
+    } else if (self) {
+      action = h('span', { class: 'muted' }, 'you');
+    }
+    return h(
+      'tr',
+      { dataset: { userId: u.id, email: u.email, status: active ? 'active' : 'deactivated' } },
+      h('td', null, u.email),
+      h('td', null, h('span', { class: 'role-badge', dataset: { role: u.role } }, u.role)),
+      h('td', null, timeEl(u.createdAt)),
+      h('td', null, active ? h('span', { class: 'status-pill status-active' }, 'active') : [h('span', { class: 'status-pill status-revoked' }, 'deactivated'), ' ', h('span', { class: 'muted' }, timeEl(u.deactivatedAt))]),
+      h('td', null, action),
+    );
+  }
+
+  async function deactivate(u, button) {
+    clearAlert();
+    const ok = await confirmDialog({
+      title: `Deactivate ${u.email}?`,
+      message: 'The user is logged out at once and can no longer log in. Their past actions stay in the activity log.',
+      confirmLabel: 'Deactivate user',
+      danger: true,
+    });
+    if (!ok) return;
+    await busy(button, async () => {
+      try {
+        await api.post(`/users/${enc(u.id)}/deactivate`, {});
+        announce(`${u.email} deactivated.`);
+        await loadUsers();
+        node.querySelector('h1')?.focus();
+      } catch (err) {
+        showError(err, 'Could not deactivate the user');
+      }
+    });
+  }
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearFieldErrors(form);
+    clearAlert();
+    const email = form.elements.namedItem('email').value.trim();
+    const role = form.elements.namedItem('role').value;
+    const password = form.elements.namedItem('password').value;
+    const missing = [];
+    if (!email) missing.push(setRequired('email', 'Email'));
+    if (!password) missing.push(setRequired('password', 'Password'));
+    if (missing.length > 0) {
+      missing[0].focus();
+      return;
+    }
+    await busy(submit, async () => {
+      try {
+        const { user } = await api.post('/users', { email, role, password });
+        form.reset();
+        announce(`${user?.email ?? email} added as ${user?.role ?? role}.`);
+        await loadUsers();
+      } catch (err) {
+        showFormErrors(form, err, { prefix: 'Could not add the user' });
+      }
+    });
+  });
+
+  function setRequired(name, label) {
+    const control = form.elements.namedItem(name);
+    setFieldError(control, `${label} is required.`);
+    return control;
+  }
+
+  loadUsers();
+  return { node };
+}

@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import pino from 'pino';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createStaffUser } from '../../src/operations.js';
+import { startServer } from '../../src/server.js';
+import { launchBrowser } from '../support/browser.js';
+import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+
+// issue 4, Tests: the dashboard in a real browser (Debian's chromium through
+// playwright-core), against the real server over HTTPS, on both engines.
+
+const PASSWORD = 'front-desk-password-1';
+
+function guest(pmsGuestId: string, roomNumber: string, lastName: string) {
+  return { pmsGuestId, lastName, firstName: 'Ada', roomNumber, checkInDate: '2026-11-23', checkOutDate: '2026-11-26' };
+}
+
+async function newPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  // The certificate is the self-signed one the server generated on first start.
+  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  // A CSP violation is reported on the console; none may happen.
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) errors.push(msg.text());
+  });
+  return { context, page, errors };
+}
+
+async function logIn(page: Page, baseUrl: string, email: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/#/login`);
+  await page.locator('input[name=email]').fill(email);
+  await page.locator('input[name=password]').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect.poll(() => page.url()).toMatch(/#\/board$/);
+}
+
+describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
+  let browser: Browser;
+  let t: TestServer;
+  const admin = `admin-${engine}@hotel.example`;
+  const receptionist = `desk-${engine}@hotel.example`;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    t = await startTestServer(engine);
+    await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
+    await createStaffUser(t.server.database.db, t.slug, receptionist, 'receptionist', PASSWORD);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('issue 4: the first-run setup link creates the first hotel and its admin in the browser, who lands on the board; afterwards the link is dead', async () => {
+    const storage = await createTestStorage(engine);
+    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' });
+    const server = await startServer(config, pino({ level: 'silent' }));
+    const { context, page, errors } = await newPage(browser);
+    try {
+      expect(server.setupUrl).toMatch(/^https:\/\/localhost:\d+\/dashboard\/#\/setup\/.+/);
+      const setupUrl = server.setupUrl ?? '';
+      await page.goto(setupUrl);
+      await page.locator('input[name=hotelSlug]').fill('seaside-inn');
+      await page.locator('input[name=hotelName]').fill('Seaside Inn');
+      await page.locator('input[name=email]').fill('owner@seaside.example');
+      await page.locator('input[name=password]').fill(PASSWORD);
+      await page.locator('input[name=passwordConfirm]').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Create hotel' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      await expect.poll(() => page.locator('header').innerText()).toContain('Seaside Inn');
+      const users = await server.database.db.selectFrom('staff_users').select(['email', 'role']).execute();
+      expect(users).toEqual([{ email: 'owner@seaside.example', role: 'admin' }]);
+
+      // The same link, opened again (a fresh browser without the session), is refused.
+      const second = await newPage(browser);
+      await second.page.goto(setupUrl);
+      await expect.poll(() => second.page.locator('main').innerText()).toMatch(/not valid/i);
+      expect(await second.page.locator('input[name=hotelSlug]').count()).toBe(0);
+      await second.context.close();
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+      await server.close();
+      fs.rmSync(storage.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('issue 4: login with e-mail and password; a wrong password shows an error and stays on the login page; logout returns to it', async () => {
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await page.goto(`${t.baseUrl}/dashboard/`);
+      await expect.poll(() => page.url()).toMatch(/#\/login$/);
+      await page.locator('input[name=email]').fill(admin);
+      await page.locator('input[name=password]').fill('not-the-password');
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await expect.poll(() => page.locator('#alert').innerText()).toMatch(/wrong|not correct/i);
+      expect(page.url()).toMatch(/#\/login$/);
+
+      await logIn(page, t.baseUrl, admin);
+      const cookies = await context.cookies();
+      const session = cookies.find((c) => c.name === 'innsync_session');
+      expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/login$/);
+      const after = await t.api('GET', '/dashboard/api/session', { key: null, headers: { cookie: `innsync_session=${session?.value ?? ''}` } });
+      expect(after.status).toBe(401);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: a live-key check-in through the API appears on an open room board without reload; a test-key one never does', async () => {
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await expect.poll(() => page.locator('#live-indicator').getAttribute('data-live')).toBe('connected');
+      let navigations = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) navigations++;
+      });
+
+      // The test-key check-in is sent first: when the live one's tile is there, the
+      // test one's event would have been delivered before it, had there been one.
+      const sandbox = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-TEST-1', '701', 'Sandbox'), { key: t.keys.test });
+      expect(sandbox.status).toBe(200);
+      const live = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIVE-1', '702', 'Lovelace'), {});
+      expect(live.status).toBe(200);
+
+      const tile = page.locator('[data-room="702"]');
+      await tile.waitFor({ timeout: 5_000 });
+      expect(await tile.innerText()).toContain('Lovelace');
+      expect(await tile.getAttribute('data-guest-id')).toBe(live.body.guestId);
+      expect(await page.locator('[data-room="701"]').count()).toBe(0);
+      expect(navigations).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: a receptionist adds a walk-in guest; a taken room shows the conflict next to the room field, naming who holds it', async () => {
+    const held = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-HOLD-1', '801', 'Holder'), {});
+    expect(held.status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+      await page.locator('input[name=lastName]').fill('Walker');
+      await page.locator('input[name=firstName]').fill('Jo');
+      await page.locator('input[name=roomNumber]').fill('801');
+      await page.locator('input[name=checkInDate]').fill('2026-11-23');
+      await page.locator('input[name=checkOutDate]').fill('2026-11-24');
+      await page.getByRole('button', { name: 'Add guest' }).click();
+
+      const roomError = page.locator('[data-field="roomNumber"] .field-error');
+      await expect.poll(() => roomError.innerText()).toContain('Holder');
+      expect(await roomError.innerText()).toContain('801');
+      expect(await page.locator('input[name=roomNumber]').getAttribute('aria-invalid')).toBe('true');
+
+      await page.locator('input[name=roomNumber]').fill('802');
+      await page.getByRole('button', { name: 'Add guest' }).click();
+      await page.goto(`${t.baseUrl}/dashboard/#/board`);
+      const tile = page.locator('[data-room="802"]');
+      await tile.waitFor({ timeout: 5_000 });
+      expect(await tile.getAttribute('data-source')).toBe('receptionist');
+      expect(await tile.innerText()).toContain('Walker');
+      const stored = await t.server.database.db.selectFrom('guests').select(['source', 'pms_guest_id', 'status']).where('room_number', '=', '802').execute();
+      expect(stored).toEqual([{ source: 'receptionist', pms_guest_id: null, status: 'active' }]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: the activity log shows a pms entry (key id, live) and a staff entry (the user) side by side', async () => {
+    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-ACT-1', '901', 'Activity'), {});
+    expect(pms.status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+      await page.locator('input[name=lastName]').fill('Staffer');
+      await page.locator('input[name=roomNumber]').fill('902');
+      await page.locator('input[name=checkInDate]').fill('2026-11-23');
+      await page.locator('input[name=checkOutDate]').fill('2026-11-24');
+      await page.getByRole('button', { name: 'Add guest' }).click();
+      await expect.poll(() => page.url()).not.toMatch(/walk-in/);
+
+      await page.goto(`${t.baseUrl}/dashboard/#/activity`);
+      const pmsEntry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Activity' }).first();
+      const staffEntry = page.locator('li.activity-entry[data-actor-type="staff"]', { hasText: 'Staffer' }).first();
+      await pmsEntry.waitFor({ timeout: 5_000 });
+      await staffEntry.waitFor({ timeout: 5_000 });
+      expect(await pmsEntry.innerText()).toContain(t.keys.keyId);
+      expect(await pmsEntry.innerText()).toMatch(/live/i);
+      expect(await staffEntry.innerText()).toContain(receptionist);
+      expect(await staffEntry.getAttribute('data-action')).toBe('guest.checked_in');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: issuing a key pair shows both keys once; revoking the pair makes the API answer 401', async () => {
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, admin);
+      await page.goto(`${t.baseUrl}/dashboard/#/keys`);
+      await page.getByRole('button', { name: 'Issue key pair' }).click();
+      const liveKey = (await page.locator('code[data-key="live"]').innerText()).trim();
+      const testKey = (await page.locator('code[data-key="test"]').innerText()).trim();
+      expect(liveKey).toMatch(/^pms_live_/);
+      expect(testKey).toMatch(/^pms_test_/);
+      const listed = await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: liveKey });
+      expect(listed.status).toBe(200);
+
+      // Shown once: after leaving the page and coming back, no plain key is on it.
+      await page.goto(`${t.baseUrl}/dashboard/#/board`);
+      await page.goto(`${t.baseUrl}/dashboard/#/keys`);
+      await page.locator('tr[data-key-id]').first().waitFor();
+      expect(await page.locator('code[data-key]').count()).toBe(0);
+      expect(await page.content()).not.toContain(liveKey);
+
+      const keyId = await t.server.database.db.selectFrom('api_keys').select('pair_id').where('key_hash', '=', sha256(liveKey)).executeTakeFirstOrThrow();
+      const row = page.locator(`tr[data-key-id="${keyId.pair_id}"]`);
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByRole('button', { name: 'Revoke key pair' }).click();
+      await expect.poll(() => row.getAttribute('data-status')).toBe('revoked');
+      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: liveKey })).status).toBe(401);
+      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: testKey })).status).toBe(401);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: the request-log explorer shows a 422 check-in with its payload and response', async () => {
+    const bad = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, {
+      idempotencyKey: uniqueKey(),
+      body: { pmsGuestId: 'P-BAD-1', lastName: 'Broken', roomNumber: '990', checkInDate: '2026-02-30', checkOutDate: '2026-03-02' },
+    });
+    expect(bad.status).toBe(422);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, admin);
+      await page.goto(`${t.baseUrl}/dashboard/#/requests`);
+      await page.locator('select[name=status]').selectOption('4xx');
+      const row = page.locator(`tr[data-request-id="${bad.body.requestId}"]`);
+      // The request log is written in batches (every 200 ms): refresh until the row is there.
+      await expect
+        .poll(async () => {
+          if ((await row.count()) === 0) await page.getByRole('button', { name: 'Refresh' }).click();
+          return row.count();
+        })
+        .toBe(1);
+      expect(await row.getAttribute('data-status')).toBe('422');
+      expect(await row.getAttribute('class')).toContain('status-4xx');
+      await row.locator('[data-action="open-request"]').click();
+      const payload = page.locator('[data-field="requestBody"]');
+      await payload.waitFor();
+      expect(await payload.innerText()).toContain('2026-02-30');
+      expect(await page.locator('[data-field="responseBody"]').innerText()).toContain('INVALID_DATE_FORMAT');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
