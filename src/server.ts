@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrations.js';
 import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-events.js';
+import { PostgresRosterEventBus } from './events/postgres-roster-events.js';
 import { loadTls } from './http/tls.js';
 import { scheduleRetention } from './jobs/retention.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './pms/rate-limit.js';
@@ -59,7 +60,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tls = await orUndo(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
   if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
 
-  const bus = new InProcessRosterEventBus();
+  // With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY.
+  let bus: RosterEventBus;
+  if (database.engine === 'postgres' && config.databaseUrl) {
+    const pgBus = new PostgresRosterEventBus(database.db, config.databaseUrl, logger);
+    await orUndo(pgBus.start());
+    undo.push(() => pgBus.close());
+    bus = pgBus;
+  } else bus = new InProcessRosterEventBus();
   // decisions.md: with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   const requestLog = new RequestLogWriter(database.db, logger);
@@ -104,6 +112,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         : Promise.resolve();
       await Promise.all([app.close(), httpClosed]);
       await requestLog.close();
+      await bus.close();
       rateLimits.close();
       await database.close();
     })();

@@ -13,11 +13,12 @@ export interface RosterChange {
   at: string;
 }
 
-/** The roster-change bus: in-process now; a PostgreSQL LISTEN/NOTIFY one can implement the same. */
+/** The roster-change bus: in-process (one instance, SQLite), or across instances (postgres-roster-events.ts). */
 export interface RosterEventBus {
   publish(change: RosterChange): void;
   /** Calls `listener` for each change of `hotelId`; returns the unsubscribe function. */
   subscribe(hotelId: string, listener: (change: RosterChange) => void): () => void;
+  close(): Promise<void>;
 }
 
 export class InProcessRosterEventBus implements RosterEventBus {
@@ -34,5 +35,10 @@ export class InProcessRosterEventBus implements RosterEventBus {
   subscribe(hotelId: string, listener: (change: RosterChange) => void): () => void {
     this.emitter.on(hotelId, listener);
     return () => this.emitter.off(hotelId, listener);
+  }
+
+  close(): Promise<void> {
+    this.emitter.removeAllListeners();
+    return Promise.resolve();
   }
 }

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import pino from 'pino';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { toPayloads } from '../../src/events/postgres-roster-events.js';
+import type { RosterChange } from '../../src/events/roster-events.js';
+import { createHotel, createStaffUser, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { createTestStorage, testEngines } from '../support/harness.js';
+
+// conventions.md 7 / issue 4: the dashboard's live events are fed by the roster-change
+// bus; with PostgreSQL several instances share one database, so a change made through one
+// instance must reach dashboards connected to another.
+
+describe('roster notifications fit PostgreSQL NOTIFY payloads', () => {
+  it('a 2,000-guest sync batch is split into payloads under 8,000 bytes that together hold every change once, in order', () => {
+    const change: RosterChange = {
+      hotelId: 'hotel_1',
+      at: '2026-11-23T10:00:00.000Z',
+      changes: Array.from({ length: 2000 }, (_, i) => ({ action: 'guest.checked_in' as const, guestId: `guest_${i}`, pmsGuestId: `P-${i}`, roomNumber: String(1000 + i) })),
+    };
+    const payloads = toPayloads(change);
+    expect(payloads.length).toBeGreaterThan(1);
+    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
+    const parts = payloads.map((p) => JSON.parse(p) as RosterChange);
+    expect(parts.flatMap((p) => p.changes)).toEqual(change.changes);
+    for (const p of parts) expect({ hotelId: p.hotelId, at: p.at }).toEqual({ hotelId: change.hotelId, at: change.at });
+  });
+});
+
+interface Stream {
+  events: Array<{ event: string; data: unknown }>;
+  close(): void;
+}
+
+/** Reads the dashboard's event stream of `baseUrl` with a session cookie. */
+function openStream(baseUrl: string, cert: string, cookie: string): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const events: Stream['events'] = [];
+    const req = https.get(`${baseUrl}/dashboard/api/events`, { ca: cert, servername: 'localhost', headers: { cookie } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`events answered ${res.statusCode}`));
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data) as unknown });
+        }
+      });
+      resolve({ events, close: () => req.destroy() });
+    });
+    req.on('error', (err) => {
+      if (!('code' in err) || err.code !== 'ECONNRESET') reject(err);
+    });
+  });
+}
+
+const postgres = testEngines().includes('postgres');
+
+describe.runIf(postgres)('two instances on one PostgreSQL database', () => {
+  let a: RunningServer;
+  let b: RunningServer;
+  let keys: IssuedKeyPair;
+  let certA: string;
+  let certB: string;
+  const dirs: string[] = [];
+  const slug = 'twin-hotel';
+
+  beforeAll(async () => {
+    const storage = await createTestStorage('postgres');
+    const start = async (): Promise<RunningServer> => {
+      const dataDir = fs.mkdtempSync(`${storage.dataDir}-`);
+      dirs.push(dataDir);
+      return startServer(
+        loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' }),
+        pino({ level: 'silent' }),
+      );
+    };
+    a = await start();
+    b = await start();
+    dirs.push(storage.dataDir);
+    certA = fs.readFileSync(path.join(dirs[0] ?? '', 'tls', 'cert.pem'), 'utf8');
+    certB = fs.readFileSync(path.join(dirs[1] ?? '', 'tls', 'cert.pem'), 'utf8');
+    await createHotel(a.database.db, slug, 'Twin Hotel');
+    keys = await issueKeyPair(a.database.db, slug);
+    await createStaffUser(a.database.db, slug, 'desk@twin.example', 'receptionist', 'front-desk-password-1');
+  });
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  async function login(server: RunningServer, cert: string): Promise<string> {
+    const agent = new Agent({ connect: { ca: cert, servername: 'localhost' } });
+    try {
+      const res = await request(`https://127.0.0.1:${server.httpsPort}/dashboard/api/login`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'desk@twin.example', password: 'front-desk-password-1' }),
+      });
+      await res.body.text();
+      expect(res.statusCode).toBe(200);
+      const setCookie = String(res.headers['set-cookie']);
+      return setCookie.split(';')[0] ?? '';
+    } finally {
+      await agent.close();
+    }
+  }
+
+  it('a live check-in through instance A reaches dashboards on A and on B, once each; a test-key one reaches neither', async () => {
+    const onA = await openStream(`https://127.0.0.1:${a.httpsPort}`, certA, await login(a, certA));
+    const onB = await openStream(`https://127.0.0.1:${b.httpsPort}`, certB, await login(b, certB));
+    try {
+      await expect.poll(() => onA.events.length + onB.events.length).toBe(2); // both `ready`
+      const agent = new Agent({ connect: { ca: certA, servername: 'localhost' } });
+      const checkIn = async (key: string, room: string) => {
+        const res = await request(`https://127.0.0.1:${a.httpsPort}/api/pms/v1/${slug}/guests/checkin`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `twin-${room}` },
+          body: JSON.stringify({ pmsGuestId: `P-${room}`, lastName: 'Twin', roomNumber: room, checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }),
+        });
+        await res.body.text();
+        return res.statusCode;
+      };
+      expect(await checkIn(keys.test, '11')).toBe(200);
+      expect(await checkIn(keys.live, '12')).toBe(200);
+      await agent.close();
+      const rosterOf = (s: Stream) => s.events.filter((e) => e.event === 'roster').map((e) => (e.data as RosterChange).changes.map((c) => `${c.action} ${c.roomNumber}`));
+      await expect.poll(() => rosterOf(onB)).toEqual([['guest.checked_in 12']]);
+      await expect.poll(() => rosterOf(onA)).toEqual([['guest.checked_in 12']]);
+    } finally {
+      onA.close();
+      onB.close();
+    }
+  });
+});
