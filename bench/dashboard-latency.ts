@@ -20,11 +20,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { chromium } from 'playwright-core';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
+import { launchChromium } from '../scripts/chromium.js';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -75,7 +75,6 @@ const RECORDER = `(() => {
 async function main(): Promise<void> {
   const total = intEnv('BENCH_CHECKINS', 200);
   const rate = intEnv('BENCH_RATE', 20);
-  const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-dash-'));
   const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'silent' });
   const server = await startServer(config, pino({ level: 'silent' }));
@@ -92,11 +91,7 @@ async function main(): Promise<void> {
   const cert = fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8');
   const agent = new Agent({ connect: { ca: cert, servername: 'localhost' }, connections: 16 });
 
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser = await launchChromium();
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();

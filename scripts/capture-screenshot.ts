@@ -10,12 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { chromium } from 'playwright-core';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { createReceptionistGuest } from '../src/roster/receptionist-service.js';
 import { startServer } from '../src/server.js';
+import { launchChromium } from './chromium.js';
 
 const PMS_GUESTS: Array<[string, string, string, string, string]> = [
   ['101', 'Lovelace', 'Ada', '2026-11-21', '2026-11-25'],
@@ -71,11 +71,7 @@ async function main(): Promise<void> {
     });
   }
 
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await (await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 760 } })).newPage();
     await page.goto(`${base}/dashboard/#/login`);

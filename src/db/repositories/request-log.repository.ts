@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
 
@@ -80,7 +80,13 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
     q = q.where((eb) => eb.or([eb('created_at', '<', b.at), eb.and([eb('created_at', '=', b.at), eb('id', '<', b.id)])]));
   }
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
-  return rows.map((r) => ({
+  return rows.map(toSummary);
+}
+
+type SummaryColumns = Pick<Selectable<RequestLogTable>, 'id' | 'created_at' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'>;
+
+function toSummary(r: SummaryColumns): RequestLogSummary {
+  return {
     id: r.id,
     at: r.created_at,
     method: r.method,
@@ -90,7 +96,7 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
     durationMs: Math.round(Number(r.duration_ms) * 10) / 10,
     idempotencyKey: r.idempotency_key,
     keyId: r.api_key_id,
-  }));
+  };
 }
 
 export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: string }, id: string): Promise<RequestLogDetail | null> {
@@ -102,15 +108,7 @@ export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: s
     .executeTakeFirst();
   if (!r) return null;
   return {
-    id: r.id,
-    at: r.created_at,
-    method: r.method,
-    path: r.path,
-    statusCode: Number(r.status_code),
-    mode: r.key_mode,
-    durationMs: Math.round(Number(r.duration_ms) * 10) / 10,
-    idempotencyKey: r.idempotency_key,
-    keyId: r.api_key_id,
+    ...toSummary(r),
     requestBody: r.request_body,
     responseBody: r.response_body,
     clientIp: r.client_ip,

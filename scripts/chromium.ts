@@ -1,0 +1,26 @@
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Headless chromium for the browser tests, the latency benchmark and the screenshot: no
+ * sandbox (CI runs as root), and none of the background connections it would otherwise
+ * make to Google's hosts in a closed network.
+ */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+}
