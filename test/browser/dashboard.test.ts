@@ -179,6 +179,100 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
+  it('issue 4: staff check out a PMS guest only after a confirmation saying the PMS will send it again on its next sync', async () => {
+    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-OUT-1', '851', 'Departing'), {});
+    expect(pms.status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await page.locator('[data-room="851"]').click();
+      await expect.poll(() => page.url()).toContain(`#/guest/${String(pms.body.guestId)}`);
+      await page.locator('button[data-action="checkout"]').click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.waitFor();
+      expect(await dialog.innerText()).toMatch(/send this guest again on its next sync/);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      const listed = async () => ((await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=P-OUT-1`)).body.guests as unknown[]).length;
+      expect(await listed()).toBe(1);
+
+      await page.locator('button[data-action="checkout"]').click();
+      await page.getByRole('button', { name: 'Confirm check-out' }).click();
+      await expect.poll(listed).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4 Craft: works with the keyboard alone: log in, reach a room tile with Tab, open it with Enter, open and close the check-out dialog with Escape', async () => {
+    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-KEY-1', '861', 'Keyboard'), {});
+    expect(pms.status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await page.goto(`${t.baseUrl}/dashboard/#/login`);
+      await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.name')).toBe('email');
+      await page.keyboard.type(receptionist);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      await page.locator('[data-room="861"]').waitFor();
+
+      let onTile = false;
+      for (let i = 0; i < 60 && !onTile; i++) {
+        await page.keyboard.press('Tab');
+        onTile = (await page.evaluate('document.activeElement && document.activeElement.dataset && document.activeElement.dataset.room')) === '861';
+      }
+      expect(onTile).toBe(true);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.url()).toContain(`#/guest/${String(pms.body.guestId)}`);
+
+      let onCheckout = false;
+      for (let i = 0; i < 60 && !onCheckout; i++) {
+        await page.keyboard.press('Tab');
+        onCheckout = (await page.evaluate('document.activeElement && document.activeElement.dataset && document.activeElement.dataset.action')) === 'checkout';
+      }
+      expect(onCheckout).toBe(true);
+      await page.keyboard.press('Enter');
+      await page.locator('dialog[open]').waitFor();
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.locator('dialog[open]').count()).toBe(0);
+      const listed = await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=P-KEY-1`);
+      expect(listed.body.guests).toHaveLength(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4 Craft: readable at 1280 px and on a tablet (820 px): no page scrolls sideways, tiles keep their size', async () => {
+    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-WIDE-1', '871', 'Wide'), {})).status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, admin);
+      for (const viewport of [
+        { width: 1280, height: 900 },
+        { width: 820, height: 1180 },
+      ]) {
+        await page.setViewportSize(viewport);
+        for (const route of ['board', 'list', 'activity', 'keys', 'requests', 'staff', 'walk-in']) {
+          await page.goto(`${t.baseUrl}/dashboard/#/${route}`);
+          await page.locator('main h1').waitFor();
+          const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+          expect(overflow, `${route} at ${viewport.width} px`).toBeLessThanOrEqual(0);
+        }
+        await page.goto(`${t.baseUrl}/dashboard/#/board`);
+        const tile = page.locator('[data-room="871"]');
+        await tile.waitFor();
+        const box = await tile.boundingBox();
+        expect(box?.width ?? 0).toBeGreaterThanOrEqual(140);
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('issue 4: the activity log shows a pms entry (key id, live) and a staff entry (the user) side by side', async () => {
     const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-ACT-1', '901', 'Activity'), {});
     expect(pms.status).toBe(200);

@@ -242,18 +242,26 @@ export function guestView(ctx) {
     const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'checkout' }, 'Check out');
     button.addEventListener('click', async () => {
       clearAlert();
-      if (isPms) {
-        const ok = await confirmDialog({
-          title: 'Check out a PMS guest?',
-          message: [
-            h('p', null, `${guestName(guest)} (room ${guest.roomNumber}, PMS guest ${guest.pmsGuestId}) is managed by the PMS.`),
-            h('p', null, 'The PMS will send this guest again on its next sync unless the guest is checked out there too.'),
-          ],
-          confirmLabel: 'Confirm check-out',
-          danger: true,
-        });
-        if (!ok) return;
-      }
+      // A check-out frees the room at once and cannot be undone here: always confirm.
+      const ok = await confirmDialog(
+        isPms
+          ? {
+              title: 'Check out a PMS guest?',
+              message: [
+                h('p', null, `${guestName(guest)} (room ${guest.roomNumber}, PMS guest ${guest.pmsGuestId}) is managed by the PMS.`),
+                h('p', null, 'The PMS will send this guest again on its next sync unless the guest is checked out there too.'),
+              ],
+              confirmLabel: 'Confirm check-out',
+              danger: true,
+            }
+          : {
+              title: 'Check out this guest?',
+              message: [h('p', null, `${guestName(guest)} leaves room ${guest.roomNumber}; the room is free at once.`)],
+              confirmLabel: 'Confirm check-out',
+              danger: true,
+            },
+      );
+      if (!ok) return;
       await busy(button, async () => {
         try {
           await api.post(`/guests/${enc(id)}/checkout`, isPms ? { confirmPmsGuest: true } : {});
