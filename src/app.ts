@@ -15,6 +15,7 @@ import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
+import { liveSessionIds } from './dashboard/session.js';
 import { SetupLink } from './dashboard/setup-link.js';
 
 export interface AppDeps {
@@ -283,7 +284,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerPmsRoutes(app, { db: deps.db, bus: deps.bus });
   registerDocsRoutes(app);
-  const streams = new LiveStreams(deps.bus);
+  const streams = new LiveStreams(
+    deps.bus,
+    (ids) => liveSessionIds(deps.db, ids),
+    (err) => deps.logger.error({ err }, 'live event delivery failed'),
+  );
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());
   registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams });

@@ -1,20 +1,46 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RosterEventBus } from '../events/roster-events.js';
+import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 
 const HEARTBEAT_MS = 15_000;
+
+interface Stream {
+  reply: FastifyReply;
+  sessionId: string;
+  userId: string;
+  write(event: string, data: unknown): void;
+}
+
+interface HotelStreams {
+  streams: Set<Stream>;
+  unsubscribe: () => void;
+  /** Changes are handed out one after another, in the order the bus delivered them. */
+  queue: Promise<void>;
+}
+
+/** Which of these session ids still belong to a live session (not ended, expired or deactivated). */
+export type SessionCheck = (sessionIds: string[]) => Promise<Set<string>>;
 
 /**
  * The dashboard's live stream (docs/dashboard.md: Live events): server-sent events of the
  * hotel's committed roster changes, from the roster-change bus. The client re-reads the
  * roster on every `ready`, so a reconnect never loses a change.
+ *
+ * A stream belongs to the session that opened it: before each change is handed out, the
+ * hotel's open streams are checked against the sessions table in one query, and the
+ * streams of sessions that ended (logout, deactivation, expiry, on any instance) are
+ * closed instead of served. Logout and deactivation also close them at once.
  */
 export class LiveStreams {
-  private readonly open = new Set<FastifyReply>();
+  private readonly hotels = new Map<string, HotelStreams>();
 
-  constructor(private readonly bus: RosterEventBus) {}
+  constructor(
+    private readonly bus: RosterEventBus,
+    private readonly liveSessions: SessionCheck,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
-  /** Takes over the reply's socket until the client goes away or the server closes. */
-  serve(req: FastifyRequest, reply: FastifyReply, hotelId: string, headers: Record<string, string>): void {
+  /** Takes over the reply's socket until the client goes away, its session ends or the server closes. */
+  serve(req: FastifyRequest, reply: FastifyReply, owner: { hotelId: string; sessionId: string; userId: string }, headers: Record<string, string>): void {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -24,27 +50,70 @@ export class LiveStreams {
       'x-accel-buffering': 'no',
       connection: 'keep-alive',
     });
-    const write = (event: string, data: unknown): void => {
-      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const stream: Stream = {
+      reply,
+      sessionId: owner.sessionId,
+      userId: owner.userId,
+      write: (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
     };
     // A reconnecting EventSource waits this long; the default (about 3 s) is slow for a front desk.
     res.write('retry: 1000\n\n');
-    write('ready', { at: new Date().toISOString() });
-    const unsubscribe = this.bus.subscribe(hotelId, (change) => write('roster', { at: change.at, changes: change.changes }));
+    stream.write('ready', { at: new Date().toISOString() });
+    const hotel = this.hotel(owner.hotelId);
+    hotel.streams.add(stream);
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
-    this.open.add(reply);
+    let cleaned = false;
     const cleanup = (): void => {
+      if (cleaned) return;
+      cleaned = true;
       clearInterval(heartbeat);
-      unsubscribe();
-      this.open.delete(reply);
+      hotel.streams.delete(stream);
+      if (hotel.streams.size === 0 && this.hotels.get(owner.hotelId) === hotel) {
+        hotel.unsubscribe();
+        this.hotels.delete(owner.hotelId);
+      }
     };
     req.raw.on('close', cleanup);
     res.on('close', cleanup);
   }
 
+  private hotel(hotelId: string): HotelStreams {
+    const existing = this.hotels.get(hotelId);
+    if (existing) return existing;
+    const hotel: HotelStreams = { streams: new Set(), unsubscribe: () => undefined, queue: Promise.resolve() };
+    hotel.unsubscribe = this.bus.subscribe(hotelId, (change) => {
+      hotel.queue = hotel.queue.then(() => this.deliver(hotel, change)).catch(this.onError);
+    });
+    this.hotels.set(hotelId, hotel);
+    return hotel;
+  }
+
+  private async deliver(hotel: HotelStreams, change: RosterChange): Promise<void> {
+    const streams = [...hotel.streams];
+    if (streams.length === 0) return;
+    const live = await this.liveSessions([...new Set(streams.map((s) => s.sessionId))]);
+    for (const s of streams) {
+      if (live.has(s.sessionId)) s.write('roster', { at: change.at, changes: change.changes });
+      else s.reply.raw.end();
+    }
+  }
+
+  /** Logout: the session's streams end now. */
+  endSession(sessionId: string): void {
+    this.endWhere((s) => s.sessionId === sessionId);
+  }
+
+  /** Deactivation: every stream of the user ends now. */
+  endUser(userId: string): void {
+    this.endWhere((s) => s.userId === userId);
+  }
+
+  private endWhere(match: (s: Stream) => boolean): void {
+    for (const hotel of this.hotels.values()) for (const s of hotel.streams) if (match(s)) s.reply.raw.end();
+  }
+
   /** Ends every stream (server shutdown): browsers reconnect to another instance or later. */
   closeAll(): void {
-    for (const reply of this.open) reply.raw.end();
-    this.open.clear();
+    this.endWhere(() => true);
   }
 }

@@ -8,7 +8,7 @@ import { insertHotel } from '../db/repositories/hotel.repository.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../db/repositories/request-log.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
 import { newId } from '../domain/ids.js';
-import { ApiError } from '../errors.js';
+import { ApiError, fieldError } from '../errors.js';
 import type { RosterEventBus } from '../events/roster-events.js';
 import type { Refinement } from '../http/validation.js';
 import { refineGuestFields } from '../domain/guest.js';
@@ -58,6 +58,8 @@ export function dashboardRefinements(): Map<string, Refinement> {
   return new Map<string, Refinement>([
     [`POST ${API}/guests body`, (b) => refineGuestFields(b)],
     [`PATCH ${API}/guests/:id body`, (b) => refineGuestFields(b)],
+    // As `innsync hotel create`: a name of blanks only is no name.
+    [`POST ${API}/setup body`, (b) => (typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [])],
   ]);
 }
 
@@ -130,7 +132,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   const rosterDeps = { db, bus: deps.bus };
 
   app.addHook('onSend', async (req, reply, payload) => {
-    if (req.routeOptions.config.dashboard) void reply.headers(SECURITY_HEADERS);
+    if (req.routeOptions.config.dashboard || req.url.startsWith('/dashboard/')) void reply.headers(SECURITY_HEADERS);
     return payload;
   });
 
@@ -221,7 +223,9 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   });
 
   app.post(`${API}/logout`, { ...staffOnly, schema: hidden }, async (req, reply) => {
-    await endSession(db, session(req));
+    const s = session(req);
+    await endSession(db, s);
+    deps.streams.endSession(s.id);
     clearSessionCookie(reply);
     return { loggedOut: true };
   });
@@ -305,7 +309,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const headers: Record<string, string> = { ...SECURITY_HEADERS };
     const hsts = reply.getHeader('strict-transport-security');
     if (typeof hsts === 'string') headers['strict-transport-security'] = hsts;
-    deps.streams.serve(req, reply, session(req).hotel.id, headers);
+    const s = session(req);
+    deps.streams.serve(req, reply, { hotelId: s.hotel.id, sessionId: s.id, userId: s.user.id }, headers);
   });
 
   // ------------------------------------------------------------------ integration console (admins)
@@ -391,6 +396,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       await staff.deactivateUser(trx, u.id, now);
       return { ...u, deactivatedAt: u.deactivatedAt ?? now };
     });
+    deps.streams.endUser(user.id);
     return { user: userView(user) };
   });
 }

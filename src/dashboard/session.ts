@@ -43,6 +43,17 @@ function cookieToken(req: FastifyRequest): string | null {
   return null;
 }
 
+function expired(s: { createdAt: string; lastSeenAt: string }, now: number): boolean {
+  return now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
+}
+
+/** Which of these sessions are still live: not ended, not expired, user not deactivated. */
+export async function liveSessionIds(db: Db, ids: string[]): Promise<Set<string>> {
+  const now = Date.now();
+  const rows = await staff.findActiveSessionTimes(db, ids);
+  return new Set(rows.filter((r) => !expired(r, now)).map((r) => r.id));
+}
+
 /** The request's live session, or null. An expired one is deleted on sight. */
 export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.StaffSession | null> {
   const token = cookieToken(req);
@@ -50,12 +61,11 @@ export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.St
   const session = await staff.findSession(db, sha256(token));
   if (!session) return null;
   const now = Date.now();
-  const idle = now - Date.parse(session.lastSeenAt);
-  if (idle > SESSION_IDLE_MS || now - Date.parse(session.createdAt) > SESSION_MAX_MS) {
+  if (expired(session, now)) {
     await staff.deleteSession(db, session.id);
     return null;
   }
-  if (idle > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
+  if (now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
   return session;
 }
 

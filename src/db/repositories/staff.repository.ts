@@ -110,6 +110,19 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
   };
 }
 
+/** Times of these sessions whose user is still active (for re-checking open event streams). */
+export async function findActiveSessionTimes(db: DbOrTrx, ids: string[]): Promise<Array<{ id: string; createdAt: string; lastSeenAt: string }>> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('staff_sessions')
+    .innerJoin('staff_users', 'staff_users.id', 'staff_sessions.user_id')
+    .select(['staff_sessions.id', 'staff_sessions.created_at', 'staff_sessions.last_seen_at'])
+    .where('staff_sessions.id', 'in', ids)
+    .where('staff_users.deactivated_at', 'is', null)
+    .execute();
+  return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at }));
+}
+
 export async function touchSession(db: DbOrTrx, id: string, now: string): Promise<void> {
   await db.updateTable('staff_sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
 }
