@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -76,13 +77,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   undo.push(() => app.close());
   await orUndo(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
+  const closeIdleHttps = trackConnections(app.server, 'secureConnection');
 
   let httpServer: http.Server | null = null;
+  let closeIdleHttp = (): void => undefined;
   if (config.httpPort !== null) {
     // The same app answers plain HTTP: its transport check refuses with 403 HTTPS_REQUIRED
     // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
     const server = http.createServer(app.routing);
     httpServer = server;
+    closeIdleHttp = trackConnections(server, 'connection');
     await orUndo(
       new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -110,7 +114,20 @@ export async function startServer(config: Config, logger: Logger = createLogger(
             httpServer.closeIdleConnections();
           })
         : Promise.resolve();
-      await Promise.all([app.close(), httpClosed]);
+      // Node closes the connections it sees idle when the listeners close, but not those
+      // that never sent a request (a browser's preconnected sockets) nor those that were in
+      // their TLS handshake then; left open they would hold the shutdown until the browser
+      // drops them. Until every connection is gone, idle ones are closed; a connection
+      // serving a request is never cut.
+      const sweep = setInterval(() => {
+        closeIdleHttps();
+        closeIdleHttp();
+      }, 250);
+      try {
+        await Promise.all([app.close(), httpClosed]);
+      } finally {
+        clearInterval(sweep);
+      }
       await requestLog.close();
       await bus.close();
       rateLimits.close();
@@ -119,6 +136,34 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     return closing;
   };
   return { app, database, bus, httpsPort, httpPort, setupUrl, close };
+}
+
+/**
+ * Follows a server's connections and the requests each is serving; the function returned
+ * destroys every connection that serves none.
+ */
+function trackConnections(server: net.Server, event: 'secureConnection' | 'connection'): () => void {
+  const sockets = new Set<net.Socket>();
+  const busy = new Map<net.Socket, number>();
+  server.on(event, (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const n = (busy.get(socket) ?? 1) - 1;
+      if (n > 0) busy.set(socket, n);
+      else busy.delete(socket);
+    });
+  });
+  return () => {
+    for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
+  };
 }
 
 /** SIGTERM/SIGINT: stop accepting, finish in-flight requests, flush logs, exit 0. */

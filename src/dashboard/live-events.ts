@@ -112,8 +112,13 @@ export class LiveStreams {
     for (const hotel of this.hotels.values()) for (const s of hotel.streams) if (match(s)) s.reply.raw.end();
   }
 
-  /** Ends every stream (server shutdown): browsers reconnect to another instance or later. */
+  /**
+   * Ends every stream (server shutdown): browsers reconnect to another instance or later.
+   * The sockets are destroyed, not only the responses ended: an ended stream's connection
+   * would stay open as an idle keep-alive one, after the server already closed its idle
+   * connections, and hold the shutdown.
+   */
   closeAll(): void {
-    this.endWhere(() => true);
+    for (const hotel of this.hotels.values()) for (const s of hotel.streams) s.reply.raw.destroy();
   }
 }

@@ -110,7 +110,8 @@ export function connectLive({ onEvent, onState, onClosed }) {
       Promise.resolve(onClosed ? onClosed() : true).then((retry) => {
         if (!retry || closed) return;
         retryTimer = setTimeout(open, retryDelay);
-        retryDelay = Math.min(retryDelay * 2, 30000);
+        // A front desk wants the board back soon after an outage: at most 5 s between tries.
+        retryDelay = Math.min(retryDelay * 2, 5000);
       });
     });
   }
