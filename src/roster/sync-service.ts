@@ -72,7 +72,9 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
     }
     throw err;
   }
-  deps.bus.publish({ hotelId, at: now, changes: eventsForSync(result) });
+  // A sync that changed nothing tells the dashboards nothing.
+  const changes = eventsForSync(result);
+  if (changes.length > 0) deps.bus.publish({ hotelId, at: now, changes });
   return result;
 }
 
