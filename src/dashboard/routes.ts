@@ -1,18 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import { uniqueViolation } from '../db/database.js';
 import { listActivity, type Actor } from '../db/repositories/activity.repository.js';
 import { listKeyPairs, revokeKeyPair } from '../db/repositories/api-key.repository.js';
 import { findGuestById, listRoomHistory, type Guest } from '../db/repositories/guest.repository.js';
-import { insertHotel } from '../db/repositories/hotel.repository.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../db/repositories/request-log.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
-import { newId } from '../domain/ids.js';
 import { ApiError, fieldError } from '../errors.js';
 import type { RosterEventBus } from '../events/roster-events.js';
 import type { Refinement } from '../http/validation.js';
 import { refineGuestFields } from '../domain/guest.js';
-import { hashPassword, issueKeyPair, verifyPassword } from '../operations.js';
+import { issueKeyPair } from '../operations.js';
+import { addStaffUser, authenticateStaff, deactivateStaffUser, setUpFirstHotel } from '../staff/staff-service.js';
 import { consume, LOGIN_FAILURE_LIMITS, type RateLimitStore } from '../pms/rate-limit.js';
 import { createReceptionistGuest, checkOutGuestByStaff, updateReceptionistGuest } from '../roster/receptionist-service.js';
 import { listGuests } from '../roster/roster-service.js';
@@ -163,28 +161,15 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   app.post<{ Body: SetupBody }>(`${API}/setup`, { ...open, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } }, async (req, reply) => {
     const body = req.body;
     if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
-    const email = body.email.trim().toLowerCase();
-    const passwordHash = await hashPassword(body.password);
-    let user: staff.StaffUser;
-    let hotel: { slug: string; name: string };
+    let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
     try {
-      ({ user, hotel } = await db.transaction().execute(async (trx) => {
-        // The link is for an empty installation only (a hotel made with the CLI meanwhile kills it).
-        if ((await staff.countHotels(trx)) > 0) throw new ApiError('SETUP_LINK_INVALID');
-        const now = new Date().toISOString();
-        const h = await insertHotel(trx, body.hotelSlug, body.hotelName.trim(), now);
-        const u = await staff.insertUser(trx, { id: newId('user'), hotelId: h.id, email, role: 'admin', passwordHash, now });
-        return { user: u, hotel: h };
-      }));
+      created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password });
     } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if (uniqueViolation(err) !== null) {
-        deps.setupLink.restore(body.token);
-        throw new ApiError(String((err as Error).message).includes('email') ? 'EMAIL_TAKEN' : 'SLUG_TAKEN');
-      }
-      deps.setupLink.restore(body.token);
+      // A taken slug or e-mail leaves the link usable for a corrected try; a hotel made meanwhile does not.
+      if (!(err instanceof ApiError) || err.code !== 'SETUP_LINK_INVALID') deps.setupLink.restore(body.token);
       throw err;
     }
+    const { user, hotel } = created;
     const { token, csrfToken } = await startSession(db, user);
     setSessionCookie(reply, token);
     req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
@@ -199,14 +184,11 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const blocked =
       (await deps.rateLimits.peek(`${byEmail.name}:${email}`, byEmail.windowMs, now)) >= byEmail.limit ||
       (await deps.rateLimits.peek(`${byIp.name}:${req.ip}`, byIp.windowMs, now)) >= byIp.limit;
-    const user = blocked ? null : await staff.findUserForLogin(db, email);
-    // A wrong e-mail costs the same scrypt as a wrong password: the answer time tells nothing.
-    const ok = blocked ? false : await verifyPassword(req.body.password, user?.passwordHash ?? DUMMY_HASH);
-    if (!blocked && user && ok && user.deactivatedAt === null) {
-      const hotel = await db.selectFrom('hotels').select(['slug', 'name']).where('id', '=', user.hotelId).executeTakeFirstOrThrow();
-      const { token, csrfToken } = await startSession(db, user);
+    const found = blocked ? null : await authenticateStaff(db, email, req.body.password);
+    if (found) {
+      const { token, csrfToken } = await startSession(db, found.user);
       setSessionCookie(reply, token);
-      return sessionView({ user, hotel }, csrfToken);
+      return sessionView(found, csrfToken);
     }
     const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
     const emailResult = await consume(deps.rateLimits, email, byEmail, now);
@@ -368,38 +350,14 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   app.get(`${API}/users`, { ...adminOnly, schema: hidden }, async (req) => ({ users: (await staff.listUsers(db, session(req).hotel.id)).map(userView) }));
 
   app.post<{ Body: UserBody }>(`${API}/users`, { ...adminOnly, schema: { ...hidden, body: UserBody } }, async (req, reply) => {
-    const s = session(req);
-    const passwordHash = await hashPassword(req.body.password);
-    try {
-      const user = await staff.insertUser(db, {
-        id: newId('user'),
-        hotelId: s.hotel.id,
-        email: req.body.email.trim().toLowerCase(),
-        role: req.body.role,
-        passwordHash,
-        now: new Date().toISOString(),
-      });
-      return reply.code(201).send({ user: userView(user) });
-    } catch (err) {
-      if (uniqueViolation(err) !== null) throw new ApiError('EMAIL_TAKEN', { extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'A user with this e-mail already exists.' }] } });
-      throw err;
-    }
+    const user = await addStaffUser(db, session(req).hotel.id, req.body);
+    return reply.code(201).send({ user: userView(user) });
   });
 
   app.post<{ Params: IdParams }>(`${API}/users/:id/deactivate`, { ...adminOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
     const s = session(req);
-    if (req.params.id === s.user.id) throw new ApiError('CANNOT_DEACTIVATE_SELF');
-    const user = await db.transaction().execute(async (trx) => {
-      const u = await staff.findUser(trx, s.hotel.id, req.params.id);
-      if (!u) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
-      const now = new Date().toISOString();
-      await staff.deactivateUser(trx, u.id, now);
-      return { ...u, deactivatedAt: u.deactivatedAt ?? now };
-    });
+    const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, s.user.id);
     deps.streams.endUser(user.id);
     return { user: userView(user) };
   });
 }
-
-/** A valid scrypt hash of a random password: verifying against it costs what a real check costs. */
-const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

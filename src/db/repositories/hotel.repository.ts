@@ -18,3 +18,8 @@ export async function findHotelBySlug(db: DbOrTrx, slug: string): Promise<Hotel 
   const row = await db.selectFrom('hotels').selectAll().where('slug', '=', slug).executeTakeFirst();
   return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
 }
+
+export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | null> {
+  const row = await db.selectFrom('hotels').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
+}
