@@ -60,6 +60,10 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
   if (err instanceof SyntaxError || code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
     return new ApiError('INVALID_JSON');
   }
+  // PostgreSQL refuses a NUL character in text (22021) where no schema caught it first.
+  if ((err as { code?: unknown }).code === '22021') {
+    return new ApiError('VALIDATION_ERROR', { message: 'Text must not contain the NUL character (\\u0000).' });
+  }
   if (isStorageUnavailable(err)) {
     req.log.error({ err }, 'storage unavailable');
     return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' } });

@@ -56,6 +56,8 @@ export function dashboardRefinements(): Map<string, Refinement> {
   return new Map<string, Refinement>([
     [`POST ${API}/guests body`, (b) => refineGuestFields(b)],
     [`PATCH ${API}/guests/:id body`, (b) => refineGuestFields(b)],
+    // `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later.
+    [`GET ${API}/requests querystring`, (q) => (['since', 'until'] as const).filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f])))).map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`))],
     // As `innsync hotel create`: a name of blanks only is no name.
     [`POST ${API}/setup body`, (b) => (typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [])],
   ]);
@@ -181,24 +183,25 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const now = Date.now();
     const byEmail = LOGIN_FAILURE_LIMITS.email;
     const byIp = LOGIN_FAILURE_LIMITS.ip;
-    const blocked =
-      (await deps.rateLimits.peek(`${byEmail.name}:${email}`, byEmail.windowMs, now)) >= byEmail.limit ||
-      (await deps.rateLimits.peek(`${byIp.name}:${req.ip}`, byIp.windowMs, now)) >= byIp.limit;
-    const found = blocked ? null : await authenticateStaff(db, email, req.body.password);
-    if (found) {
-      const { token, csrfToken } = await startSession(db, found.user);
-      setSessionCookie(reply, token);
-      return sessionView(found, csrfToken);
-    }
+    // Every attempt is counted before the (slow) password check, atomically, so parallel
+    // guesses cannot all slip in under the limit; a successful login takes its count back.
     const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
     const emailResult = await consume(deps.rateLimits, email, byEmail, now);
-    if (blocked || !ipResult.allowed || !emailResult.allowed) {
+    if (!ipResult.allowed || !emailResult.allowed) {
       const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
       throw new ApiError('RATE_LIMITED', {
         message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
         extra: { retryAfter },
         headers: { 'retry-after': String(retryAfter) },
       });
+    }
+    const found = await authenticateStaff(db, email, req.body.password);
+    if (found) {
+      await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
+      await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
+      const { token, csrfToken } = await startSession(db, found.user);
+      setSessionCookie(reply, token);
+      return sessionView(found, csrfToken);
     }
     req.log.info({ email }, 'dashboard login failed');
     throw new ApiError('LOGIN_FAILED');
@@ -288,6 +291,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   });
 
   app.get(`${API}/events`, { ...staffOnly, schema: hidden }, async (req, reply: FastifyReply) => {
+    // HEAD (which Fastify answers for every GET route) gets the headers, not a stream.
+    if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
     const headers: Record<string, string> = { ...SECURITY_HEADERS };
     const hsts = reply.getHeader('strict-transport-security');
     if (typeof hsts === 'string') headers['strict-transport-security'] = hsts;

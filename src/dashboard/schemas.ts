@@ -11,7 +11,7 @@ const Role = Type.Union([Type.Literal('admin'), Type.Literal('receptionist')]);
 export const SetupBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 200 }),
-    hotelSlug: Type.String({ pattern: '^[a-z][a-z0-9-]{1,62}$' }),
+    hotelSlug: Type.String({ pattern: '^[a-z][a-z0-9-]{1,62}$', description: '2-63 characters of a-z, 0-9 and "-", starting with a letter' }),
     hotelName: Type.String({ minLength: 1, maxLength: 100 }),
     email: Email,
     password: Password,
@@ -47,7 +47,7 @@ export type GuestPatchBody = Static<typeof GuestPatchBody>;
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 export type IdParams = Static<typeof IdParams>;
 
-const Limit = Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: '1-200' });
+const Limit = Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: 'a whole number 1-200' });
 const Cursor = Type.String({ minLength: 3, maxLength: 200 });
 
 export const ActivityQuery = Type.Object(

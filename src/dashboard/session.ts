@@ -5,7 +5,11 @@ import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError } from '../errors.js';
 
 // docs/dashboard.md: Security.
-export const SESSION_COOKIE = 'innsync_session';
+/**
+ * `__Host-`: browsers accept this cookie only from this exact host over HTTPS with
+ * `Path=/` and no `Domain`, so a sibling subdomain cannot plant or overwrite it.
+ */
+export const SESSION_COOKIE = '__Host-innsync_session';
 export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_MAX_MS = 12 * 60 * 60_000;
 /** last_seen_at is written at most this often per session (not on every request). */
@@ -65,7 +69,10 @@ export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.St
     await staff.deleteSession(db, session.id);
     return null;
   }
-  if (now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
+  // A refetch the page makes on its own (after a live event) is not the user at work:
+  // it must not keep an unattended desk logged in (idle expiry).
+  const background = req.headers['x-background-refresh'] === '1';
+  if (!background && now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
   return session;
 }
 

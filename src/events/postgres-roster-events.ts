@@ -90,7 +90,11 @@ export class PostgresRosterEventBus implements RosterEventBus {
 
   publish(change: RosterChange): void {
     for (const payload of toPayloads(change)) {
-      sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db).catch((err: unknown) => this.log.warn({ err }, 'roster notification not sent'));
+      sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db).catch((err: unknown) => {
+        this.log.warn({ err }, 'roster notification not sent');
+        // At least this instance's open views re-read the roster (other instances' do at their next change).
+        this.local.publish({ hotelId: change.hotelId, at: change.at, changes: [] });
+      });
     }
   }
 

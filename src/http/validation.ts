@@ -50,7 +50,12 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
   if (e.keyword === 'type' && (e.params as { type?: unknown }).type === 'string') return 'must be a string (null is allowed only for optional fields)';
   if (e.keyword === 'minLength' || e.keyword === 'maxLength') return lengthRule(e);
   if (e.keyword === 'minimum' || e.keyword === 'maximum') return rangeRule(e);
-  if (e.keyword === 'pattern') return field.endsWith('phone') ? 'must be E.164: "+" then 2-15 digits, the first not 0' : 'must not contain control characters';
+  if (e.keyword === 'pattern') {
+    if (field.endsWith('phone')) return 'must be E.164: "+" then 2-15 digits, the first not 0';
+    // Other patterns state their rule in the schema's description ("2-63 characters of …").
+    const described = (e.parentSchema as { description?: unknown } | undefined)?.description;
+    return typeof described === 'string' && !String((e.parentSchema as { pattern?: unknown }).pattern).startsWith('^[^\\u0000') ? `must be ${described}` : 'must not contain control characters';
+  }
   return e.message ?? 'is invalid';
 }
 
@@ -119,6 +124,19 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
 }
 
 /**
+ * A NUL character (U+0000) anywhere in a string: PostgreSQL cannot store it in text, and
+ * no field of ours means it. Refused on both engines alike, naming the field.
+ */
+function nulCharacters(data: unknown, at = ''): FieldError[] {
+  if (typeof data === 'string') return data.includes('\u0000') ? [fieldError(at || '(body)', 'INVALID_FORMAT', `${at || 'The value'} must not contain the NUL character (\\u0000).`)] : [];
+  if (data === null || typeof data !== 'object') return [];
+  const out: FieldError[] = [];
+  if (Array.isArray(data)) data.forEach((v, i) => out.push(...nulCharacters(v, `${at}[${i}]`)));
+  else for (const [k, v] of Object.entries(data)) out.push(...nulCharacters(v, at ? `${at}.${k}` : k));
+  return out;
+}
+
+/**
  * Fastify's validator compiler: the route's TypeBox schema (the same one the OpenAPI
  * document shows), then the route's refinement; every failure becomes one 422 ApiError.
  */
@@ -130,6 +148,8 @@ export function createValidatorCompiler(refinements: Map<string, Refinement>): F
     return (data: unknown) => {
       const ok = validate(data);
       const errors = ok ? [] : toFieldErrors(validate.errors);
+      // (A field whose schema already refused control characters is not named twice.)
+      for (const e of nulCharacters(data)) if (!errors.some((x) => x.field === e.field)) errors.push(e);
       if (refine && data !== null && typeof data === 'object') errors.push(...refine(data as Record<string, unknown>));
       if (errors.length > 0) return { error: validationError(errors) };
       return { value: data };

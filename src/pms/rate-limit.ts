@@ -6,6 +6,8 @@ export interface RateLimitStore {
   hit(bucket: string, windowMs: number, nowMs: number): Promise<number>;
   /** The count so far in the window containing `nowMs`, without counting. */
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+  /** Takes back one hit counted in the window containing `nowMs` (never below zero). */
+  unhit(bucket: string, windowMs: number, nowMs: number): Promise<void>;
   close(): void;
 }
 
@@ -29,6 +31,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
     this.windows.set(key, { start, count: 1 });
     return Promise.resolve(1);
+  }
+
+  unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
+    const w = this.windows.get(`${bucket}|${windowMs}`);
+    if (w && w.start === Math.floor(nowMs / windowMs) * windowMs && w.count > 0) w.count -= 1;
+    return Promise.resolve();
   }
 
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
@@ -75,6 +83,16 @@ export class DatabaseRateLimitStore implements RateLimitStore {
     return Number(row.count);
   }
 
+  async unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
+    await this.db
+      .updateTable('rate_limit_counters')
+      .set((eb) => ({ count: eb('count', '-', 1) }))
+      .where('bucket', '=', `${bucket}|${windowMs}`)
+      .where('window_start', '=', Math.floor(nowMs / windowMs) * windowMs)
+      .where('count', '>', 0)
+      .execute();
+  }
+
   async peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
     const row = await this.db
       .selectFrom('rate_limit_counters')
@@ -117,7 +135,11 @@ export interface RateLimitResult {
   retryAfterSeconds: number;
 }
 
-/** decisions.md-style fixed windows for failed dashboard logins, per e-mail and per client IP. */
+/**
+ * Fixed windows for dashboard login attempts, per e-mail and per client IP. Every attempt
+ * is counted before the password check and a successful one takes its count back, so in
+ * effect they limit failed logins.
+ */
 export const LOGIN_FAILURE_LIMITS = {
   email: { name: 'login-email', limit: 5, windowMs: 15 * 60_000 },
   ip: { name: 'login-ip', limit: 20, windowMs: 15 * 60_000 },

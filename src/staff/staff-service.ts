@@ -32,7 +32,8 @@ export async function setUpFirstHotel(
       return { user, hotel };
     });
   } catch (err) {
-    if (uniqueViolation(err) !== null) throw new ApiError(String((err as Error).message).includes('email') ? 'EMAIL_TAKEN' : 'SLUG_TAKEN');
+    // Another instance's setup created the first hotel at the same moment.
+    if (uniqueViolation(err) !== null) throw new ApiError('SETUP_LINK_INVALID');
     throw err;
   }
 }

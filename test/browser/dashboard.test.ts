@@ -105,11 +105,11 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       await logIn(page, t.baseUrl, admin);
       const cookies = await context.cookies();
-      const session = cookies.find((c) => c.name === 'innsync_session');
+      const session = cookies.find((c) => c.name === '__Host-innsync_session');
       expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
       await page.getByRole('button', { name: 'Log out' }).click();
       await expect.poll(() => page.url()).toMatch(/#\/login$/);
-      const after = await t.api('GET', '/dashboard/api/session', { key: null, headers: { cookie: `innsync_session=${session?.value ?? ''}` } });
+      const after = await t.api('GET', '/dashboard/api/session', { key: null, headers: { cookie: `__Host-innsync_session=${session?.value ?? ''}` } });
       expect(after.status).toBe(401);
       expect(errors).toEqual([]);
     } finally {

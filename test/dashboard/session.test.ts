@@ -56,7 +56,7 @@ describe.each(testEngines())('dashboard sessions and login (%s)', (engine) => {
 
   const sessionRow = (token: string) => db().selectFrom('staff_sessions').selectAll().where('id', '=', sha256(token)).executeTakeFirst();
 
-  it('docs/dashboard.md Security: login answers Set-Cookie innsync_session with a random 256-bit token, HttpOnly, Secure, SameSite=Strict, Path=/, and the session', async () => {
+  it('docs/dashboard.md Security: login answers Set-Cookie __Host-innsync_session with a random 256-bit token, HttpOnly, Secure, SameSite=Strict, Path=/, and the session', async () => {
     const client = new DashboardClient(t);
     // E-mails are compared case-insensitively.
     const res = await client.login(admin.email.toUpperCase());

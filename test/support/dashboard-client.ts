@@ -6,11 +6,11 @@ import { hashPassword } from '../../src/operations.js';
 import type { ApiResponse } from './harness.js';
 
 // A small cookie-keeping HTTPS client for the staff dashboard's JSON API
-// (docs/dashboard.md): it logs in, keeps the innsync_session cookie and sends the
+// (docs/dashboard.md): it logs in, keeps the __Host-innsync_session cookie and sends the
 // session's X-CSRF-Token on writes, like the dashboard's own script does.
 
 export const DASHBOARD_API = '/dashboard/api';
-export const SESSION_COOKIE = 'innsync_session';
+export const SESSION_COOKIE = '__Host-innsync_session';
 /** The password of every user made by addStaffUser. */
 export const STAFF_PASSWORD = 'front-desk-password-1';
 
@@ -26,7 +26,7 @@ export interface DashboardResponse extends ApiResponse {
 }
 
 export interface SendOptions {
-  /** The innsync_session cookie value to send; null or absent sends none. */
+  /** The __Host-innsync_session cookie value to send; null or absent sends none. */
   cookie?: string | null;
   /** X-CSRF-Token to send; null or absent sends none. */
   csrf?: string | null;
@@ -62,7 +62,7 @@ export async function send(target: Target, method: string, urlPath: string, opts
   return { status: res.statusCode, headers: flat, body: parsed, text, setCookies };
 }
 
-/** The innsync_session value a Set-Cookie list sets ('' when it clears it), or undefined. */
+/** The __Host-innsync_session value a Set-Cookie list sets ('' when it clears it), or undefined. */
 export function sessionCookieOf(setCookies: string[]): string | undefined {
   for (const line of setCookies) {
     const [pair] = line.split(';');

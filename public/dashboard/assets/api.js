@@ -54,8 +54,11 @@ export function query(params) {
  * Options: body (JSON-encoded), signal, authRedirect (false for login/setup, whose 401
  * means "wrong password" and not "session gone").
  */
-export async function request(method, path, { body, signal, authRedirect = true, retried = false } = {}) {
+export async function request(method, path, { body, signal, authRedirect = true, retried = false, background = false } = {}) {
   const headers = { Accept: 'application/json' };
+  // A refetch the page makes by itself (after a live event) does not count as the user
+  // being active: the session's idle expiry keeps running (docs/dashboard.md).
+  if (background) headers['X-Background-Refresh'] = '1';
   const init = { method, headers, credentials: 'same-origin', signal, cache: 'no-store' };
   if (UNSAFE.has(method)) {
     if (csrfToken) headers['X-CSRF-Token'] = csrfToken;

@@ -242,7 +242,7 @@ function startLive() {
   state.live = connectLive({
     onEvent(kind, data) {
       const ids = Array.isArray(data?.changes) ? data.changes.map((c) => c.guestId) : [];
-      roster.refresh(ids).catch((err) => showError(err, 'Could not refresh the guest list'));
+      roster.refresh(ids, { live: true }).catch((err) => showError(err, 'Could not refresh the guest list'));
       state.current?.onLive?.(kind, data);
     },
     onState: setLiveState,

@@ -14,9 +14,11 @@ export function createRoster() {
   let pendingChanged = new Set();
   const listeners = new Set();
 
+  let background = true;
+
   async function fetchOnce() {
     const previous = new Map(guests.map((g) => [g.id, g.updatedAt]));
-    const data = await api.get('/guests');
+    const data = await api.get('/guests', { background });
     guests = Array.isArray(data.guests) ? data.guests : [];
     // Changed = named by an event, new, or updated since the last fetch (only after
     // the first load, so the initial board does not flash everywhere).
@@ -31,8 +33,10 @@ export function createRoster() {
    * Refetch now. Calls during a fetch are coalesced into one more fetch right after it
    * (no timer), so a burst of events costs at most two requests and the last one wins.
    */
-  function refresh(changedIds = []) {
+  function refresh(changedIds = [], { live = false } = {}) {
     for (const id of changedIds) if (id) pendingChanged.add(id);
+    // A coalesced fetch counts as the user's if any of its callers was the user.
+    background = inFlight ? background && live : live;
     if (inFlight) {
       again = true;
       return inFlight;

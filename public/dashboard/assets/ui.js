@@ -199,8 +199,6 @@ export function roomOccupiedMessage(room, currentGuest) {
 const CODE_FIELDS = {
   ROOM_OCCUPIED: 'roomNumber',
   EMAIL_TAKEN: 'email',
-  HOTEL_SLUG_TAKEN: 'hotelSlug',
-  SLUG_TAKEN: 'hotelSlug',
 };
 
 /**

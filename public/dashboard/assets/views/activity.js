@@ -43,7 +43,7 @@ export function activityView(ctx) {
   async function loadFirst({ live = false } = {}) {
     const seq = ++requestSeq;
     try {
-      const data = await api.get(`/activity${query(params())}`, { signal: ctx.signal });
+      const data = await api.get(`/activity${query(params())}`, { signal: ctx.signal, background: live });
       if (seq !== requestSeq) return; // a newer filter or event superseded this answer
       const page = data.entries ?? [];
       const known = new Set(entries.map((e) => e.id));

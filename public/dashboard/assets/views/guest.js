@@ -44,8 +44,9 @@ export function guestView(ctx) {
   let dirty = false;
   let loading = null;
 
+  let background = false;
   async function load() {
-    const data = await api.get(`/guests/${enc(id)}`, { signal: ctx.signal });
+    const data = await api.get(`/guests/${enc(id)}`, { signal: ctx.signal, background });
     if (ctx.signal.aborted) return;
     const before = guest;
     guest = data.guest;
@@ -55,7 +56,8 @@ export function guestView(ctx) {
 
   /** Refetch; calls during a fetch are coalesced into one more fetch right after it. */
   let again = false;
-  function reload() {
+  function reload({ live = false } = {}) {
+    background = loading ? background && live : live;
     if (loading) {
       again = true;
       return loading;
@@ -277,5 +279,5 @@ export function guestView(ctx) {
 
   reload();
   // Any roster change may concern this guest (a move, an update, a PMS checkout).
-  return { node, onLive: () => reload() };
+  return { node, onLive: () => reload({ live: true }) };
 }
