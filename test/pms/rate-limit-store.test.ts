@@ -45,6 +45,23 @@ describe.each(factories)('rate-limit counter store: %s', (_name, factory) => {
     await close();
   });
 
+  it('peek reads the window without counting; unhit takes one hit back, never below zero, only in its window', async () => {
+    const { store, close } = await factory();
+    await store.hit('p', minute, t0);
+    await store.hit('p', minute, t0 + 1);
+    expect(await store.peek('p', minute, t0 + 2)).toBe(2);
+    expect(await store.peek('p', minute, t0 + minute)).toBe(0);
+    await store.unhit('p', minute, t0 + minute); // another window: nothing to take back
+    expect(await store.peek('p', minute, t0 + 3)).toBe(2);
+    await store.unhit('p', minute, t0 + 3);
+    expect(await store.peek('p', minute, t0 + 4)).toBe(1);
+    await store.unhit('p', minute, t0 + 5);
+    await store.unhit('p', minute, t0 + 6);
+    expect(await store.peek('p', minute, t0 + 7)).toBe(0);
+    expect(await store.hit('p', minute, t0 + 8)).toBe(1);
+    await close();
+  });
+
   it('spec 8.1: consume() allows the limit and refuses the next, with the headers', async () => {
     const { store, close } = await factory();
     const policy = { name: 'checkin', limit: 3, windowMs: minute };
