@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
 import { launchBrowser } from '../support/browser.js';
+import { DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // issue 4, Tests: the dashboard in a real browser (Debian's chromium through
@@ -312,6 +313,80 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
         // Measured until stable: a live event may redraw the board meanwhile.
         await expect.poll(async () => (await tile.boundingBox())?.width ?? 0).toBeGreaterThanOrEqual(140);
       }
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('issue 4: the list sorts by a column both ways and filters as the receptionist types; a guest detail shows every field and the room history of a move made by the PMS', async () => {
+    const tag = engine === 'sqlite' ? 'Sq' : 'Pg';
+    const a = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, { ...guest('P-LIST-A', '1201', `Aardvark${tag}`), email: 'aardvark@guest.example', phone: '+4930123456', language: 'de', nationality: 'DE', adults: 2, children: 1 }, {});
+    const z = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIST-Z', '1202', `Zebra${tag}`), {});
+    expect([a.status, z.status]).toEqual([200, 200]);
+    const moved = await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'P-LIST-A', roomNumber: '1203' }, {});
+    expect(moved.status).toBe(200);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await page.goto(`${t.baseUrl}/dashboard/#/list`);
+      const rows = page.locator('tbody tr[data-guest-id]');
+      await rows.first().waitFor();
+      const names = async () => (await rows.allInnerTexts()).map((r) => (/(Aardvark|Zebra)/.exec(r) ?? [''])[0]).filter(Boolean);
+
+      await page.locator('button[data-sort="name"]').click();
+      await expect.poll(() => page.locator('th:has(button[data-sort="name"])').getAttribute('aria-sort')).toBe('ascending');
+      await expect.poll(async () => (await names()).join(',')).toBe('Aardvark,Zebra');
+      await page.locator('button[data-sort="name"]').click();
+      await expect.poll(() => page.locator('th:has(button[data-sort="name"])').getAttribute('aria-sort')).toBe('descending');
+      await expect.poll(async () => (await names()).join(',')).toBe('Zebra,Aardvark');
+
+      await page.locator('input[name=search]').fill(`zebra${tag.toLowerCase()}`);
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().getAttribute('data-room')).toBe('1202');
+      await page.locator('input[name=search]').fill('P-LIST-A');
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().getAttribute('data-room')).toBe('1203');
+
+      await rows.first().locator('a').click();
+      await expect.poll(() => page.url()).toContain(`#/guest/${String(a.body.guestId)}`);
+      const detail = page.locator('dl.details');
+      await detail.waitFor();
+      const text = await detail.innerText();
+      for (const v of [`Aardvark${tag}`, 'Ada', 'P-LIST-A', '1203', '2026-11-23', '2026-11-26', 'aardvark@guest.example', '+4930123456']) expect(text).toContain(v);
+      const history = page.locator('table.table-rooms tbody tr');
+      await expect.poll(() => history.count()).toBe(2);
+      expect(await page.locator('table.table-rooms tr[data-room="1203"]').innerText()).toMatch(/now/);
+      expect(await page.locator('table.table-rooms tr[data-room="1201"]').count()).toBe(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("issue 4: another staff member's walk-in appears on an open board, and a PMS check-in on an open activity log, without reload", async () => {
+    const other = await DashboardClient.loggedIn(t, admin, PASSWORD);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, receptionist);
+      await expect.poll(() => page.locator('#live-indicator').getAttribute('data-live')).toBe('connected');
+      const added = await other.post('/guests', { lastName: 'Colleague', roomNumber: '1301', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' });
+      expect(added.status).toBe(201);
+      const tile = page.locator('[data-room="1301"]');
+      await tile.waitFor({ timeout: 5_000 });
+      expect(await tile.getAttribute('data-source')).toBe('receptionist');
+
+      await page.goto(`${t.baseUrl}/dashboard/#/activity`);
+      await page.locator('li.activity-entry').first().waitFor();
+      let navigations = 0;
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) navigations++;
+      });
+      expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIVELOG-1', '1302', 'Livelog'), {})).status).toBe(200);
+      const entry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Livelog' });
+      await entry.waitFor({ timeout: 5_000 });
+      expect(await page.locator('li.activity-entry').first().innerText()).toContain('Livelog');
+      expect(navigations).toBe(0);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
