@@ -30,6 +30,7 @@ export class PostgresRosterEventBus implements RosterEventBus {
   private client: pg.Client | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -88,14 +89,22 @@ export class PostgresRosterEventBus implements RosterEventBus {
     this.retry.unref();
   }
 
+  /**
+   * Notifications leave one at a time, in publishing order: each is its own transaction,
+   * and PostgreSQL delivers them in commit order, so listeners see changes in the order
+   * they were committed here.
+   */
   publish(change: RosterChange): void {
-    for (const payload of toPayloads(change)) {
-      sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db).catch((err: unknown) => {
+    const payloads = toPayloads(change);
+    this.sending = this.sending.then(async () => {
+      try {
+        for (const payload of payloads) await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db);
+      } catch (err) {
         this.log.warn({ err }, 'roster notification not sent');
         // At least this instance's open views re-read the roster (other instances' do at their next change).
         this.local.publish({ hotelId: change.hotelId, at: change.at, changes: [] });
-      });
-    }
+      }
+    });
   }
 
   subscribe(hotelId: string, listener: (change: RosterChange) => void): () => void {
@@ -111,6 +120,7 @@ export class PostgresRosterEventBus implements RosterEventBus {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.sending;
     if (this.retry) clearTimeout(this.retry);
     const client = this.client;
     this.client = null;
