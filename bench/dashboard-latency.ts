@@ -24,7 +24,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
-import { launchChromium } from '../scripts/chromium.js';
+import { launchChromium, logInToDashboard } from '../scripts/chromium.js';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -95,11 +95,7 @@ async function main(): Promise<void> {
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${base}/dashboard/#/login`);
-    await page.locator('input[name=email]').fill(email);
-    await page.locator('input[name=password]').fill(password);
-    await page.locator('form button[type=submit]').click();
-    await page.waitForURL(/#\/board/);
+    await logInToDashboard(page, base, email, password);
     await page.evaluate(RECORDER);
     await page.waitForTimeout(500); // the second EventSource is connected
 

@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { createReceptionistGuest } from '../src/roster/receptionist-service.js';
 import { startServer } from '../src/server.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium, logInToDashboard } from './chromium.js';
 
 const PMS_GUESTS: Array<[string, string, string, string, string]> = [
   ['101', 'Lovelace', 'Ada', '2026-11-21', '2026-11-25'],
@@ -74,10 +74,7 @@ async function main(): Promise<void> {
   const browser = await launchChromium();
   try {
     const page = await (await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 760 } })).newPage();
-    await page.goto(`${base}/dashboard/#/login`);
-    await page.locator('input[name=email]').fill('frontdesk@grand-hotel.example');
-    await page.locator('input[name=password]').fill('front-desk-password-1');
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logInToDashboard(page, base, 'frontdesk@grand-hotel.example', 'front-desk-password-1');
     await page.locator('[data-room="302"]').waitFor();
     await page.mouse.move(1270, 750); // no tile under the pointer (hover style)
     await page.waitForTimeout(300);

@@ -1,4 +1,4 @@
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,4 +23,13 @@ export function launchChromium(): Promise<Browser> {
       '--disable-dev-shm-usage',
     ],
   });
+}
+
+/** Logs a staff user in through the dashboard's own login form and waits for the board. */
+export async function logInToDashboard(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/#/login`);
+  await page.locator('input[name=email]').fill(email);
+  await page.locator('input[name=password]').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(/#\/board$/);
 }
