@@ -88,7 +88,7 @@ async function countRows(db: Db, hotelId: string): Promise<Counts> {
     .innerJoin('api_keys', 'api_keys.id', 'idempotency_records.api_key_id')
     .select((eb) => eb.fn.countAll().as('n'))
     .where('api_keys.hotel_id', '=', hotelId)
-    .where('idempotency_records.state', '=', 'done')
+    .where('idempotency_records.response_body', 'is not', null)
     .executeTakeFirstOrThrow();
   return { guests: Number(guests.n), activity: Number(activity.n), idempotencyDone: Number(done.n) };
 }

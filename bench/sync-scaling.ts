@@ -37,10 +37,9 @@
  * changes made, and afterwards the hotel's active roster equals the list sent (every
  * field of every guest; one active room assignment per guest).
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,6 +52,7 @@ import type { GuestTable } from '../src/db/schema.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
+import { startPostgresCluster } from '../scripts/postgres-cluster.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -477,67 +477,16 @@ async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
 
 // ---------------------------------------------------------------- parent: storage
 
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 interface PgServer {
   adminUrl: string;
   origin: string;
   stop(): void;
 }
 
-/**
- * A throwaway PostgreSQL cluster as test/support/postgres-cluster.ts starts one: initdb
- * into a temp folder (as the `postgres` user when run as root), a free port on
- * 127.0.0.1, fsync off; stopped and deleted afterwards.
- */
+/** A throwaway cluster (scripts/postgres-cluster.ts). */
 async function startPgCluster(): Promise<PgServer> {
-  const asPostgres = process.getuid?.() === 0;
-  const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asPostgres ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
-    execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-pg-'));
-  const data = path.join(dir, 'data');
-  const sock = path.join(dir, 'sock');
-  fs.mkdirSync(sock);
-  try {
-    if (asPostgres) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
-    run(path.join(PG_BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    const port = await freePort();
-    const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    run(path.join(PG_BIN, 'pg_ctl'), ['-D', data, '-o', opts, '-l', path.join(dir, 'server.log'), '-w', 'start']);
-    let version = '';
-    try {
-      version = execFileSync(path.join(PG_BIN, 'postgres'), ['--version'], { encoding: 'utf8' }).trim();
-    } catch {
-      version = 'PostgreSQL';
-    }
-    return {
-      adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
-      origin: `throwaway cluster (${version}; fsync=off, synchronous_commit=off)`,
-      stop() {
-        try {
-          run(path.join(PG_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
-        } finally {
-          fs.rmSync(dir, { recursive: true, force: true });
-        }
-      },
-    };
-  } catch (err) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const cluster = await startPostgresCluster();
+  return { adminUrl: cluster.adminUrl, origin: `throwaway cluster (${cluster.description})`, stop: () => cluster.stop() };
 }
 
 interface Storage {

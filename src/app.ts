@@ -3,12 +3,12 @@ import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import './http/types.js';
 import { ApiError } from './errors.js';
-import { isStorageUnavailable, type Db } from './db/database.js';
+import { isLockTimeout, isStorageUnavailable, isTransientConflict, type Db } from './db/database.js';
 import { newId } from './domain/ids.js';
 import type { RosterEventBus } from './events/roster-events.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { authenticate } from './pms/auth.js';
-import { claimIdempotencyKey, parseIdempotencyKey, releaseIdempotencyClaim, requestFingerprint } from './pms/idempotency.js';
+import { parseIdempotencyKey, requestFingerprint } from './pms/idempotency.js';
 import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from './pms/rate-limit.js';
 import type { RequestLogWriter } from './pms/request-log.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
@@ -68,6 +68,15 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
     req.log.error({ err }, 'storage unavailable');
     return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' } });
   }
+  // A transaction that kept losing races (retried already), or a lock held past the
+  // lock timeout by a stalled transaction: nothing was changed, and a retry will do.
+  if (isTransientConflict(err) || isLockTimeout(err)) {
+    req.log.warn({ err }, 'storage busy');
+    return new ApiError('SERVICE_UNAVAILABLE', {
+      message: 'The database was too busy to complete this request; nothing was changed. Retry it with the same Idempotency-Key.',
+      headers: { 'retry-after': '1' },
+    });
+  }
   if (typeof status === 'number' && status >= 400 && status < 500) {
     req.log.warn({ err }, 'client error without a registry code');
     return new ApiError(status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'INVALID_JSON');
@@ -120,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
-  for (const name of ['auth', 'idempotencyKey', 'fingerprint', 'claim', 'rawBody', 'responsePayload', 'clientIp', 'staff'] as const) {
+  for (const name of ['auth', 'idempotencyKey', 'idempotency', 'rawBody', 'responsePayload', 'clientIp', 'staff'] as const) {
     app.decorateRequest(name, null);
   }
 
@@ -199,37 +208,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  // The fingerprint is taken from the body as sent, before validation may trim it.
+  // The fingerprint is taken from the body as sent, before validation may trim it. The
+  // key is claimed later, inside the change's own transaction (pms/idempotency.ts).
   app.addHook('preValidation', async (req) => {
-    if (req.idempotencyKey !== null) req.fingerprint = requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body);
-  });
-
-  // After validation, before any state is read: claim the key, or replay its response.
-  app.addHook('preHandler', async (req, reply) => {
-    if (req.idempotencyKey === null || req.fingerprint === null || !req.auth) return;
-    const outcome = await claimIdempotencyKey(deps.db, req.auth.keyId, req.idempotencyKey, req.fingerprint, Date.now());
-    if (outcome.kind === 'proceed') {
-      req.claim = outcome.claim;
-      return;
+    if (req.idempotencyKey !== null && req.auth) {
+      req.idempotency = { apiKeyId: req.auth.keyId, key: req.idempotencyKey, fingerprint: requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body) };
     }
-    // spec 8.2: status, body and requestId as the original, with `_idempotent: true`.
-    const stored = JSON.parse(outcome.body) as Record<string, unknown>;
-    await reply
-      .code(outcome.statusCode)
-      .header('idempotent-replayed', 'true')
-      .type('application/json; charset=utf-8')
-      .send(JSON.stringify({ ...stored, _idempotent: true }));
   });
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', async (req, _reply, payload) => {
     if (typeof payload === 'string') req.responsePayload = payload;
-    // spec 7: a non-2xx answer does not consume the key. Released before the client
-    // sees the answer, so an immediate corrected retry finds the key free.
-    if (req.claim && reply.statusCode >= 300) {
-      const claim = req.claim;
-      req.claim = null;
-      await releaseIdempotencyClaim(deps.db, claim).catch((err: unknown) => req.log.error({ err }, 'idempotency release failed'));
-    }
     return payload;
   });
 

@@ -61,17 +61,17 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tls = await orUndo(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
   if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
 
-  // With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY.
+  // With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY, sent in each change's transaction.
   let bus: RosterEventBus;
   if (database.engine === 'postgres' && config.databaseUrl) {
-    const pgBus = new PostgresRosterEventBus(database.db, config.databaseUrl, logger);
+    const pgBus = new PostgresRosterEventBus(config.databaseUrl, logger);
     await orUndo(pgBus.start());
     undo.push(() => pgBus.close());
     bus = pgBus;
   } else bus = new InProcessRosterEventBus();
   // decisions.md: with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
-  const requestLog = new RequestLogWriter(database.db, logger);
+  const requestLog = new RequestLogWriter(database.background, logger);
   const setupLink = new SetupLink();
   const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink }));
   undo.push(() => app.close());

@@ -2,6 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 
 const HEARTBEAT_MS = 15_000;
+/** Changes waiting for one hotel's streams beyond this are dropped for a re-read (changes: []). */
+const MAX_PENDING_CHANGES = 200;
+/** A stream whose client does not read (this many bytes unsent) is ended; the browser reconnects and re-reads. */
+const MAX_UNSENT_BYTES = 1024 * 1024;
 
 interface Stream {
   reply: FastifyReply;
@@ -13,8 +17,13 @@ interface Stream {
 interface HotelStreams {
   streams: Set<Stream>;
   unsubscribe: () => void;
-  /** Changes are handed out one after another, in the order the bus delivered them. */
-  queue: Promise<void>;
+  /**
+   * Changes heard while a delivery was under way, handed out together in the next one
+   * (so a burst costs one session check and one event per stream); null when none.
+   * Past MAX_PENDING_CHANGES the list is dropped and the event tells clients to re-read.
+   */
+  pending: { at: string; changes: RosterChange['changes']; overflow: boolean } | null;
+  delivering: boolean;
 }
 
 /** Which of these session ids still belong to a live session (not ended, expired or deactivated). */
@@ -80,21 +89,47 @@ export class LiveStreams {
   private hotel(hotelId: string): HotelStreams {
     const existing = this.hotels.get(hotelId);
     if (existing) return existing;
-    const hotel: HotelStreams = { streams: new Set(), unsubscribe: () => undefined, queue: Promise.resolve() };
-    hotel.unsubscribe = this.bus.subscribe(hotelId, (change) => {
-      hotel.queue = hotel.queue.then(() => this.deliver(hotel, change)).catch(this.onError);
-    });
+    const hotel: HotelStreams = { streams: new Set(), unsubscribe: () => undefined, pending: null, delivering: false };
+    hotel.unsubscribe = this.bus.subscribe(hotelId, (change) => this.enqueue(hotel, change));
     this.hotels.set(hotelId, hotel);
     return hotel;
   }
 
-  private async deliver(hotel: HotelStreams, change: RosterChange): Promise<void> {
+  /** Memory per hotel is bounded whatever the rate of changes: pending holds at most MAX_PENDING_CHANGES. */
+  private enqueue(hotel: HotelStreams, change: RosterChange): void {
+    const p = hotel.pending ?? { at: change.at, changes: [], overflow: false };
+    p.at = change.at;
+    // An empty change asks for a re-read; so does a backlog too long to list.
+    if (change.changes.length === 0 || p.changes.length + change.changes.length > MAX_PENDING_CHANGES) {
+      p.overflow = true;
+      p.changes = [];
+    } else if (!p.overflow) p.changes.push(...change.changes);
+    hotel.pending = p;
+    if (!hotel.delivering) void this.drain(hotel);
+  }
+
+  /** Hands out the pending changes, one delivery at a time, in the order the bus delivered them. */
+  private async drain(hotel: HotelStreams): Promise<void> {
+    hotel.delivering = true;
+    try {
+      while (hotel.pending) {
+        const { at, changes } = hotel.pending;
+        hotel.pending = null;
+        await this.deliver(hotel, { at, changes }).catch(this.onError);
+      }
+    } finally {
+      hotel.delivering = false;
+    }
+  }
+
+  private async deliver(hotel: HotelStreams, event: { at: string; changes: RosterChange['changes'] }): Promise<void> {
     const streams = [...hotel.streams];
     if (streams.length === 0) return;
     const live = await this.liveSessions([...new Set(streams.map((s) => s.sessionId))]);
     for (const s of streams) {
-      if (live.has(s.sessionId)) s.write('roster', { at: change.at, changes: change.changes });
-      else s.reply.raw.end();
+      if (!live.has(s.sessionId)) s.reply.raw.end();
+      else if (s.reply.raw.writableLength > MAX_UNSENT_BYTES) s.reply.raw.destroy();
+      else s.write('roster', event);
     }
   }
 

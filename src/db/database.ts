@@ -12,9 +12,23 @@ export type Engine = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Db;
+  /**
+   * For work off the request path (the request-log writer): on PostgreSQL a pool of its
+   * own, so a batch never queues behind the requests' queries; on SQLite the same handle
+   * (one connection serves everything).
+   */
+  background: Db;
   engine: Engine;
   close(): Promise<void>;
 }
+
+/**
+ * PostgreSQL: the longest any statement waits for a lock (a row another transaction
+ * holds, the idempotency record of a duplicate still in progress). Past it the statement
+ * fails with 55P03: 409 IDEMPOTENCY_KEY_IN_USE at the claim, 503 elsewhere, never an
+ * unbounded wait.
+ */
+export const LOCK_TIMEOUT_MS = 5_000;
 
 export interface DatabaseOptions {
   databaseUrl: string | null;
@@ -29,12 +43,16 @@ export interface DatabaseOptions {
 /** Opens SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set (operations.md). */
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
-    // An idle client whose server went away emits 'error'; unheard, it would end the
-    // process. The next query reconnects, or answers 503 while the database is down.
-    pool.on('error', (err) => opts.onConnectionError?.(err));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, engine: 'postgres', close: () => db.destroy() };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(opts.databaseUrl, opts.poolSize ?? 10, opts.onConnectionError) }) });
+    const background = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(opts.databaseUrl, 2, opts.onConnectionError) }) });
+    return {
+      db,
+      background,
+      engine: 'postgres',
+      close: async () => {
+        await Promise.all([db.destroy(), background.destroy()]);
+      },
+    };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const sqlite = new SqliteDatabase(path.join(opts.dataDir, 'innsync.sqlite'));
@@ -45,7 +63,23 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  return { db, background: db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * A pool whose connections may all die (PostgreSQL restarted, a fast shutdown) without
+ * ending the process. pg emits 'error' on a client whose connection fails, idle or not;
+ * the pool listens only while a client is idle, and an unheard 'error' ends the process.
+ * So every client gets a listener of its own: a query in flight fails with the error
+ * (answered 503), and the pool discards the broken client when it is released.
+ */
+function postgresPool(connectionString: string, max: number, onConnectionError?: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, options: `-c lock_timeout=${LOCK_TIMEOUT_MS}` });
+  pool.on('error', (err) => onConnectionError?.(err));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => onConnectionError?.(err));
+  });
+  return pool;
 }
 
 /** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
@@ -118,19 +152,54 @@ export function uniqueViolation(err: unknown): UniqueIndex | null {
   return null;
 }
 
+function errorCode(err: unknown): string | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : null;
+}
+
+// Network failures, PostgreSQL's connection exceptions (class 08), its shutdown and
+// start-up (57P01-57P03), too many connections (53300), and SQLite's I/O failures.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '53300', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
+// pg's own messages for a connection that died or a pool that could not get one.
+const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
+
 /** True when the error means storage could not be reached (answered 503, not 500). */
 export function isStorageUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  const code = (err as { code?: unknown }).code;
-  return (
-    code === 'ECONNREFUSED' ||
-    code === 'ENOTFOUND' ||
-    code === 'ETIMEDOUT' ||
-    code === '57P01' ||
-    code === '57P03' ||
-    code === '53300' ||
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_CANTOPEN' ||
-    (err instanceof Error && /^Connection terminated/.test(err.message))
-  );
+  const code = errorCode(err);
+  if (code !== null && (UNREACHABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code.startsWith('SQLITE_IOERR'))) return true;
+  return err instanceof Error && UNREACHABLE_MESSAGES.test(err.message);
+}
+
+/**
+ * True when the transaction lost a race and may simply run again: a deadlock (40P01), a
+ * serialization failure (40001), or SQLite's database lock held by another process
+ * beyond busy_timeout (SQLITE_BUSY and its extended codes).
+ */
+export function isTransientConflict(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === '40P01' || code === '40001' || (code !== null && code.startsWith('SQLITE_BUSY'));
+}
+
+/** True when a PostgreSQL statement waited longer than LOCK_TIMEOUT_MS for a lock (55P03). */
+export function isLockTimeout(err: unknown): boolean {
+  return errorCode(err) === '55P03';
+}
+
+const RETRIES = 4;
+
+/**
+ * Runs `work` in one transaction, and again from the start (at most RETRIES more times,
+ * after a short random pause) when it fails with a transient conflict; the last error is
+ * thrown as is. `work` must be safe to run again: everything it did rolled back.
+ */
+export async function runTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (err) {
+      if (attempt >= RETRIES || !isTransientConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * 2 ** attempt));
+    }
+  }
 }

@@ -157,6 +157,16 @@ const migrations: Record<string, Migration> = {
       await sql`create index request_log_slug_time_idx on request_log (slug, created_at)`.execute(db);
     },
   },
+  '0003_idempotency_claim_in_transaction': {
+    async up(db: Kysely<unknown>) {
+      // The record is now inserted by the transaction that makes the change, so a
+      // committed record always holds its response. Claims left in progress by the
+      // earlier scheme (a request that never finished) block nothing any more.
+      await sql`delete from idempotency_records where state <> 'done'`.execute(db);
+      await db.schema.alterTable('idempotency_records').dropColumn('claim_token').execute();
+      await db.schema.alterTable('idempotency_records').dropColumn('state').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

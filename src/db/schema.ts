@@ -75,9 +75,7 @@ export interface IdempotencyRecordTable {
   api_key_id: string;
   idempotency_key: string;
   fingerprint: string;
-  state: 'in_progress' | 'done';
-  /** Identifies the request that holds an in-progress record. */
-  claim_token: string;
+  /** Null only inside the transaction that inserted the record; committed records hold the response. */
   status_code: number | null;
   response_body: string | null;
   created_at: string;

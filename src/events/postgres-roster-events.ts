@@ -1,26 +1,32 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
+import type { DbOrTrx } from '../db/database.js';
 import { InProcessRosterEventBus, type RosterChange, type RosterEventBus } from './roster-events.js';
 
 const CHANNEL = 'innsync_roster';
-/** NOTIFY payloads must stay under 8,000 bytes; a large sync is sent in several. */
+/** NOTIFY payloads must stay under 8,000 bytes. */
 const MAX_PAYLOAD_BYTES = 7_000;
 const RECONNECT_MS = 1_000;
 
-/** Splits a change into notifications that each fit a NOTIFY payload. */
-export function toPayloads(change: RosterChange): string[] {
+/**
+ * The one notification of a change: the change itself, or, when it does not fit a NOTIFY
+ * payload (a large sync), the same change without its list, which tells listeners to
+ * re-read the roster.
+ */
+export function toPayload(change: RosterChange): string {
   const whole = JSON.stringify(change);
-  if (Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES || change.changes.length <= 1) return [whole];
-  const half = Math.ceil(change.changes.length / 2);
-  return [...toPayloads({ ...change, changes: change.changes.slice(0, half) }), ...toPayloads({ ...change, changes: change.changes.slice(half) })];
+  if (Buffer.byteLength(whole) <= MAX_PAYLOAD_BYTES) return whole;
+  return JSON.stringify({ hotelId: change.hotelId, at: change.at, changes: [] } satisfies RosterChange);
 }
 
 /**
- * The roster-change bus across instances (several servers on one PostgreSQL database):
- * a change is published with NOTIFY, and every instance, this one included, hears it on
- * its own LISTEN connection and hands it to its local subscribers (the dashboard streams).
+ * The roster-change bus across instances (several servers on one PostgreSQL database).
+ * Each change sends one NOTIFY inside its own transaction: PostgreSQL delivers it when,
+ * and only if, the change commits, in commit order, to every instance listening (this
+ * one included), on a dedicated LISTEN connection. Nothing queues in this process
+ * between the commit and the delivery.
+ *
  * When the LISTEN connection drops, changes may be missed until it is back; then every
  * subscribed hotel gets an empty change, and dashboards re-read their roster.
  */
@@ -30,10 +36,8 @@ export class PostgresRosterEventBus implements RosterEventBus {
   private client: pg.Client | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
-  private sending: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly db: Db,
     private readonly connectionString: string,
     private readonly log: Logger,
   ) {}
@@ -48,7 +52,7 @@ export class PostgresRosterEventBus implements RosterEventBus {
     client.on('notification', (msg) => {
       if (msg.channel !== CHANNEL || !msg.payload) return;
       try {
-        this.local.publish(JSON.parse(msg.payload) as RosterChange);
+        this.local.emit(JSON.parse(msg.payload) as RosterChange);
       } catch (err) {
         this.log.warn({ err }, 'unreadable roster notification');
       }
@@ -58,8 +62,13 @@ export class PostgresRosterEventBus implements RosterEventBus {
       this.lost(client);
     });
     client.on('end', () => this.lost(client));
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     this.client = client;
   }
 
@@ -76,10 +85,14 @@ export class PostgresRosterEventBus implements RosterEventBus {
       this.retry = null;
       this.connect()
         .then(() => {
+          if (this.closed) {
+            void this.client?.end().catch(() => undefined);
+            return;
+          }
           this.log.info('roster event connection restored');
           // Whatever was published meanwhile was not heard: every open view re-reads.
           const at = new Date().toISOString();
-          for (const hotelId of this.hotels.keys()) this.local.publish({ hotelId, at, changes: [] });
+          for (const hotelId of this.hotels.keys()) this.local.emit({ hotelId, at, changes: [] });
         })
         .catch((err: unknown) => {
           this.log.warn({ err }, 'roster event connection: reconnect failed');
@@ -89,23 +102,13 @@ export class PostgresRosterEventBus implements RosterEventBus {
     this.retry.unref();
   }
 
-  /**
-   * Notifications leave one at a time, in publishing order: each is its own transaction,
-   * and PostgreSQL delivers them in commit order, so listeners see changes in the order
-   * they were committed here.
-   */
-  publish(change: RosterChange): void {
-    const payloads = toPayloads(change);
-    this.sending = this.sending.then(async () => {
-      try {
-        for (const payload of payloads) await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(this.db);
-      } catch (err) {
-        this.log.warn({ err }, 'roster notification not sent');
-        // At least this instance's open views re-read the roster (other instances' do at their next change).
-        this.local.publish({ hotelId: change.hotelId, at: change.at, changes: [] });
-      }
-    });
+  /** One NOTIFY, sent with the change's transaction (a failure rolls the change back: it is answered 503 and retried). */
+  async publishInTransaction(trx: DbOrTrx, change: RosterChange): Promise<void> {
+    await sql`select pg_notify(${CHANNEL}, ${toPayload(change)})`.execute(trx);
   }
+
+  /** Nothing to do: the LISTEN connection hands the change to this instance's subscribers too. */
+  committed(): void {}
 
   subscribe(hotelId: string, listener: (change: RosterChange) => void): () => void {
     this.hotels.set(hotelId, (this.hotels.get(hotelId) ?? 0) + 1);
@@ -120,7 +123,6 @@ export class PostgresRosterEventBus implements RosterEventBus {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.sending;
     if (this.retry) clearTimeout(this.retry);
     const client = this.client;
     this.client = null;

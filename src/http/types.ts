@@ -1,5 +1,5 @@
 import type { ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
-import type { IdempotencyClaim } from '../pms/idempotency.js';
+import type { IdempotencyScope } from '../pms/idempotency.js';
 import type { PmsEndpoint } from '../pms/rate-limit.js';
 import type { StaffSession } from '../db/repositories/staff.repository.js';
 
@@ -8,8 +8,8 @@ declare module 'fastify' {
     /** The API key that authenticated this request; null before or without one. */
     auth: ApiKeyIdentity | null;
     idempotencyKey: string | null;
-    fingerprint: string | null;
-    claim: IdempotencyClaim | null;
+    /** Set on a POST with a valid key once authenticated: what its claim and record hold. */
+    idempotency: IdempotencyScope | null;
     rawBody: string | null;
     responsePayload: string | null;
     /** req.ip as read in onRequest, for the request log (the socket may be gone by then). */

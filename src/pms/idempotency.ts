@@ -1,22 +1,35 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import { uniqueViolation, type Db, type DbOrTrx } from '../db/database.js';
+import { isLockTimeout, runTransaction, type Db, type DbOrTrx } from '../db/database.js';
 import * as repo from '../db/repositories/idempotency.repository.js';
-import { randomId, sha256Hex } from '../domain/ids.js';
+import { sha256Hex } from '../domain/ids.js';
+import { NO_HOOKS, type TransactionHooks } from '../roster/roster-service.js';
 
 /** spec 8.2: a key lives 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** decisions.md: a record whose request never finished stops blocking after 60 s. */
-export const IDEMPOTENCY_STALE_MS = 60 * 1000;
 
-export interface IdempotencyClaim {
+/**
+ * Identifies a request for idempotency (decisions.md): the key, scoped to one API key,
+ * and the fingerprint (method, path, canonical body) its record must match.
+ */
+export interface IdempotencyScope {
   apiKeyId: string;
   key: string;
-  token: string;
+  fingerprint: string;
 }
 
-export type ClaimOutcome =
-  | { kind: 'proceed'; claim: IdempotencyClaim }
-  | { kind: 'replay'; statusCode: number; body: string };
+/**
+ * Thrown inside a transaction when the key already has a committed response: the
+ * transaction rolls back and the route answers with the stored response (spec 8.2).
+ */
+export class StoredResponse extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: string,
+  ) {
+    super('idempotent replay');
+  }
+}
 
 /**
  * The key from the header. decisions.md: bare (`abc`) or a structured-field string
@@ -56,75 +69,77 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 }
 
 /**
- * Claims the key for this request, or says how to answer instead: the stored response
- * (replay), 422 IDEMPOTENCY_KEY_REUSED or 409 IDEMPOTENCY_KEY_IN_USE. The claim is a
- * row under the (API key, key) primary key, so two concurrent requests cannot both win.
+ * Claims the key inside the change's transaction, as its first statement (decisions.md:
+ * the record is written in the same transaction as the change). The claim lives and dies
+ * with that transaction: a 4xx or a crash rolls it back, so there is nothing to release
+ * and nothing to take over. A concurrent duplicate waits here for the first to end (on
+ * PostgreSQL at most LOCK_TIMEOUT_MS: then 409 IDEMPOTENCY_KEY_IN_USE; on SQLite
+ * transactions are serial), then finds the committed response or a free key.
+ *
+ * Throws StoredResponse (replay) or 422 IDEMPOTENCY_KEY_REUSED when the key has a live
+ * record; the caller's transaction then rolls back.
  */
-export async function claimIdempotencyKey(
-  db: Db,
-  apiKeyId: string,
-  key: string,
-  fingerprint: string,
-  nowMs: number,
-): Promise<ClaimOutcome> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const token = randomId(16);
-    const now = new Date(nowMs).toISOString();
-    const expiresAt = new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString();
-    try {
-      await repo.insertInProgress(db, { apiKeyId, key, fingerprint, token, now, expiresAt });
-      return { kind: 'proceed', claim: { apiKeyId, key, token } };
-    } catch (err) {
-      if (uniqueViolation(err) !== 'idempotency') throw err;
-    }
-    const existing = await repo.findRecord(db, apiKeyId, key);
-    if (!existing) continue; // released meanwhile: try to claim again
-    const expired = existing.expires_at <= now;
-    const stale = existing.state === 'in_progress' && Date.parse(existing.created_at) + IDEMPOTENCY_STALE_MS <= nowMs;
-    if (!expired && !stale) {
-      if (existing.fingerprint !== fingerprint) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
-      if (existing.state === 'in_progress') throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
-      return { kind: 'replay', statusCode: existing.status_code ?? 200, body: existing.response_body ?? '{}' };
-    }
-    const took = await repo.takeOverRecord(db, {
-      apiKeyId,
-      key,
-      expectedToken: existing.claim_token,
-      fingerprint,
-      token,
-      now,
-      expiresAt,
-    });
-    if (took) return { kind: 'proceed', claim: { apiKeyId, key, token } };
+export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope, nowMs: number): Promise<void> {
+  const now = new Date(nowMs).toISOString();
+  let inserted: boolean;
+  try {
+    inserted = await repo.insertRecord(trx, { apiKeyId: scope.apiKeyId, key: scope.key, fingerprint: scope.fingerprint, now, expiresAt: new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString() });
+  } catch (err) {
+    if (isLockTimeout(err)) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+    throw err;
   }
-  throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+  if (inserted) return;
+  const existing = await repo.findRecord(trx, scope.apiKeyId, scope.key);
+  if (!existing || existing.response_body === null) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+  if (existing.fingerprint !== scope.fingerprint) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
+  throw new StoredResponse(existing.status_code ?? 200, existing.response_body);
 }
 
-/**
- * Stores the 2xx response inside the transaction of the change it protects
- * (decisions.md). Throws IDEMPOTENCY_KEY_IN_USE, rolling the change back, when the claim
- * went stale and another request took the key over.
- */
-export async function storeIdempotentResponse(
-  trx: DbOrTrx,
-  claim: IdempotencyClaim,
-  statusCode: number,
-  body: string,
-  nowMs: number,
-): Promise<void> {
-  const ok = await repo.completeRecord(trx, {
-    apiKeyId: claim.apiKeyId,
-    key: claim.key,
-    token: claim.token,
+/** Stores the 2xx response on the record claimed earlier in the same transaction (spec 8.2: only 2xx are stored). */
+export async function storeIdempotentResponse(trx: DbOrTrx, scope: IdempotencyScope, statusCode: number, body: string, nowMs: number): Promise<void> {
+  await repo.storeResponse(trx, {
+    apiKeyId: scope.apiKeyId,
+    key: scope.key,
     statusCode,
     body,
     now: new Date(nowMs).toISOString(),
     expiresAt: new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString(),
   });
-  if (!ok) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
 }
 
-/** spec 7: a 4xx (or 5xx) answer does not consume the key. Never throws. */
-export async function releaseIdempotencyClaim(db: Db, claim: IdempotencyClaim): Promise<void> {
-  await repo.deleteInProgress(db, claim.apiKeyId, claim.key, claim.token);
+/**
+ * The hooks that make a use case idempotent: the claim is the transaction's first
+ * statement, the 2xx response (`respond(result)`, what the route answers) its last.
+ * Without a key (GET) there is nothing to do.
+ */
+export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) => object): TransactionHooks<T> {
+  const scope = req.idempotency;
+  if (!scope) return NO_HOOKS;
+  return {
+    begin: (trx) => claimIdempotencyKey(trx, scope, Date.now()),
+    end: (trx, result) => storeIdempotentResponse(trx, scope, 200, JSON.stringify(respond(result)), Date.now()),
+  };
+}
+
+/**
+ * decisions.md test mode: nothing is read or written but the key's record, with the same
+ * semantics as live (claim and response in one transaction). Returns `response`.
+ */
+export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T): Promise<T> {
+  const hooks = idempotencyHooks(req, () => response);
+  await runTransaction(db, async (trx) => {
+    await hooks.begin(trx);
+    await hooks.end(trx, null);
+  });
+  return response;
+}
+
+/** spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md: the header. */
+export function sendStoredResponse(reply: FastifyReply, stored: StoredResponse): FastifyReply {
+  const body = JSON.parse(stored.body) as Record<string, unknown>;
+  return reply
+    .code(stored.statusCode)
+    .header('idempotent-replayed', 'true')
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ ...body, _idempotent: true }));
 }

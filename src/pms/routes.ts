@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Db, DbOrTrx } from '../db/database.js';
+import type { Db } from '../db/database.js';
 import type { Actor } from '../db/repositories/activity.repository.js';
 import type { Guest } from '../db/repositories/guest.repository.js';
 import { ApiError, ERRORS, type ErrorCode } from '../errors.js';
 import { normalizeRoomNumber, refineGuestFields, GUEST_DATA_FIELDS, type ChangeSet } from '../domain/guest.js';
 import { newId } from '../domain/ids.js';
-import { checkInGuest, checkOutGuest, listGuests, updateGuest, type RosterDeps } from '../roster/roster-service.js';
-import { storeIdempotentResponse } from './idempotency.js';
+import { checkInGuest, checkOutGuest, listGuests, updateGuest, type CheckInResult, type CheckOutResult, type RosterDeps, type UpdateResult } from '../roster/roster-service.js';
+import { answerInSandbox, idempotencyHooks, sendStoredResponse, StoredResponse } from './idempotency.js';
 import { handleSync } from './sync-route.js';
 import {
   CheckinResponse,
@@ -128,15 +128,6 @@ function actorOf(req: FastifyRequest): Actor {
   return { type: 'pms', id: auth.pairId, mode: auth.mode };
 }
 
-/**
- * Stores the 2xx body as the idempotent response inside `trx` (the change's
- * transaction, or the plain handle in test mode where nothing else is written).
- */
-async function seal(req: FastifyRequest, trx: DbOrTrx, body: object): Promise<void> {
-  if (!req.claim) return;
-  await storeIdempotentResponse(trx, req.claim, 200, JSON.stringify(body), Date.now());
-}
-
 /** Registers the PMS API v1 routes under /api/pms/v1/{slug}. */
 export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): void {
   const post = (endpoint: PmsEndpoint, path: string, opts: { summary: string; description: string; body: unknown; response: unknown; errors: ErrorCode[]; bodyLimit: number }, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<object>) => {
@@ -153,7 +144,15 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
         response: { 200: opts.response, ...errorResponses([...POST_ERRORS, ...opts.errors]) },
         security: [{ bearer: [] }],
       },
-      handler,
+      // spec 8.2: a key with a committed response is answered with it, not processed again.
+      handler: async (req, reply) => {
+        try {
+          return await handler(req, reply);
+        } catch (err) {
+          if (err instanceof StoredResponse) return sendStoredResponse(reply, err);
+          throw err;
+        }
+      },
     });
   };
 
@@ -172,13 +171,10 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       const body = req.body as GuestInput;
       const roomNumber = normalizeRoomNumber(body.roomNumber);
       if (req.auth?.mode === 'test') {
-        const res = { status: 'created', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id, _sandbox: true };
-        await seal(req, deps.db, res);
-        return res;
+        return answerInSandbox(deps.db, req, { status: 'created', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id, _sandbox: true });
       }
-      const build = (guestId: string) => ({ status: 'created', guestId, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
-      const { guest } = await checkInGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, (trx, r) => seal(req, trx, build(r.guest.id)));
-      return build(guest.id);
+      const respond = (r: CheckInResult) => ({ status: 'created', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
+      return respond(await checkInGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, idempotencyHooks(req, respond)));
     },
   );
 
@@ -201,13 +197,10 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
           const v = body[f];
           if (v !== undefined) changes[f] = { from: null, to: f === 'roomNumber' && typeof v === 'string' ? normalizeRoomNumber(v) : v };
         }
-        const res = { status: 'updated', guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id };
-        await seal(req, deps.db, res);
-        return res;
+        return answerInSandbox(deps.db, req, { status: 'updated', guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
       }
-      const build = (guestId: string, changes: ChangeSet) => ({ status: 'updated', guestId, pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
-      const r = await updateGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, (trx, res) => seal(req, trx, build(res.guest.id, res.changes)));
-      return build(r.guest.id, r.changes);
+      const respond = (r: UpdateResult) => ({ status: 'updated', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, changes: r.changes, requestId: req.id });
+      return respond(await updateGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, idempotencyHooks(req, respond)));
     },
   );
 
@@ -225,13 +218,10 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     async (req) => {
       const body = req.body as CheckoutInput;
       if (req.auth?.mode === 'test') {
-        const res = { status: 'checked_out', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true };
-        await seal(req, deps.db, res);
-        return res;
+        return answerInSandbox(deps.db, req, { status: 'checked_out', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true });
       }
-      const build = (g: Guest) => ({ status: 'checked_out', guestId: g.id, pmsGuestId: body.pmsGuestId, roomNumber: g.roomNumber, requestId: req.id });
-      const r = await checkOutGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body.pmsGuestId, (trx, res) => seal(req, trx, build(res.guest)));
-      return build(r.guest);
+      const respond = (r: CheckOutResult) => ({ status: 'checked_out', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber: r.guest.roomNumber, requestId: req.id });
+      return respond(await checkOutGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body.pmsGuestId, idempotencyHooks(req, respond)));
     },
   );
 

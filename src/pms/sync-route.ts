@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import type { ListedGuest } from '../domain/sync-plan.js';
 import { ApiError } from '../errors.js';
-import { storeIdempotentResponse } from './idempotency.js';
+import { answerInSandbox, idempotencyHooks } from './idempotency.js';
 import { syncRoster, type SyncResult } from '../roster/sync-service.js';
 import type { RosterDeps } from '../roster/roster-service.js';
 import type { SyncInput } from './schemas.js';
@@ -42,15 +42,8 @@ export async function handleSync(deps: RosterDeps, req: FastifyRequest): Promise
   const auth = req.auth;
   if (!auth) throw new ApiError('UNAUTHORIZED');
   const list = (req.body as SyncInput).guests;
-  const claim = req.claim;
-  if (auth.mode === 'test') {
-    const res = sandboxSyncResponse(list, req.id);
-    if (claim) await storeIdempotentResponse(deps.db, claim, 200, JSON.stringify(res), Date.now());
-    return res;
-  }
+  if (auth.mode === 'test') return answerInSandbox(deps.db, req, sandboxSyncResponse(list, req.id));
   const actor = { type: 'pms' as const, id: auth.pairId, mode: auth.mode };
-  const r = await syncRoster(deps, auth.hotelId, actor, list, async (trx, result) => {
-    if (claim) await storeIdempotentResponse(trx, claim, 200, JSON.stringify(syncResponse(result, req.id)), Date.now());
-  });
-  return syncResponse(r, req.id);
+  const respond = (r: SyncResult) => syncResponse(r, req.id);
+  return respond(await syncRoster(deps, auth.hotelId, actor, list, idempotencyHooks(req, respond)));
 }

@@ -4,7 +4,7 @@ import type { GuestData, GuestPatch } from '../domain/guest.js';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
-import { checkOutLocatedGuest, updateLocatedGuest, type CheckOutResult, type RosterDeps, type UpdateResult } from './roster-service.js';
+import { checkOutLocatedGuest, initialChanges, NO_HOOKS, updateLocatedGuest, writeRoster, type CheckOutResult, type RosterDeps, type UpdateResult } from './roster-service.js';
 
 /**
  * A walk-in guest entered by hotel staff (source `receptionist`, no pmsGuestId). Sync
@@ -12,14 +12,11 @@ import { checkOutLocatedGuest, updateLocatedGuest, type CheckOutResult, type Ros
  */
 export async function createReceptionistGuest(deps: RosterDeps, hotelId: string, actor: Actor, input: GuestData): Promise<guests.Guest> {
   const data: GuestData = { ...input, roomNumber: normalizeRoomNumber(input.roomNumber) };
-  const now = new Date().toISOString();
-  let guest: guests.Guest;
   try {
-    guest = await deps.db.transaction().execute(async (trx) => {
+    return await writeRoster<guests.Guest>(deps, hotelId, NO_HOOKS, async (trx, now) => {
       const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
-      const changes = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null).map(([k, v]) => [k, { from: null, to: v }]));
-      await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes, at: now }]);
-      return g;
+      await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }]);
+      return { result: g, changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }] };
     });
   } catch (err) {
     if (uniqueViolation(err) === 'active_room') {
@@ -28,8 +25,6 @@ export async function createReceptionistGuest(deps: RosterDeps, hotelId: string,
     }
     throw err;
   }
-  deps.bus.publish({ hotelId, at: now, changes: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: null, roomNumber: data.roomNumber }] });
-  return guest;
 }
 
 /** The hotel's active guest with this id, locked; another hotel's id is not found either. */

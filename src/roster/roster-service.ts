@@ -1,5 +1,4 @@
-import type { Db, DbOrTrx } from '../db/database.js';
-import { uniqueViolation } from '../db/database.js';
+import { runTransaction, uniqueViolation, type Db, type DbOrTrx } from '../db/database.js';
 import { ApiError, validationError } from '../errors.js';
 import {
   applyChanges,
@@ -13,6 +12,7 @@ import {
   type GuestPatch,
 } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
+import { lockHotel } from '../db/repositories/hotel.repository.js';
 import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 
@@ -22,12 +22,50 @@ export interface RosterDeps {
 }
 
 /**
- * Writes the request's stored response (idempotency) inside the use case's transaction,
- * so the change and its record commit together (decisions.md: Idempotency).
+ * What a caller adds to a use case's transaction. The PMS API claims the request's
+ * idempotency key in `begin` (the first statement, before any read) and stores its
+ * response in `end`, so the change and its record commit together, or neither does
+ * (decisions.md: Idempotency).
  */
-export type Seal<T> = (trx: DbOrTrx, result: T) => Promise<void>;
+export interface TransactionHooks<T> {
+  begin(trx: DbOrTrx): Promise<void>;
+  end(trx: DbOrTrx, result: T): Promise<void>;
+}
 
-const noSeal = (): Promise<void> => Promise.resolve();
+export const NO_HOOKS: TransactionHooks<unknown> = { begin: () => Promise.resolve(), end: () => Promise.resolve() };
+
+type ChangedGuests = RosterChange['changes'];
+
+/**
+ * The one shape of every write to a hotel's roster: a transaction that runs `hooks.begin`,
+ * takes the hotel's lock, does `work`, runs `hooks.end` and sends the change's event; it
+ * runs again from the start after a deadlock or serialization failure (runTransaction).
+ *
+ * Lock order: the idempotency record (hooks.begin), then the hotel row, then guest rows.
+ * Every roster write takes its hotel's row first, so the writes of one hotel run one after
+ * another and never wait on each other in a cycle; a duplicate request waits at its
+ * idempotency record, before it holds anything.
+ */
+export async function writeRoster<T>(
+  deps: RosterDeps,
+  hotelId: string,
+  hooks: TransactionHooks<T>,
+  work: (trx: DbOrTrx, now: string) => Promise<{ result: T; changed: ChangedGuests }>,
+): Promise<T> {
+  const { result, event } = await runTransaction(deps.db, async (trx) => {
+    await hooks.begin(trx);
+    await lockHotel(trx, hotelId);
+    const now = new Date().toISOString();
+    const out = await work(trx, now);
+    await hooks.end(trx, out.result);
+    // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
+    const change: RosterChange | null = out.changed.length > 0 ? { hotelId, at: now, changes: out.changed } : null;
+    if (change) await deps.bus.publishInTransaction(trx, change);
+    return { result: out.result, event: change };
+  });
+  if (event) deps.bus.committed(event);
+  return result;
+}
 
 export interface CheckInResult {
   guest: guests.Guest;
@@ -50,30 +88,22 @@ async function roomOccupied(db: Db, hotelId: string, roomNumber: string): Promis
   });
 }
 
-function publish(bus: RosterEventBus, hotelId: string, at: string, changes: RosterChange['changes']): void {
-  if (changes.length > 0) bus.publish({ hotelId, at, changes });
-}
-
 /** spec 3: (none) → active. 409 when the pmsGuestId is active or the room is held. */
 export async function checkInGuest(
   deps: RosterDeps,
   hotelId: string,
   actor: Actor,
   input: GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'> & { pmsGuestId: string },
-  seal: Seal<CheckInResult> = noSeal,
+  hooks: TransactionHooks<CheckInResult> = NO_HOOKS,
 ): Promise<CheckInResult> {
   const data = guestDataFromCheckin(input);
-  const now = new Date().toISOString();
-  let result: CheckInResult;
   try {
-    result = await deps.db.transaction().execute(async (trx) => {
+    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
       const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
       await insertActivity(trx, [
         { hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now },
       ]);
-      const r = { guest };
-      await seal(trx, r);
-      return r;
+      return { result: { guest }, changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }] };
     });
   } catch (err) {
     const which = uniqueViolation(err);
@@ -87,12 +117,10 @@ export async function checkInGuest(
     if (which === 'active_room') throw await roomOccupied(deps.db, hotelId, data.roomNumber);
     throw err;
   }
-  publish(deps.bus, hotelId, now, [{ action: 'guest.checked_in', guestId: result.guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }]);
-  return result;
 }
 
 /** A check-in's activity changes: every known field from null. */
-function initialChanges(data: GuestData): ChangeSet {
+export function initialChanges(data: GuestData): ChangeSet {
   const changes: ChangeSet = {};
   for (const [field, value] of Object.entries(data) as Array<[keyof GuestData, unknown]>) {
     if (value !== null) changes[field] = { from: null, to: value };
@@ -110,10 +138,10 @@ export async function updateGuest(
   hotelId: string,
   actor: Actor,
   input: GuestPatch & { pmsGuestId: string },
-  seal: Seal<UpdateResult> = noSeal,
+  hooks: TransactionHooks<UpdateResult> = NO_HOOKS,
 ): Promise<UpdateResult> {
   const { pmsGuestId, ...patch } = input;
-  return updateLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), patch, seal);
+  return updateLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), patch, hooks);
 }
 
 async function lockPmsGuestOr404(trx: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<guests.Guest> {
@@ -133,20 +161,19 @@ export async function updateLocatedGuest(
   actor: Actor,
   locate: (trx: DbOrTrx) => Promise<guests.Guest>,
   patch: GuestPatch,
-  seal: Seal<UpdateResult> = noSeal,
+  hooks: TransactionHooks<UpdateResult> = NO_HOOKS,
 ): Promise<UpdateResult> {
-  const now = new Date().toISOString();
   let targetRoom: string | null = null;
-  let result: UpdateResult;
   try {
-    result = await deps.db.transaction().execute(async (trx) => {
+    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
       const stored = await locate(trx);
       // The date order also holds against the stored date the update does not send.
       const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
       if (dateErrors.length > 0) throw validationError(dateErrors);
       const changes = diffGuest(stored, patch);
       const next = applyChanges(stored, changes);
-      if (Object.keys(changes).length > 0) {
+      const changed = Object.keys(changes).length > 0;
+      if (changed) {
         await guests.updateGuestData(trx, stored.id, next, now);
         if (changes.roomNumber) {
           targetRoom = next.roomNumber;
@@ -155,20 +182,14 @@ export async function updateLocatedGuest(
         }
         await insertActivity(trx, activityForUpdate(hotelId, actor, stored, changes, now));
       }
-      const r: UpdateResult = { guest: { ...stored, ...next, updatedAt: Object.keys(changes).length > 0 ? now : stored.updatedAt }, changes };
-      await seal(trx, r);
-      return r;
+      const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
+      const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
+      return { result: { guest, changes }, changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [] };
     });
   } catch (err) {
     if (uniqueViolation(err) === 'active_room' && targetRoom !== null) throw await roomOccupied(deps.db, hotelId, targetRoom);
     throw err;
   }
-  const { guest, changes } = result;
-  const events: RosterChange['changes'] = [];
-  if (changes.roomNumber) events.push({ action: 'guest.room_moved', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber });
-  else if (Object.keys(changes).length > 0) events.push({ action: 'guest.updated', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber });
-  publish(deps.bus, hotelId, now, events);
-  return result;
 }
 
 /** A room move and other field changes are recorded as two entries (decisions.md actions). */
@@ -187,9 +208,9 @@ export async function checkOutGuest(
   hotelId: string,
   actor: Actor,
   pmsGuestId: string,
-  seal: Seal<CheckOutResult> = noSeal,
+  hooks: TransactionHooks<CheckOutResult> = NO_HOOKS,
 ): Promise<CheckOutResult> {
-  return checkOutLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), seal);
+  return checkOutLocatedGuest(deps, hotelId, actor, (trx) => lockPmsGuestOr404(trx, hotelId, pmsGuestId), hooks);
 }
 
 /** Checks out the active guest that `locate` finds (and locks) inside the transaction. */
@@ -198,23 +219,18 @@ export async function checkOutLocatedGuest(
   hotelId: string,
   actor: Actor,
   locate: (trx: DbOrTrx) => Promise<guests.Guest>,
-  seal: Seal<CheckOutResult> = noSeal,
+  hooks: TransactionHooks<CheckOutResult> = NO_HOOKS,
 ): Promise<CheckOutResult> {
-  const now = new Date().toISOString();
-  const result = await deps.db.transaction().execute(async (trx) => {
+  return writeRoster(deps, hotelId, hooks, async (trx, now) => {
     const stored = await locate(trx);
     await guests.releaseRoom(trx, stored.id, now);
     await guests.markCheckedOut(trx, stored.id, now);
     await insertActivity(trx, [
       { hotelId, actor, action: 'guest.checked_out', guestId: stored.id, pmsGuestId: stored.pmsGuestId, changes: { roomNumber: { from: stored.roomNumber, to: null } }, at: now },
     ]);
-    const r: CheckOutResult = { guest: { ...stored, status: 'checked_out', updatedAt: now } };
-    await seal(trx, r);
-    return r;
+    const guest: guests.Guest = { ...stored, status: 'checked_out', updatedAt: now };
+    return { result: { guest }, changed: [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] };
   });
-  const { guest } = result;
-  publish(deps.bus, hotelId, now, [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }]);
-  return result;
 }
 
 /** decisions.md: active guests of both sources, in natural room order. */

@@ -6,13 +6,12 @@ import {
   checkOutMany,
   insertAssignments,
   insertManyPmsGuests,
-  lockHotel,
   readActiveRoster,
   releaseRoomsOf,
   updateManyGuestData,
 } from '../db/repositories/roster-batch.repository.js';
 import type { RosterChange } from '../events/roster-events.js';
-import { activityForUpdate, type RosterDeps, type Seal } from './roster-service.js';
+import { activityForUpdate, initialChanges, writeRoster, type RosterDeps, type TransactionHooks } from './roster-service.js';
 
 export interface SyncResult {
   plan: SyncPlan;
@@ -36,12 +35,9 @@ function roomOccupied(conflict: RoomConflict): ApiError {
  * before any new one is taken, so swaps and rotations succeed) → check-ins. Any room
  * conflict rolls everything back: 409 ROOM_OCCUPIED.
  */
-export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor, list: ListedGuest[], seal: Seal<SyncResult>): Promise<SyncResult> {
-  const now = new Date().toISOString();
-  let result: SyncResult;
+export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor, list: ListedGuest[], hooks: TransactionHooks<SyncResult>): Promise<SyncResult> {
   try {
-    result = await deps.db.transaction().execute(async (trx) => {
-      await lockHotel(trx, hotelId);
+    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
       const plan = planSync(await readActiveRoster(trx, hotelId), list);
       const [conflict] = plan.conflicts;
       if (conflict) throw roomOccupied(conflict);
@@ -57,12 +53,12 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
 
       const summary = summarize(plan, list.length);
       await insertActivity(trx, activityForSync(hotelId, actor, plan, checkedInIds, summary, now));
-      const r: SyncResult = { plan, summary, checkedInIds };
-      await seal(trx, r);
-      return r;
+      const result: SyncResult = { plan, summary, checkedInIds };
+      return { result, changed: eventsForSync(result) };
     });
   } catch (err) {
-    // A room taken by a concurrent request between our read and our write.
+    // Every roster write of the hotel waits for the hotel's lock, so another request
+    // cannot take a listed room between the plan and the writes; this is a safety net.
     if (uniqueViolation(err) === 'active_room' || uniqueViolation(err) === 'active_pms_guest') {
       const plan = planSync(await readActiveRoster(deps.db, hotelId), list);
       const [conflict] = plan.conflicts;
@@ -72,10 +68,6 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
     }
     throw err;
   }
-  // A sync that changed nothing tells the dashboards nothing.
-  const changes = eventsForSync(result);
-  if (changes.length > 0) deps.bus.publish({ hotelId, at: now, changes });
-  return result;
 }
 
 function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedInIds: string[], summary: SyncResult['summary'], at: string): ActivityEntry[] {
@@ -87,8 +79,7 @@ function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedI
     entries.push(...activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at));
   }
   plan.checkIn.forEach((c, i) => {
-    const changes = Object.fromEntries(Object.entries(c.data).filter(([, v]) => v !== null).map(([k, v]) => [k, { from: null, to: v }]));
-    entries.push({ hotelId, actor, action: 'guest.checked_in', guestId: checkedInIds[i] ?? null, pmsGuestId: c.pmsGuestId, changes, at });
+    entries.push({ hotelId, actor, action: 'guest.checked_in', guestId: checkedInIds[i] ?? null, pmsGuestId: c.pmsGuestId, changes: initialChanges(c.data), at });
   });
   entries.push({ hotelId, actor, action: 'sync.completed', guestId: null, pmsGuestId: null, changes: summary, at });
   return entries;

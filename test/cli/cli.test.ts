@@ -381,8 +381,6 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       api_key_id: 'key_purge_live',
       idempotency_key: key,
       fingerprint: 'fp',
-      state: 'done' as const,
-      claim_token: `tok-${key}`,
       status_code: 200,
       response_body: '{}',
       created_at: iso(-2 * day),

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { toPayloads } from '../../src/events/postgres-roster-events.js';
+import { toPayload } from '../../src/events/postgres-roster-events.js';
 import type { RosterChange } from '../../src/events/roster-events.js';
 import { createHotel, createStaffUser, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -16,18 +16,22 @@ import { createTestStorage, testEngines } from '../support/harness.js';
 // instance must reach dashboards connected to another.
 
 describe('roster notifications fit PostgreSQL NOTIFY payloads', () => {
-  it('a 2,000-guest sync batch is split into payloads under 8,000 bytes that together hold every change once, in order', () => {
-    const change: RosterChange = {
-      hotelId: 'hotel_1',
-      at: '2026-11-23T10:00:00.000Z',
-      changes: Array.from({ length: 2000 }, (_, i) => ({ action: 'guest.checked_in' as const, guestId: `guest_${i}`, pmsGuestId: `P-${i}`, roomNumber: String(1000 + i) })),
-    };
-    const payloads = toPayloads(change);
-    expect(payloads.length).toBeGreaterThan(1);
-    for (const p of payloads) expect(Buffer.byteLength(p)).toBeLessThan(8000);
-    const parts = payloads.map((p) => JSON.parse(p) as RosterChange);
-    expect(parts.flatMap((p) => p.changes)).toEqual(change.changes);
-    for (const p of parts) expect({ hotelId: p.hotelId, at: p.at }).toEqual({ hotelId: change.hotelId, at: change.at });
+  const change = (n: number): RosterChange => ({
+    hotelId: 'hotel_1',
+    at: '2026-11-23T10:00:00.000Z',
+    changes: Array.from({ length: n }, (_, i) => ({ action: 'guest.checked_in' as const, guestId: `guest_${i}`, pmsGuestId: `P-${i}`, roomNumber: String(1000 + i) })),
+  });
+
+  it('issue 8 "one notification per transaction": a change that fits is sent whole', () => {
+    const small = change(20);
+    expect(JSON.parse(toPayload(small))).toEqual(small);
+  });
+
+  it('issue 8: a 2,000-guest sync is one notification under 8,000 bytes that tells listeners to re-read (changes: [])', () => {
+    const big = change(2000);
+    const payload = toPayload(big);
+    expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+    expect(JSON.parse(payload)).toEqual({ hotelId: big.hotelId, at: big.at, changes: [] });
   });
 });
 

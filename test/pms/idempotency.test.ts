@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { randomId } from '../../src/domain/ids.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
@@ -136,7 +137,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const g = guest();
     const first = await checkin(g, key255);
     expectOriginal(first);
-    expect(await record(liveScope, key255)).toMatchObject({ state: 'done', status_code: 200 });
+    expect(await record(liveScope, key255)).toMatchObject({ status_code: 200 });
     expectReplayOf(await checkin(g, key255), first);
     const one = randomId(1);
     expect(one).toHaveLength(1);
@@ -156,7 +157,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const g2 = guest();
     const q2 = await checkin(g2, `"${name2}"`);
     expectOriginal(q2);
-    expect(await record(liveScope, name2)).toMatchObject({ state: 'done' });
+    expect(await record(liveScope, name2)).toMatchObject({ status_code: 200 });
     expectReplayOf(await checkin(g2, name2), q2);
     expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
     expect(await guestRows(g2.pmsGuestId)).toHaveLength(1);
@@ -387,8 +388,8 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectOriginal(test);
     expect(live.body.guestId).toMatch(/^guest_/);
     expect(test.body.guestId).toMatch(/^test_/);
-    expect(await record(liveScope, key)).toMatchObject({ state: 'done' });
-    expect(await record(testScope, key)).toMatchObject({ state: 'done' });
+    expect(await record(liveScope, key)).toMatchObject({ status_code: 200 });
+    expect(await record(testScope, key)).toMatchObject({ status_code: 200 });
     // Each scope replays its own response, and the other scope's body is REUSED there.
     expectReplayOf(await checkin(liveBody, key, { key: k.live }), live);
     expectReplayOf(await checkin(testBody, key, { key: k.test }), test);
@@ -427,7 +428,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     // Different body: processed, not REUSED.
     const other = await checkin(guest(), key, { key: second.live });
     expectOriginal(other);
-    expect(await record(`${second.keyId}_live`, key)).toMatchObject({ state: 'done', status_code: 200 });
+    expect(await record(`${second.keyId}_live`, key)).toMatchObject({ status_code: 200 });
     // The first pair still replays its own response.
     expectReplayOf(await checkin(g, key), first);
   });
@@ -448,7 +449,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
     expect(await db().selectFrom('activity_log').selectAll().where('pms_guest_id', '=', String(g.pmsGuestId)).execute()).toHaveLength(0);
     const rec = await record(testScope, key);
-    expect(rec).toMatchObject({ state: 'done', status_code: 200 });
+    expect(rec).toMatchObject({ status_code: 200 });
     expect(JSON.parse(rec?.response_body ?? 'null')).toEqual(first.body);
     expect(await record(liveScope, key)).toBeUndefined();
   });
@@ -553,52 +554,78 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(list.body.count).toBe(0);
   });
 
-  /** A record as left by a process that died mid-request, `ageMs` old. */
-  async function insertDeadClaim(key: string, body: Body, ageMs: number): Promise<void> {
-    const created = Date.now() - ageMs;
-    await db()
-      .insertInto('idempotency_records')
-      .values({
-        api_key_id: liveScope,
-        idempotency_key: key,
-        fingerprint: requestFingerprint('POST', `${base}/guests/checkin`, body),
-        state: 'in_progress',
-        claim_token: `dead_${randomId(8)}`,
-        status_code: null,
-        response_body: null,
-        created_at: iso(created),
-        expires_at: iso(created + 24 * HOUR_MS),
-      })
-      .execute();
+  /**
+   * What a request in progress holds (PostgreSQL): its claim, inserted by a transaction
+   * that has not ended. Resolves with the functions that end it.
+   */
+  async function holdClaim(key: string, body: Body, stored: object | null = null) {
+    const client = new pg.Client({ connectionString: t.config.databaseUrl ?? '' });
+    await client.connect();
+    await client.query('begin');
+    const now = Date.now();
+    await client.query(
+      'insert into idempotency_records (api_key_id, idempotency_key, fingerprint, status_code, response_body, created_at, expires_at) values ($1, $2, $3, $4, $5, $6, $7)',
+      [liveScope, key, requestFingerprint('POST', `${base}/guests/checkin`, body), stored ? 200 : null, stored ? JSON.stringify(stored) : null, iso(now), iso(now + 24 * HOUR_MS)],
+    );
+    const end = async (sqlText: 'commit' | 'rollback') => {
+      await client.query(sqlText);
+      await client.end();
+    };
+    return { commit: () => end('commit'), rollback: () => end('rollback') };
   }
 
-  it('decisions.md "stops blocking its key after 60 seconds": an in_progress record 61 s old is taken over (200)', async () => {
-    const g = guest();
-    const key = uniqueKey();
-    await insertDeadClaim(key, g, 61_000);
-    const res = await checkin(g, key);
-    expectOriginal(res);
-    expect(res.body.status).toBe('created');
-    const rec = await record(liveScope, key);
-    expect(rec).toMatchObject({ state: 'done', status_code: 200 });
-    expect(JSON.parse(rec?.response_body ?? 'null')).toEqual(res.body);
-    expectReplayOf(await checkin(g, key), res);
-  });
+  /** Whether `p` is still pending after `ms`. */
+  const stillPending = async (p: Promise<unknown>, ms: number): Promise<boolean> =>
+    Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
 
-  it('decisions.md: an in_progress record 10 s old still blocks (409 IDEMPOTENCY_KEY_IN_USE, nothing processed), and stops once 61 s old', async () => {
+  it.runIf(engine === 'postgres')(
+    'issue 8 "the claim lives and dies with the change\'s transaction": a duplicate waits for the claim; its rollback frees the key and the duplicate is processed once',
+    async () => {
+      const g = guest();
+      const key = uniqueKey();
+      const held = await holdClaim(key, g);
+      const pending = checkin(g, key);
+      expect(await stillPending(pending, 400)).toBe(true);
+      await held.rollback();
+      const res = await pending;
+      expectOriginal(res);
+      expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
+      expect(JSON.parse((await record(liveScope, key))?.response_body ?? 'null')).toEqual(res.body);
+    },
+  );
+
+  it.runIf(engine === 'postgres')('issue 8: a duplicate waiting on a claim whose transaction commits gets the committed response (replay), not a second processing', async () => {
     const g = guest();
     const key = uniqueKey();
-    await insertDeadClaim(key, g, 10_000);
-    const before = await record(liveScope, key);
-    expectError(await checkin(g, key), 409, 'IDEMPOTENCY_KEY_IN_USE');
+    const stored = { status: 'created', guestId: `guest_${randomId(8)}`, pmsGuestId: g.pmsGuestId, roomNumber: g.roomNumber, requestId: `req_${randomId(8)}` };
+    const held = await holdClaim(key, g, stored);
+    const pending = checkin(g, key);
+    expect(await stillPending(pending, 400)).toBe(true);
+    await held.commit();
+    const res = await pending;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ ...stored, _idempotent: true });
+    expect(res.headers['idempotent-replayed']).toBe('true');
     expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
-    // The 409 must not release somebody else's claim.
-    expect(await record(liveScope, key)).toEqual(before);
-
-    await db().updateTable('idempotency_records').set({ created_at: iso(Date.now() - 61_000) }).where('api_key_id', '=', liveScope).where('idempotency_key', '=', key).execute();
-    expectOriginal(await checkin(g, key));
-    expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
   });
+
+  it.runIf(engine === 'postgres')(
+    'issue 8 "bounded: after a few seconds, 409 IDEMPOTENCY_KEY_IN_USE": a claim held past the lock timeout is answered 409, nothing processed, and the key works once it is free',
+    async () => {
+      const g = guest();
+      const key = uniqueKey();
+      const held = await holdClaim(key, g);
+      try {
+        const res = await checkin(g, key);
+        expectError(res, 409, 'IDEMPOTENCY_KEY_IN_USE');
+        expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
+      } finally {
+        await held.rollback();
+      }
+      expectOriginal(await checkin(g, key));
+      expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
+    },
+  );
 
   it('spec 8.2 Lifetime 24 h: a stored record expires 24 h after completion', async () => {
     const key = uniqueKey();
@@ -648,7 +675,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const result = await runRetention(db());
     expect(result.idempotency).toBe(expiredBefore.length);
     for (const key of expiredKeys) expect(await record(liveScope, key)).toBeUndefined();
-    expect(await record(liveScope, keptKey)).toMatchObject({ state: 'done' });
+    expect(await record(liveScope, keptKey)).toMatchObject({ status_code: 200 });
     expect((await db().selectFrom('idempotency_records').select('idempotency_key').execute()).length).toBe(totalBefore - expiredBefore.length);
   });
 
@@ -660,58 +687,13 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const res = await checkin(g, key);
     expectOriginal(res);
     const rec = await record(liveScope, key);
-    expect(rec).toMatchObject({ state: 'done', status_code: 200 });
+    expect(rec).toMatchObject({ status_code: 200 });
     expect(JSON.parse(rec?.response_body ?? 'null')).toEqual(res.body);
     // Only 2xx responses are stored (spec 8.2): nothing for the failed attempt of another key.
     const failKey = uniqueKey();
     expectError(await checkin(g, failKey), 409, 'GUEST_ALREADY_CHECKED_IN');
     expect(await record(liveScope, failKey)).toBeUndefined();
   });
-
-  it.runIf(engine === 'postgres')(
-    'decisions.md "a crash can never leave a change without its stored response": when the record cannot be completed, the change rolls back',
-    async () => {
-      // A concurrent uncommitted insert of the same active pmsGuestId makes the check-in's
-      // transaction wait; meanwhile its claim is taken away (as a stale takeover would).
-      // Completing the record then fails inside the transaction, so the guest must not exist.
-      const g = guest();
-      const key = uniqueKey();
-      const hotel = await db().selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow();
-      const rollback = new Error('rollback');
-      let pending: Promise<ApiResponse> | undefined;
-      try {
-        await db()
-          .transaction()
-          .execute(async (trx) => {
-            const now = iso(Date.now());
-            await trx
-              .insertInto('guests')
-              .values({ id: `guest_blocker_${randomId(8)}`, hotel_id: hotel.id, source: 'pms', pms_guest_id: String(g.pmsGuestId), status: 'active', first_name: null, last_name: 'Blocker', phone: null, email: null, language: null, nationality: null, adults: null, children: null, check_in_date: '2026-11-23', check_out_date: '2026-11-26', room_number: `blk-${randomId(6)}`, created_at: now, updated_at: now, checked_out_at: null })
-              .execute();
-            pending = checkin(g, key);
-            let claimed = await record(liveScope, key);
-            for (let i = 0; i < 100 && !claimed; i++) {
-              await sleep(20);
-              claimed = await record(liveScope, key);
-            }
-            expect(claimed).toMatchObject({ state: 'in_progress' });
-            // The request cannot pass its guest insert before this transaction ends, so
-            // its record is completed only after the claim was taken away.
-            await db().updateTable('idempotency_records').set({ claim_token: 'taken_over' }).where('api_key_id', '=', liveScope).where('idempotency_key', '=', key).execute();
-            throw rollback;
-          });
-      } catch (err) {
-        if (err !== rollback) throw err;
-      }
-      const res = await pending;
-      expect(res).toBeDefined();
-      expectError(res as ApiResponse, 409, 'IDEMPOTENCY_KEY_IN_USE');
-      expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
-      expect(await activity(g.pmsGuestId, 'guest.checked_in')).toHaveLength(0);
-      // The other holder's claim is left alone.
-      expect(await record(liveScope, key)).toMatchObject({ state: 'in_progress', claim_token: 'taken_over' });
-    },
-  );
 
   it.runIf(engine === 'postgres')(
     'decisions.md "a crash can never leave ... its stored response without the change": a check-in failing at COMMIT leaves no stored response',

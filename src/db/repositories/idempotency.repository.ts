@@ -4,25 +4,31 @@ import type { IdempotencyRecordTable } from '../schema.js';
 
 export type IdempotencyRow = Selectable<IdempotencyRecordTable>;
 
-/** Inserts an in-progress record; throws the unique violation when the key has a record. */
-export async function insertInProgress(
-  db: DbOrTrx,
-  r: { apiKeyId: string; key: string; fingerprint: string; token: string; now: string; expiresAt: string },
-): Promise<void> {
-  await db
+/**
+ * Inserts the record of (API key, key) inside the caller's transaction, or takes over a
+ * record past its lifetime. False when a live record exists: the caller reads it.
+ *
+ * The primary key holds "one record per key": on PostgreSQL a concurrent insert of the
+ * same key waits here until the other transaction ends (a commit: false; a rollback: the
+ * insert goes ahead), at most lock_timeout. Runs inside the change's transaction, so the
+ * record commits with the change or not at all.
+ */
+export async function insertRecord(
+  trx: DbOrTrx,
+  r: { apiKeyId: string; key: string; fingerprint: string; now: string; expiresAt: string },
+): Promise<boolean> {
+  const row = await trx
     .insertInto('idempotency_records')
-    .values({
-      api_key_id: r.apiKeyId,
-      idempotency_key: r.key,
-      fingerprint: r.fingerprint,
-      state: 'in_progress',
-      claim_token: r.token,
-      status_code: null,
-      response_body: null,
-      created_at: r.now,
-      expires_at: r.expiresAt,
-    })
-    .execute();
+    .values({ api_key_id: r.apiKeyId, idempotency_key: r.key, fingerprint: r.fingerprint, status_code: null, response_body: null, created_at: r.now, expires_at: r.expiresAt })
+    .onConflict((oc) =>
+      oc
+        .columns(['api_key_id', 'idempotency_key'])
+        .doUpdateSet({ fingerprint: r.fingerprint, status_code: null, response_body: null, created_at: r.now, expires_at: r.expiresAt })
+        .where('idempotency_records.expires_at', '<=', r.now),
+    )
+    .returning('api_key_id')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Promise<IdempotencyRow | null> {
@@ -35,48 +41,16 @@ export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Pr
   return row ?? null;
 }
 
-/**
- * Takes over a stale or expired record, only if it is still the one the caller read
- * (compare-and-set on the claim token). True when the caller now holds the key.
- */
-export async function takeOverRecord(
-  db: DbOrTrx,
-  r: { apiKeyId: string; key: string; expectedToken: string; fingerprint: string; token: string; now: string; expiresAt: string },
-): Promise<boolean> {
-  const res = await db
-    .updateTable('idempotency_records')
-    .set({ fingerprint: r.fingerprint, state: 'in_progress', claim_token: r.token, status_code: null, response_body: null, created_at: r.now, expires_at: r.expiresAt })
-    .where('api_key_id', '=', r.apiKeyId)
-    .where('idempotency_key', '=', r.key)
-    .where('claim_token', '=', r.expectedToken)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
-}
-
-/** Stores the response; true when the caller still held the claim. Runs in the change's transaction. */
-export async function completeRecord(
+/** Stores the response on the record this transaction inserted. */
+export async function storeResponse(
   trx: DbOrTrx,
-  r: { apiKeyId: string; key: string; token: string; statusCode: number; body: string; now: string; expiresAt: string },
-): Promise<boolean> {
-  const res = await trx
+  r: { apiKeyId: string; key: string; statusCode: number; body: string; now: string; expiresAt: string },
+): Promise<void> {
+  await trx
     .updateTable('idempotency_records')
-    .set({ state: 'done', status_code: r.statusCode, response_body: r.body, created_at: r.now, expires_at: r.expiresAt })
+    .set({ status_code: r.statusCode, response_body: r.body, created_at: r.now, expires_at: r.expiresAt })
     .where('api_key_id', '=', r.apiKeyId)
     .where('idempotency_key', '=', r.key)
-    .where('claim_token', '=', r.token)
-    .where('state', '=', 'in_progress')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
-}
-
-/** Frees the key after a non-2xx answer (spec 7: a 4xx does not consume the key). */
-export async function deleteInProgress(db: DbOrTrx, apiKeyId: string, key: string, token: string): Promise<void> {
-  await db
-    .deleteFrom('idempotency_records')
-    .where('api_key_id', '=', apiKeyId)
-    .where('idempotency_key', '=', key)
-    .where('claim_token', '=', token)
-    .where('state', '=', 'in_progress')
     .execute();
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPostgres, type DbOrTrx } from '../database.js';
+import type { DbOrTrx } from '../database.js';
 import type { GuestData } from '../../domain/guest.js';
 import type { RosterEntry } from '../../domain/sync-plan.js';
 import { newId } from '../../domain/ids.js';
@@ -14,11 +14,6 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
-}
-
-/** Serializes syncs of one hotel on PostgreSQL (SQLite transactions are serial already). */
-export async function lockHotel(trx: DbOrTrx, hotelId: string): Promise<void> {
-  if (isPostgres(trx)) await trx.selectFrom('hotels').select('id').where('id', '=', hotelId).forUpdate().execute();
 }
 
 /** Every active guest of the hotel, both sources. */

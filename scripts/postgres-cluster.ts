@@ -1,0 +1,78 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+// A throwaway PostgreSQL 15 cluster for tests, benchmarks and drills: initdb into a temp
+// folder, a free port on 127.0.0.1, fsync off, stopped and deleted afterwards. initdb
+// refuses to run as root, so as root every server command runs as the `postgres` user.
+
+const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+export interface PostgresCluster {
+  /** Superuser URL of the `postgres` database. */
+  adminUrl: string;
+  /** e.g. "PostgreSQL 15.18; fsync=off, synchronous_commit=off" */
+  description: string;
+  /** Stops the server, keeping its data (to test an unreachable database). */
+  pause(): void;
+  /** Starts it again on the same port. */
+  resume(): void;
+  stop(): void;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(cmd: string, args: string[], asPostgres: boolean): void {
+  const [file, argv] = asPostgres ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export async function startPostgresCluster(): Promise<PostgresCluster> {
+  const asPostgres = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-pg-'));
+  const data = path.join(dir, 'data');
+  const sock = path.join(dir, 'sock');
+  const log = path.join(dir, 'server.log');
+  fs.mkdirSync(sock);
+  const port = await freePort();
+  const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  const start = (): void => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', opts, '-l', log, '-w', 'start'], asPostgres);
+  try {
+    if (asPostgres) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+    run(path.join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asPostgres);
+    start();
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let version = 'PostgreSQL';
+  try {
+    version = execFileSync(path.join(BIN, 'postgres'), ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // the description only
+  }
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    description: `${version}; fsync=off, synchronous_commit=off`,
+    pause: () => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], asPostgres),
+    resume: start,
+    stop() {
+      try {
+        run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
