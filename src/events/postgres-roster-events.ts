@@ -7,7 +7,8 @@ import { InProcessRosterEventBus, type RosterChange, type RosterEventBus } from 
 const CHANNEL = 'innsync_roster';
 /** NOTIFY payloads must stay under 8,000 bytes. */
 const MAX_PAYLOAD_BYTES = 7_000;
-const RECONNECT_MS = 1_000;
+/** The LISTEN connection is tried again after 200 ms, then ever less often, at most every 2 s. */
+const RECONNECT_MS = [200, 500, 1_000, 2_000];
 
 /**
  * The one notification of a change: the change itself, or, when it does not fit a NOTIFY
@@ -36,6 +37,7 @@ export class PostgresRosterEventBus implements RosterEventBus {
   private client: pg.Client | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
+  private attempts = 0;
 
   constructor(
     private readonly connectionString: string,
@@ -81,10 +83,13 @@ export class PostgresRosterEventBus implements RosterEventBus {
 
   private scheduleConnect(): void {
     if (this.closed || this.retry) return;
+    const delay = RECONNECT_MS[Math.min(this.attempts, RECONNECT_MS.length - 1)];
+    this.attempts += 1;
     this.retry = setTimeout(() => {
       this.retry = null;
       this.connect()
         .then(() => {
+          this.attempts = 0;
           if (this.closed) {
             void this.client?.end().catch(() => undefined);
             return;
@@ -98,7 +103,7 @@ export class PostgresRosterEventBus implements RosterEventBus {
           this.log.warn({ err }, 'roster event connection: reconnect failed');
           this.scheduleConnect();
         });
-    }, RECONNECT_MS);
+    }, delay);
     this.retry.unref();
   }
 

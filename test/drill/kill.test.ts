@@ -1,0 +1,27 @@
+import { describe, expect, inject, it } from 'vitest';
+import { killDrill } from '../../bench/drill/kill.js';
+import { syncKillDrill } from '../../bench/drill/sync-kill.js';
+import { printResult } from '../../bench/drill/report.js';
+import { testEngines } from '../support/engines.js';
+
+// Issue 8 "the drills live in the project": the short versions of `npm run drill`
+// (bench/README.md: Drills), against the built service (`npm test` builds first). Each
+// drill returns every violation it saw: lost acknowledged changes, double processing,
+// broken invariants, integrity-check failures.
+
+describe.each(testEngines())('drills: SIGKILL (%s)', (engine) => {
+  const pgAdminUrl = () => (engine === 'postgres' ? inject('pgAdminUrl') : null);
+
+  it('issue 8: SIGKILL under mixed load at 3 random points, every unanswered request sent again with its key: nothing acknowledged lost, nothing processed twice, invariants and integrity hold, request-log loss bounded to the last second', async () => {
+    const result = await killDrill({ engine, pgAdminUrl: pgAdminUrl(), kills: 3, clients: 8, pairsPerHotel: 4, runMs: [500, 1500], logLossWindowMs: 1000 });
+    printResult(result);
+    expect(result.violations).toEqual([]);
+    expect(result.figures['operations acknowledged (2xx)']).toBeGreaterThan(100);
+  }, 180_000);
+
+  it('issue 8 + spec 4.5 "one transaction": SIGKILL during a 2,000-guest sync leaves the roster as before or as the list, never half applied; the sync sent again is applied once', async () => {
+    const result = await syncKillDrill({ engine, pgAdminUrl: pgAdminUrl(), guests: 2_000, kills: 3 });
+    printResult(result);
+    expect(result.violations).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,26 @@
+import { describe, expect, inject, it } from 'vitest';
+import { roomRaceDrill } from '../../bench/drill/room-race.js';
+import { sameKeyDrill } from '../../bench/drill/same-key.js';
+import { printResult } from '../../bench/drill/report.js';
+import { testEngines } from '../support/engines.js';
+
+// Issue 8: races across two instances on one PostgreSQL database (SQLite: one process),
+// the short versions of `npm run drill`.
+
+describe.each(testEngines())('drills: races (%s)', (engine) => {
+  const pgAdminUrl = () => (engine === 'postgres' ? inject('pgAdminUrl') : null);
+  const instances = engine === 'postgres' ? 2 : 1;
+
+  it('decisions.md "exactly one is processed": 100 rounds of 10-20 concurrent requests with one key (check-in, move, checkout, sync, different bodies): one processed, the others replays, IN_USE or REUSED', async () => {
+    const result = await sameKeyDrill({ engine, pgAdminUrl: pgAdminUrl(), rounds: 100, instances });
+    printResult(result);
+    expect(result.violations).toEqual([]);
+  }, 180_000);
+
+  it('issue 8 "no 5xx from concurrency": 100 rounds of concurrent moves, swaps, check-ins into one room and check-outs; every answer set is explained by a serial order, never a 5xx', async () => {
+    const result = await roomRaceDrill({ engine, pgAdminUrl: pgAdminUrl(), rounds: 100, instances });
+    printResult(result);
+    expect(result.violations).toEqual([]);
+    expect(result.figures['5xx']).toBe(0);
+  }, 180_000);
+});

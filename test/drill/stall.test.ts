@@ -1,0 +1,24 @@
+import { describe, expect, inject, it } from 'vitest';
+import { stallDrill } from '../../bench/drill/stall.js';
+import { printResult } from '../../bench/drill/report.js';
+import { testEngines } from '../support/engines.js';
+
+// Issue 8 "the claim lives and dies with the change's transaction": a request stalled
+// inside its transaction past the lock timeout while its retry arrives (on the other
+// instance with PostgreSQL), then finishing or dying. The full drill stalls 65 s.
+
+describe.each(testEngines())('drills: stalled request (%s)', (engine) => {
+  it('issue 8: a request stalled 7 s in its transaction, retried meanwhile, then resumed or killed, is processed exactly once; retries get 409 IDEMPOTENCY_KEY_IN_USE or the stored response', async () => {
+    const result = await stallDrill({
+      engine,
+      pgAdminUrl: engine === 'postgres' ? inject('pgAdminUrl') : null,
+      stallSeconds: 7,
+      variants: [
+        { then: 'resume', at: 'mid' },
+        { then: 'crash', at: 'commit' },
+      ],
+    });
+    printResult(result);
+    expect(result.violations).toEqual([]);
+  }, 180_000);
+});
