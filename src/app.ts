@@ -73,7 +73,7 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
   if (isTransientConflict(err) || isLockTimeout(err)) {
     req.log.warn({ err }, 'storage busy');
     return new ApiError('SERVICE_UNAVAILABLE', {
-      message: 'The database was too busy to complete this request; nothing was changed. Retry it with the same Idempotency-Key.',
+      message: 'The database was too busy to complete this request; nothing was changed. Send it again (with the same Idempotency-Key, if it had one).',
       headers: { 'retry-after': '1' },
     });
   }

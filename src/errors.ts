@@ -14,7 +14,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept this method.', meaning: 'Known path, wrong method. The `Allow` header lists the accepted methods.' },
   ROOM_OCCUPIED: { status: 409, message: 'The room is held by another active guest.', meaning: 'Check-in, room move or sync targets a room held by another active guest. Adds `currentGuest` = `{ pmsGuestId, lastName, checkInDate }` (`pmsGuestId` is null for a receptionist guest).' },
   GUEST_ALREADY_CHECKED_IN: { status: 409, message: 'A guest with this pmsGuestId is already checked in.', meaning: 'Check-in of a `pmsGuestId` that is already active. Adds `guestId` and `roomNumber` of the active stay.' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry later.', meaning: 'A request with the same key is still in progress. Retry after a moment: you then get its stored response.' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry it in a few seconds with the same key.', meaning: 'A request with the same key was still in progress after this one waited 5 seconds for it. Retry after a moment: you then get its stored response, or your retry is processed if the first one failed.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.', meaning: 'Body over 1 MiB (check-in, update, checkout) or 16 MiB (sync).' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json.', meaning: 'POST whose `Content-Type` is not `application/json` (parameters such as `charset` are allowed, case does not matter).' },
   INVALID_DATE_FORMAT: { status: 422, message: 'A date field is not a real YYYY-MM-DD date.', meaning: 'Any date field not a real `YYYY-MM-DD` calendar date. Wins over other field errors; `errors` still lists all.' },
@@ -33,7 +33,7 @@ export const ERRORS = {
   EMAIL_TAKEN: { status: 409, message: 'A user with this e-mail already exists.', meaning: 'Dashboard: a new staff user with an e-mail already in use (e-mails are unique across the installation: they are the login).' },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry later.', meaning: 'Storage unreachable. Adds `Retry-After`.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry in a few seconds.', meaning: 'Storage unreachable, or too busy to finish the request (a transaction that kept losing races, a lock held past 5 s). Nothing was changed. Adds `Retry-After`; retry with the same `Idempotency-Key`.' },
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -17,7 +17,7 @@ export async function createReceptionistGuest(deps: RosterDeps, hotelId: string,
       const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
       await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }]);
       return { result: g, changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }] };
-    });
+    }, 'shared');
   } catch (err) {
     if (uniqueViolation(err) === 'active_room') {
       const holder = await guests.findRoomHolder(deps.db, hotelId, data.roomNumber);

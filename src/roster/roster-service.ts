@@ -38,23 +38,26 @@ type ChangedGuests = RosterChange['changes'];
 
 /**
  * The one shape of every write to a hotel's roster: a transaction that runs `hooks.begin`,
- * takes the hotel's lock, does `work`, runs `hooks.end` and sends the change's event; it
- * runs again from the start after a deadlock or serialization failure (runTransaction).
+ * takes the hotel's roster lock, does `work`, runs `hooks.end` and sends the change's
+ * event; it runs again from the start after a deadlock or serialization failure
+ * (runTransaction).
  *
- * Lock order: the idempotency record (hooks.begin), then the hotel row, then guest rows.
- * Every roster write takes its hotel's row first, so the writes of one hotel run one after
- * another and never wait on each other in a cycle; a duplicate request waits at its
- * idempotency record, before it holds anything.
+ * Lock order: the idempotency record (hooks.begin), then the hotel's roster lock, then
+ * guest rows. Every write that changes or removes guests holds the hotel's lock alone, so
+ * those writes of one hotel run one after another and never wait on each other in a
+ * cycle; check-ins (`shared`: they only insert) run beside each other, never beside those.
+ * A duplicate request waits at its idempotency record, before it holds anything.
  */
 export async function writeRoster<T>(
   deps: RosterDeps,
   hotelId: string,
   hooks: TransactionHooks<T>,
   work: (trx: DbOrTrx, now: string) => Promise<{ result: T; changed: ChangedGuests }>,
+  lock: 'exclusive' | 'shared' = 'exclusive',
 ): Promise<T> {
   const { result, event } = await runTransaction(deps.db, async (trx) => {
     await hooks.begin(trx);
-    await lockHotel(trx, hotelId);
+    await lockHotel(trx, hotelId, lock);
     const now = new Date().toISOString();
     const out = await work(trx, now);
     await hooks.end(trx, out.result);
@@ -104,7 +107,7 @@ export async function checkInGuest(
         { hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now },
       ]);
       return { result: { guest }, changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }] };
-    });
+    }, 'shared');
   } catch (err) {
     const which = uniqueViolation(err);
     if (which === 'active_pms_guest') {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { isPostgres, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
@@ -24,11 +25,19 @@ export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | nu
   return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
 }
 
+/** The first key of the service's advisory locks ("inn"), so they never meet another application's. */
+const HOTEL_LOCK_SPACE = 0x696e6e;
+
 /**
- * Takes the hotel row's lock for the caller's transaction (PostgreSQL; SQLite runs one
- * write transaction at a time anyway). FOR NO KEY UPDATE: it excludes the other writers
- * of the hotel's roster, not the inserts that merely reference the hotel.
+ * Takes the hotel's roster lock for the caller's transaction (PostgreSQL; SQLite runs one
+ * write transaction at a time anyway): `exclusive` for writes that change or remove
+ * guests, `shared` for check-ins, which only insert (check-ins never wait on each other in
+ * a cycle: each waits, if at all, on one unique entry that another has already written).
+ * A transaction-scoped advisory lock: held in memory until the commit or rollback, no row
+ * written; lock_timeout and the deadlock detector apply as to any lock.
  */
-export async function lockHotel(trx: DbOrTrx, hotelId: string): Promise<void> {
-  if (isPostgres(trx)) await trx.selectFrom('hotels').select('id').where('id', '=', hotelId).forNoKeyUpdate().execute();
+export async function lockHotel(trx: DbOrTrx, hotelId: string, mode: 'exclusive' | 'shared'): Promise<void> {
+  if (!isPostgres(trx)) return;
+  if (mode === 'shared') await sql`select pg_advisory_xact_lock_shared(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`.execute(trx);
+  else await sql`select pg_advisory_xact_lock(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`.execute(trx);
 }
