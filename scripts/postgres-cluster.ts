@@ -38,7 +38,8 @@ function run(cmd: string, args: string[], asPostgres: boolean): void {
   execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/** `durable`: PostgreSQL's defaults (fsync, synchronous commit) instead of the fast, unsafe settings tests use. */
+export async function startPostgresCluster(opts: { durable?: boolean } = {}): Promise<PostgresCluster> {
   const asPostgres = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-pg-'));
   const data = path.join(dir, 'data');
@@ -46,8 +47,9 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const log = path.join(dir, 'server.log');
   fs.mkdirSync(sock);
   const port = await freePort();
-  const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
-  const start = (): void => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', opts, '-l', log, '-w', 'start'], asPostgres);
+  const settings = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const serverOpts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c max_connections=300${settings}`;
+  const start = (): void => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', serverOpts, '-l', log, '-w', 'start'], asPostgres);
   try {
     if (asPostgres) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
     run(path.join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'], asPostgres);
@@ -64,7 +66,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   }
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    description: `${version}; fsync=off, synchronous_commit=off`,
+    description: opts.durable ? `${version}; fsync and synchronous_commit on` : `${version}; fsync=off, synchronous_commit=off`,
     pause: () => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], asPostgres),
     resume: start,
     stop() {

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import './http/types.js';
 import { ApiError } from './errors.js';
-import { isLockTimeout, isStorageUnavailable, isTransientConflict, type Db } from './db/database.js';
+import { isStorageBusy, isStorageUnavailable, isTransientConflict, type Db } from './db/database.js';
 import { newId } from './domain/ids.js';
 import type { RosterEventBus } from './events/roster-events.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -68,9 +68,9 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
     req.log.error({ err }, 'storage unavailable');
     return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' } });
   }
-  // A transaction that kept losing races (retried already), or a lock held past the
-  // lock timeout by a stalled transaction: nothing was changed, and a retry will do.
-  if (isTransientConflict(err) || isLockTimeout(err)) {
+  // A transaction that kept losing races (retried already), or storage too busy to
+  // finish in time (a lock held past the lock timeout): rolled back; a retry will do.
+  if (isTransientConflict(err) || isStorageBusy(err)) {
     req.log.warn({ err }, 'storage busy');
     return new ApiError('SERVICE_UNAVAILABLE', {
       message: 'The database was too busy to complete this request; nothing was changed. Send it again (with the same Idempotency-Key, if it had one).',

@@ -33,7 +33,7 @@ export const ERRORS = {
   EMAIL_TAKEN: { status: 409, message: 'A user with this e-mail already exists.', meaning: 'Dashboard: a new staff user with an e-mail already in use (e-mails are unique across the installation: they are the login).' },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry in a few seconds.', meaning: 'Storage unreachable, or too busy to finish the request (a transaction that kept losing races, a lock held past 5 s). Nothing was changed. Adds `Retry-After`; retry with the same `Idempotency-Key`.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry in a few seconds.', meaning: 'Storage unreachable, or too busy to finish the request in time (a lock held past 5 s: then nothing was changed). When the connection broke while the change was being committed, it may or may not have been applied: send the request again with the same `Idempotency-Key` to get the outcome. Adds `Retry-After`.' },
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

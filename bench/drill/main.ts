@@ -7,8 +7,9 @@
  *   npm run drill -- --engine postgres --only kill,stall
  *
  * PostgreSQL drills run in a throwaway cluster of their own (PG_BIN, default
- * /usr/lib/postgresql/15/bin). DRILL_SERVER_BIN=<path to bin/innsync.js> runs them against
- * another build (a baseline). Exit status 1 when any drill saw a violation.
+ * /usr/lib/postgresql/15/bin; fsync off unless DRILL_PG_DURABLE=1, which keeps PostgreSQL's
+ * durable defaults). DRILL_SERVER_BIN=<path to bin/innsync.js> runs them against another
+ * build (a baseline). Exit status 1 when any drill saw a violation.
  */
 import type { Engine } from '../../src/db/database.js';
 import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
@@ -33,7 +34,7 @@ export const DRILLS: DrillSpec[] = [
     name: 'kill',
     engines: ['sqlite', 'postgres'],
     run: (engine, pgAdminUrl, quick) =>
-      killDrill({ engine, pgAdminUrl, kills: quick ? 3 : engine === 'sqlite' ? 25 : 15, clients: quick ? 8 : 30, pairsPerHotel: quick ? 4 : 8, runMs: quick ? [500, 1500] : [1000, 4000], logLossWindowMs: quick ? 1000 : 500 }),
+      killDrill({ engine, pgAdminUrl, kills: quick ? 3 : engine === 'sqlite' ? 25 : 15, clients: quick ? 8 : 30, pairsPerHotel: quick ? 4 : 8, runMs: quick ? [500, 1500] : [1000, 4000], logLossWindowMs: quick ? 1000 : 250 }),
   },
   {
     name: 'sync-kill',
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
     for (const engine of engines) {
       for (const drill of DRILLS) {
         if ((only && !only.includes(drill.name)) || !drill.engines.includes(engine)) continue;
-        if (engine === 'postgres' && !cluster) cluster = await startPostgresCluster();
+        if (engine === 'postgres' && !cluster) cluster = await startPostgresCluster({ durable: process.env.DRILL_PG_DURABLE === '1' });
         const started = Date.now();
         const result = await drill.run(engine, cluster?.adminUrl ?? null, quick);
         result.figures['drill time (s)'] = Math.round((Date.now() - started) / 100) / 10;

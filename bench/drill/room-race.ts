@@ -38,8 +38,8 @@ function model(roster: Roster, op: RaceOp): { answer: string; next: Roster } {
   const next = new Map(roster);
   const holder = (room: string) => [...roster].find(([, r]) => r === room)?.[0];
   if (op.kind === 'checkin') {
-    if (roster.has(op.pms)) return { answer: '409 GUEST_ALREADY_CHECKED_IN', next };
-    if (holder(op.room) !== undefined) return { answer: '409 ROOM_OCCUPIED', next };
+    if (roster.has(op.pms)) return { answer: `409 GUEST_ALREADY_CHECKED_IN in ${roster.get(op.pms)}`, next };
+    if (holder(op.room) !== undefined) return { answer: `409 ROOM_OCCUPIED by ${holder(op.room)}`, next };
     next.set(op.pms, op.room);
     return { answer: '200', next };
   }
@@ -47,7 +47,7 @@ function model(roster: Roster, op: RaceOp): { answer: string; next: Roster } {
     const from = roster.get(op.pms);
     if (from === undefined) return { answer: '404 GUEST_NOT_FOUND', next };
     if (from === op.room) return { answer: '200 {}', next };
-    if (holder(op.room) !== undefined) return { answer: '409 ROOM_OCCUPIED', next };
+    if (holder(op.room) !== undefined) return { answer: `409 ROOM_OCCUPIED by ${holder(op.room)}`, next };
     next.set(op.pms, op.room);
     return { answer: `200 ${from}->${op.room}`, next };
   }
@@ -71,8 +71,10 @@ function model(roster: Roster, op: RaceOp): { answer: string; next: Roster } {
   return { answer: `200 ${checkedIn}/${updated}/${checkedOut}/${unchanged}`, next: listed };
 }
 
-/** The answer in the model's words. */
+/** The answer in the model's words: status, code, and who a 409 names. */
 function observed(op: RaceOp, a: Answer): string {
+  if (a.body?.code === 'ROOM_OCCUPIED') return `409 ROOM_OCCUPIED by ${String(a.body.currentGuest?.pmsGuestId ?? 'nobody')}`;
+  if (a.body?.code === 'GUEST_ALREADY_CHECKED_IN') return `409 GUEST_ALREADY_CHECKED_IN in ${String(a.body.roomNumber ?? 'nowhere')}`;
   if (a.status !== 200) return describeAnswer(a);
   const b = a.body as Record<string, unknown>;
   if (op.kind === 'checkin') return '200';

@@ -4,6 +4,8 @@ import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 const HEARTBEAT_MS = 15_000;
 /** Changes waiting for one hotel's streams beyond this are dropped for a re-read (changes: []). */
 const MAX_PENDING_CHANGES = 200;
+/** After a failed delivery, the next try (a re-read) comes this much later. */
+const RETRY_DELIVERY_MS = 1_000;
 /** A stream whose client does not read (this many bytes unsent) is ended; the browser reconnects and re-reads. */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
@@ -115,7 +117,16 @@ export class LiveStreams {
       while (hotel.pending) {
         const { at, changes } = hotel.pending;
         hotel.pending = null;
-        await this.deliver(hotel, { at, changes }).catch(this.onError);
+        try {
+          await this.deliver(hotel, { at, changes });
+        } catch (err) {
+          // The session check failed (storage unreachable): the change has not reached the
+          // dashboards. They are told to re-read once a delivery succeeds, a second from now.
+          this.onError(err);
+          const arrived = hotel.pending as HotelStreams['pending']; // heard while the delivery failed
+          hotel.pending = { at: arrived?.at ?? at, changes: [], overflow: true };
+          await new Promise((resolve) => setTimeout(resolve, RETRY_DELIVERY_MS).unref());
+        }
       }
     } finally {
       hotel.delivering = false;

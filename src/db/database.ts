@@ -30,6 +30,17 @@ export interface DatabaseHandle {
  */
 export const LOCK_TIMEOUT_MS = 5_000;
 
+/**
+ * PostgreSQL ends a session whose transaction sits idle this long (a frozen or partitioned
+ * instance): its uncommitted claim and locks are released, so a hotel or a key is never
+ * blocked by a process that stopped answering (decisions.md: a request that never
+ * finished stops blocking its key after 60 seconds).
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+
+/** How long a request waits for a pool connection before it is answered 503. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
@@ -74,7 +85,16 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
  * (answered 503), and the pool discards the broken client when it is released.
  */
 function postgresPool(connectionString: string, max: number, onConnectionError?: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, options: `-c lock_timeout=${LOCK_TIMEOUT_MS}` });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    // A connection is waited for at most this long (then 503), never for the OS's connect timeout.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A dead peer (a partition, a host gone) is noticed by TCP keepalive, not after hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    options: `-c lock_timeout=${LOCK_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_TIMEOUT_MS}`,
+  });
   pool.on('error', (err) => onConnectionError?.(err));
   pool.on('connect', (client) => {
     client.on('error', (err) => onConnectionError?.(err));
@@ -158,27 +178,40 @@ function errorCode(err: unknown): string | null {
   return typeof code === 'string' ? code : null;
 }
 
-// Network failures, PostgreSQL's connection exceptions (class 08), its shutdown and
-// start-up (57P01-57P03), too many connections (53300), and SQLite's I/O failures.
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '53300', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
-// pg's own messages for a connection that died or a pool that could not get one.
+// Network failures; PostgreSQL's connection exceptions (class 08), insufficient resources
+// (class 53: too many connections, disk full, out of memory), operator intervention (57P:
+// shutdown, crash, start-up, database dropped, idle-session timeout) and its
+// idle-in-transaction timeout (25P03); SQLite's I/O failures, a full disk, a file it cannot open.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '25P03', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
+const UNREACHABLE_PREFIXES = ['08', '53', '57P', 'SQLITE_IOERR'];
+// pg's own messages for a connection that died or a pool that could not get one in time.
 const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
 
 /** True when the error means storage could not be reached (answered 503, not 500). */
 export function isStorageUnavailable(err: unknown): boolean {
   const code = errorCode(err);
-  if (code !== null && (UNREACHABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code.startsWith('SQLITE_IOERR'))) return true;
+  if (code !== null && (UNREACHABLE_CODES.has(code) || UNREACHABLE_PREFIXES.some((p) => code.startsWith(p)))) return true;
   return err instanceof Error && UNREACHABLE_MESSAGES.test(err.message);
 }
 
 /**
- * True when the transaction lost a race and may simply run again: a deadlock (40P01), a
- * serialization failure (40001), or SQLite's database lock held by another process
- * beyond busy_timeout (SQLITE_BUSY and its extended codes).
+ * True when the transaction lost a race and may simply run again at once: a deadlock
+ * (40P01), a serialization failure (40001), or SQLite's snapshot gone stale because
+ * another connection wrote first (SQLITE_BUSY_SNAPSHOT).
  */
 export function isTransientConflict(err: unknown): boolean {
   const code = errorCode(err);
-  return code === '40P01' || code === '40001' || (code !== null && code.startsWith('SQLITE_BUSY'));
+  return code === '40P01' || code === '40001' || code === 'SQLITE_BUSY_SNAPSHOT';
+}
+
+/**
+ * True when storage was too busy to finish in time, and running again at once would not
+ * help: a PostgreSQL lock held past LOCK_TIMEOUT_MS (55P03), a statement cancelled
+ * (57014), SQLite's write lock held by another process past busy_timeout (SQLITE_BUSY).
+ */
+export function isStorageBusy(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === '55P03' || code === '57014' || (code !== null && code.startsWith('SQLITE_BUSY') && code !== 'SQLITE_BUSY_SNAPSHOT');
 }
 
 /** True when a PostgreSQL statement waited longer than LOCK_TIMEOUT_MS for a lock (55P03). */

@@ -1,4 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { isLockTimeout } from './database.js';
 
 // Migrations live in code (not files found at run time) so the built service and the
 // tests apply exactly the same list. Never edit a released migration: add a new one.
@@ -177,7 +178,14 @@ const provider: MigrationProvider = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // PostgreSQL: another instance holds the migration lock, or a table is busy, past the
+  // lock timeout (55P03). Its migrations then roll back as a whole; wait and try again,
+  // for about a minute, so instances started together all come up.
+  for (let attempt = 0; attempt < 12 && isLockTimeout(error); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     const reason = error instanceof Error ? error.message : String(error);

@@ -50,7 +50,8 @@ export class PostgresRosterEventBus implements RosterEventBus {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString });
+    // TCP keepalive: a half-open connection (a failover, a partition) is noticed and replaced.
+    const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client.on('notification', (msg) => {
       if (msg.channel !== CHANNEL || !msg.payload) return;
       try {

@@ -1,23 +1,28 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
+import { isStorageBusy, isStorageUnavailable, type Db } from '../db/database.js';
 import { insertRequestLogRows, type RequestLogRow } from '../db/repositories/request-log.repository.js';
 import { touchKeys } from '../db/repositories/api-key.repository.js';
+
+/** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
+const MAX_QUEUED_ROWS = 50_000;
 
 /**
  * Collects request-log rows and key last-use times in memory and writes them in
  * batches off the request path (decisions.md: logging must not add to latency).
  *
- * A batch leaves every 100 ms (or at 500 rows), one multi-row INSERT, on a connection
- * that serves no request (DatabaseHandle.background): so the writer keeps up with any
- * load the rate limits allow, and a process killed without warning loses at most the
- * rows of its last ~100-200 ms. SIGTERM flushes everything (close()). Key last-use times
- * are coarse (dashboard: "last used") and written at most every 5 s.
+ * A batch leaves every 100 ms (or at 500 rows), one multi-row INSERT at a time, on a
+ * connection that serves no request (DatabaseHandle.background): so the writer keeps up
+ * with any load the rate limits allow, and a process killed without warning loses at most
+ * the rows of its last ~100-200 ms. SIGTERM flushes everything (close()). While storage is
+ * unreachable, rows wait (at most MAX_QUEUED_ROWS) and are written once it is back. Key
+ * last-use times are coarse (dashboard: "last used") and written at most every 5 s.
  */
 export class RequestLogWriter {
   private rows: RequestLogRow[] = [];
   private lastUsed = new Map<string, string>();
   private lastTouchMs = 0;
-  private flushing: Promise<void> = Promise.resolve();
+  private inFlight: Promise<void> | null = null;
+  private dropped = 0;
   private readonly timer: NodeJS.Timeout;
   /** Requests begun and not yet answered (or aborted): close() waits for their rows. */
   private readonly open = new Set<object>();
@@ -49,29 +54,56 @@ export class RequestLogWriter {
   }
 
   /**
-   * Writes the rows queued so far, and the key last-use times when they are due (or
-   * `all`). Never throws: a failed batch is logged and dropped.
+   * Writes the rows queued so far (one batch at a time: while one is being written, this
+   * returns it), and the key last-use times when they are due (or `all`). Never throws.
    */
   flush(all = false): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      const rows = this.rows;
-      this.rows = [];
-      let lastUsed = new Map<string, string>();
-      if (all || Date.now() - this.lastTouchMs >= this.opts.touchEveryMs) {
-        lastUsed = this.lastUsed;
-        this.lastUsed = new Map();
-        this.lastTouchMs = Date.now();
-      }
-      if (rows.length > 0) {
-        try {
-          await insertRequestLogRows(this.db, rows);
-        } catch (err) {
-          this.log.error({ err, dropped: rows.length }, 'request log batch failed');
-        }
-      }
-      if (lastUsed.size > 0) await touchKeys(this.db, lastUsed).catch((err: unknown) => this.log.warn({ err }, 'key last-use update failed'));
+    this.inFlight ??= this.writeBatch(all).finally(() => {
+      this.inFlight = null;
     });
-    return this.flushing;
+    return this.inFlight;
+  }
+
+  private async writeBatch(all: boolean): Promise<void> {
+    const rows = this.rows;
+    this.rows = [];
+    if (rows.length > 0) {
+      try {
+        await insertRequestLogRows(this.db, rows.map(withoutNul));
+      } catch (err) {
+        if (isStorageUnavailable(err) || isStorageBusy(err)) this.requeue(rows, err);
+        else await this.writeOneByOne(rows);
+      }
+    }
+    if (all || Date.now() - this.lastTouchMs >= this.opts.touchEveryMs) {
+      const lastUsed = this.lastUsed;
+      this.lastUsed = new Map();
+      this.lastTouchMs = Date.now();
+      if (lastUsed.size > 0) await touchKeys(this.db, lastUsed).catch((err: unknown) => this.log.warn({ err }, 'key last-use update failed'));
+    }
+  }
+
+  /** Storage did not answer: the rows go back to the front of the queue, the oldest dropped past the bound. */
+  private requeue(rows: RequestLogRow[], err: unknown): void {
+    this.rows = rows.concat(this.rows);
+    const over = this.rows.length - MAX_QUEUED_ROWS;
+    if (over > 0) {
+      this.rows.splice(0, over);
+      this.dropped += over;
+      this.log.error({ err, dropped: over, droppedTotal: this.dropped }, 'request log: storage unreachable for too long; the oldest rows were dropped');
+    } else this.log.warn({ err, queued: this.rows.length }, 'request log: storage unreachable; rows kept for the next batch');
+  }
+
+  /** A batch the database refused for its content: each row alone, so one bad row costs only itself. */
+  private async writeOneByOne(rows: RequestLogRow[]): Promise<void> {
+    for (const row of rows) {
+      try {
+        await insertRequestLogRows(this.db, [withoutNul(row)]);
+      } catch (err) {
+        this.dropped += 1;
+        this.log.error({ err, requestId: row.id }, 'request log row refused by the database; dropped');
+      }
+    }
   }
 
   /**
@@ -89,6 +121,20 @@ export class RequestLogWriter {
       });
     }
     clearInterval(this.timer);
+    // The batch under way, then everything queued since, key times included.
+    await this.inFlight;
     await this.flush(true);
   }
+}
+
+/** PostgreSQL text cannot hold a NUL character: a body that carried one is logged with it escaped (\u0000). */
+function withoutNul(row: RequestLogRow): RequestLogRow {
+  const fields = ['request_body', 'response_body', 'user_agent', 'path'] as const;
+  if (!fields.some((f) => row[f]?.includes('\u0000'))) return row;
+  const copy = { ...row };
+  for (const f of fields) {
+    const v = copy[f];
+    if (typeof v === 'string') copy[f] = v.replaceAll('\u0000', '\\u0000');
+  }
+  return copy;
 }

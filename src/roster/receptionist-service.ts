@@ -4,7 +4,7 @@ import type { GuestData, GuestPatch } from '../domain/guest.js';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
-import { checkOutLocatedGuest, initialChanges, NO_HOOKS, updateLocatedGuest, writeRoster, type CheckOutResult, type RosterDeps, type UpdateResult } from './roster-service.js';
+import { answeringConflicts, checkOutLocatedGuest, initialChanges, NO_HOOKS, roomOccupied, updateLocatedGuest, writeRoster, type CheckOutResult, type RosterDeps, type UpdateResult } from './roster-service.js';
 
 /**
  * A walk-in guest entered by hotel staff (source `receptionist`, no pmsGuestId). Sync
@@ -12,19 +12,21 @@ import { checkOutLocatedGuest, initialChanges, NO_HOOKS, updateLocatedGuest, wri
  */
 export async function createReceptionistGuest(deps: RosterDeps, hotelId: string, actor: Actor, input: GuestData): Promise<guests.Guest> {
   const data: GuestData = { ...input, roomNumber: normalizeRoomNumber(input.roomNumber) };
-  try {
-    return await writeRoster<guests.Guest>(deps, hotelId, NO_HOOKS, async (trx, now) => {
-      const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
-      await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }]);
-      return { result: g, changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }] };
-    }, 'shared');
-  } catch (err) {
-    if (uniqueViolation(err) === 'active_room') {
-      const holder = await guests.findRoomHolder(deps.db, hotelId, data.roomNumber);
-      throw new ApiError('ROOM_OCCUPIED', { message: `Room ${data.roomNumber} is held by another active guest.`, extra: { currentGuest: holder } });
-    }
-    throw err;
-  }
+  return answeringConflicts(
+    () =>
+      writeRoster<guests.Guest>(
+        deps,
+        hotelId,
+        NO_HOOKS,
+        async (trx, now) => {
+          const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
+          await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }]);
+          return { result: g, changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }] };
+        },
+        'shared',
+      ),
+    async (err) => (uniqueViolation(err) === 'active_room' ? roomOccupied(deps.db, hotelId, data.roomNumber) : null),
+  );
 }
 
 /** The hotel's active guest with this id, locked; another hotel's id is not found either. */

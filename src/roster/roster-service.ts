@@ -83,12 +83,34 @@ export interface CheckOutResult {
   guest: guests.Guest;
 }
 
-async function roomOccupied(db: Db, hotelId: string, roomNumber: string): Promise<ApiError> {
+/** The 409 for a write that broke a unique index, and whether the guest in the way has left since. */
+type Conflict = { error: ApiError; gone: boolean };
+
+/**
+ * Runs `write`; when it breaks a unique index, `explain` reads who is in the way (after
+ * the rollback) and builds the 409. When that guest has left meanwhile, the write runs
+ * again (at most twice more), so the answer is one that some serial order of the
+ * requests explains, never a 409 naming nobody.
+ */
+export async function answeringConflicts<T>(write: () => Promise<T>, explain: (err: unknown) => Promise<Conflict | null>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      const conflict = await explain(err);
+      if (!conflict) throw err;
+      if (!conflict.gone || attempt >= 3) throw conflict.error;
+    }
+  }
+}
+
+/** ROOM_OCCUPIED naming the room's holder (decisions.md: currentGuest). */
+export async function roomOccupied(db: Db, hotelId: string, roomNumber: string): Promise<Conflict> {
   const holder = await guests.findRoomHolder(db, hotelId, roomNumber);
-  return new ApiError('ROOM_OCCUPIED', {
-    message: `Room ${roomNumber} is held by another active guest.`,
-    extra: { currentGuest: holder },
-  });
+  return {
+    error: new ApiError('ROOM_OCCUPIED', { message: `Room ${roomNumber} is held by another active guest.`, extra: { currentGuest: holder } }),
+    gone: holder === null,
+  };
 }
 
 /** spec 3: (none) → active. 409 when the pmsGuestId is active or the room is held. */
@@ -100,26 +122,34 @@ export async function checkInGuest(
   hooks: TransactionHooks<CheckInResult> = NO_HOOKS,
 ): Promise<CheckInResult> {
   const data = guestDataFromCheckin(input);
-  try {
-    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
-      const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
-      await insertActivity(trx, [
-        { hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now },
-      ]);
-      return { result: { guest }, changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }] };
-    }, 'shared');
-  } catch (err) {
-    const which = uniqueViolation(err);
-    if (which === 'active_pms_guest') {
-      const active = await guests.lockActivePmsGuest(deps.db, hotelId, input.pmsGuestId);
-      throw new ApiError('GUEST_ALREADY_CHECKED_IN', {
-        message: `Guest ${input.pmsGuestId} is already checked in.`,
-        extra: { guestId: active?.id ?? null, roomNumber: active?.roomNumber ?? null },
-      });
-    }
-    if (which === 'active_room') throw await roomOccupied(deps.db, hotelId, data.roomNumber);
-    throw err;
-  }
+  return answeringConflicts(
+    () =>
+      writeRoster(
+        deps,
+        hotelId,
+        hooks,
+        async (trx, now) => {
+          const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
+          await insertActivity(trx, [
+            { hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now },
+          ]);
+          return { result: { guest }, changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }] };
+        },
+        'shared',
+      ),
+    async (err) => {
+      const which = uniqueViolation(err);
+      if (which === 'active_pms_guest') {
+        const active = await guests.findActivePmsGuest(deps.db, hotelId, input.pmsGuestId);
+        const error = new ApiError('GUEST_ALREADY_CHECKED_IN', {
+          message: `Guest ${input.pmsGuestId} is already checked in.`,
+          extra: { guestId: active?.id ?? null, roomNumber: active?.roomNumber ?? null },
+        });
+        return { error, gone: active === null };
+      }
+      return which === 'active_room' ? roomOccupied(deps.db, hotelId, data.roomNumber) : null;
+    },
+  );
 }
 
 /** A check-in's activity changes: every known field from null. */
@@ -167,32 +197,31 @@ export async function updateLocatedGuest(
   hooks: TransactionHooks<UpdateResult> = NO_HOOKS,
 ): Promise<UpdateResult> {
   let targetRoom: string | null = null;
-  try {
-    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
-      const stored = await locate(trx);
-      // The date order also holds against the stored date the update does not send.
-      const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
-      if (dateErrors.length > 0) throw validationError(dateErrors);
-      const changes = diffGuest(stored, patch);
-      const next = applyChanges(stored, changes);
-      const changed = Object.keys(changes).length > 0;
-      if (changed) {
-        await guests.updateGuestData(trx, stored.id, next, now);
-        if (changes.roomNumber) {
-          targetRoom = next.roomNumber;
-          await guests.releaseRoom(trx, stored.id, now);
-          await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
+  return answeringConflicts(
+    () =>
+      writeRoster(deps, hotelId, hooks, async (trx, now) => {
+        const stored = await locate(trx);
+        // The date order also holds against the stored date the update does not send.
+        const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
+        if (dateErrors.length > 0) throw validationError(dateErrors);
+        const changes = diffGuest(stored, patch);
+        const next = applyChanges(stored, changes);
+        const changed = Object.keys(changes).length > 0;
+        if (changed) {
+          await guests.updateGuestData(trx, stored.id, next, now);
+          if (changes.roomNumber) {
+            targetRoom = next.roomNumber;
+            await guests.releaseRoom(trx, stored.id, now);
+            await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
+          }
+          await insertActivity(trx, activityForUpdate(hotelId, actor, stored, changes, now));
         }
-        await insertActivity(trx, activityForUpdate(hotelId, actor, stored, changes, now));
-      }
-      const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
-      const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
-      return { result: { guest, changes }, changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [] };
-    });
-  } catch (err) {
-    if (uniqueViolation(err) === 'active_room' && targetRoom !== null) throw await roomOccupied(deps.db, hotelId, targetRoom);
-    throw err;
-  }
+        const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
+        const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
+        return { result: { guest, changes }, changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [] };
+      }),
+    async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom) : null),
+  );
 }
 
 /** A room move and other field changes are recorded as two entries (decisions.md actions). */

@@ -140,6 +140,17 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     }
   });
 
+  it('issue 8 "every request is logged": a body with a raw NUL byte gets its row (the NUL written as \\u0000), and so do the requests written in the same batch', async () => {
+    const pair = await freshPair();
+    // A raw NUL inside a JSON string is not JSON (400); PostgreSQL text cannot hold it either.
+    const nul = await t.api('POST', `${base}/guests/checkin`, { key: pair.live, rawBody: '{"pmsGuestId":"a\u0000b"}', headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey('nul') });
+    const ok = await t.api('POST', `${base}/guests/checkin`, { key: pair.live, body: guest(), idempotencyKey: uniqueKey('beside') });
+    expect([nul.status, ok.status]).toEqual([400, 200]);
+    const rows = await logRows([nul.body.requestId as string, ok.body.requestId as string]);
+    expect(rows.size).toBe(2);
+    expect(rows.get(nul.body.requestId as string)?.request_body).toBe('{"pmsGuestId":"a\\u0000b"}');
+  });
+
   it('decisions.md Request and activity logs: no request-log column ever holds a plain key or the Authorization header', async () => {
     const pair = await freshPair();
     await t.post(`${base}/guests/checkin`, guest(), { key: pair.live });

@@ -62,13 +62,22 @@ function dataColumns(d: GuestData) {
 
 /** The active PMS guest with this id, row-locked on PostgreSQL for the caller's transaction. */
 export async function lockActivePmsGuest(trx: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<Guest | null> {
-  const row = await trx
+  return activePmsGuest(trx, hotelId, pmsGuestId, true);
+}
+
+/** The active PMS guest with this id, read without a lock. */
+export async function findActivePmsGuest(db: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<Guest | null> {
+  return activePmsGuest(db, hotelId, pmsGuestId, false);
+}
+
+async function activePmsGuest(db: DbOrTrx, hotelId: string, pmsGuestId: string, lock: boolean): Promise<Guest | null> {
+  const row = await db
     .selectFrom('guests')
     .selectAll()
     .where('hotel_id', '=', hotelId)
     .where('pms_guest_id', '=', pmsGuestId)
     .where('status', '=', 'active')
-    .$if(isPostgres(trx), (q) => q.forUpdate())
+    .$if(lock && isPostgres(db), (q) => q.forUpdate())
     .executeTakeFirst();
   return row ? toGuest(row) : null;
 }
