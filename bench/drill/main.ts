@@ -69,6 +69,7 @@ export const DRILLS: DrillSpec[] = [
               { then: 'resume', at: 'commit' },
               { then: 'crash', at: 'mid' },
               { then: 'crash', at: 'commit' },
+              { then: 'freeze', at: 'mid' },
             ],
       }),
   },

@@ -14,9 +14,11 @@ export interface StallDrillOptions {
   /**
    * Each round stalls one request: 'resume' lets it finish, 'crash' kills its process
    * while it is stalled. PostgreSQL: 'commit' stalls it at COMMIT (every statement done),
-   * 'mid' right after it changed the guest (before its response is stored).
+   * 'mid' right after it changed the guest (before its response is stored). 'freeze'
+   * (PostgreSQL): the database finishes the statement but the service's process is
+   * stopped (SIGSTOP) inside the transaction, and continued after a retry settled it.
    */
-  variants: Array<{ then: 'resume' | 'crash'; at: 'commit' | 'mid' }>;
+  variants: Array<{ then: 'resume' | 'crash' | 'freeze'; at: 'commit' | 'mid' }>;
 }
 
 /**
@@ -40,8 +42,8 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
       instances.push(await start('instance 2'));
       await installStall(storage);
     }
-    // SQLite has no stall position to choose: one round per outcome.
-    const variants = storage.engine === 'sqlite' ? o.variants.filter((v, i) => o.variants.findIndex((w) => w.then === v.then) === i) : o.variants;
+    // SQLite has no stall position to choose, and its 'resume' is a frozen process: one round per outcome.
+    const variants = storage.engine === 'sqlite' ? o.variants.filter((v, i) => v.then !== 'freeze' && o.variants.findIndex((w) => w.then === v.then) === i) : o.variants;
     for (const [round, { then: variant, at }] of variants.entries()) {
       const label = `round ${round + 1} (${storage.engine === 'postgres' ? `stalled at ${at === 'commit' ? 'COMMIT' : 'mid-transaction'}, ` : ''}${variant})`;
       const hotel = await addHotel(storage.db, 1);
@@ -51,7 +53,9 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
       const setUp = await pmsPost(first.baseUrl, hotel.slug, '/guests/checkin', key, `setup-${randomId(8)}`, { pmsGuestId, lastName: 'Stall', firstName: 'Before', roomNumber: '1', checkInDate: '2026-11-23', checkOutDate: '2026-11-25' });
       if (setUp.status !== 200) violations.push(`${label}: set-up answered ${describeAnswer(setUp)}`);
       const idem = `stall-${randomId(10)}`;
-      const body = { pmsGuestId, firstName: storage.engine === 'sqlite' ? 'After' : `${at === 'commit' ? 'STALL' : 'HOLD'}-${o.stallSeconds}` };
+      // A frozen process: the database stalls one second, the process stays stopped for the rest.
+      const seconds = variant === 'freeze' ? 1 : o.stallSeconds;
+      const body = { pmsGuestId, firstName: storage.engine === 'sqlite' ? 'After' : `${at === 'commit' ? 'STALL' : 'HOLD'}-${seconds}` };
       const send = (inst: Instance, timeoutMs = (o.stallSeconds + 30) * 1000) => pmsPost(inst.baseUrl, hotel.slug, '/guests/update', key, idem, body, timeoutMs);
       const answers: Answer[] = [];
       const original = send(first);
@@ -59,10 +63,17 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
       if (storage.engine === 'postgres') {
         await waitForStall(storage);
         if (variant === 'crash') first.kill('SIGKILL');
+        if (variant === 'freeze') first.kill('SIGSTOP');
         retryTo = instances[1] as Instance;
-        // The PMS retries, one request at a time, while the first is stalled.
-        const stallEnds = Date.now() + o.stallSeconds * 1000;
-        while (Date.now() < stallEnds - 1000) answers.push(await send(retryTo));
+        // The PMS retries, one request at a time, while the first is stalled (frozen: until
+        // PostgreSQL ends the idle transaction and a retry is processed).
+        // (PostgreSQL ends a transaction idle for 60 s: IDLE_IN_TRANSACTION_TIMEOUT_MS.)
+        const stallEnds = Date.now() + (variant === 'freeze' ? Math.max(o.stallSeconds, 80) : o.stallSeconds) * 1000;
+        while (Date.now() < stallEnds - 1000 && !(variant === 'freeze' && answers.some((a) => a.status === 200))) answers.push(await send(retryTo));
+        if (variant === 'freeze') {
+          first.kill('SIGCONT');
+          if (!answers.some((a) => a.status === 200)) violations.push(`${label}: no retry was processed while the first request's process was frozen`);
+        }
       } else {
         await sleep(Math.random() * 3);
         first.kill('SIGSTOP');
