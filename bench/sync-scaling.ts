@@ -52,7 +52,7 @@ import type { GuestTable } from '../src/db/schema.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
-import { startPostgresCluster } from '../scripts/postgres-cluster.js';
+import { createDatabase, startPostgresCluster } from '../scripts/postgres-cluster.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -501,22 +501,17 @@ async function freshStorage(engine: EngineName, pgAdminUrl: string | null): Prom
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-'));
   const rmDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (engine === 'sqlite' || pgAdminUrl === null) return { dataDir, databaseUrl: '', note: 'fresh DATA_DIR', drop: async () => rmDir() };
-  const name = `innsync_bench_${randomId(10)}`;
-  const admin = new pg.Client({ connectionString: pgAdminUrl });
-  await admin.connect();
+  let databaseUrl: string;
   try {
-    await admin.query(`create database ${name}`);
+    databaseUrl = await createDatabase(pgAdminUrl, 'innsync_bench');
   } catch (err) {
-    await admin.end();
     console.log(`  (could not create a database, using DATABASE_URL as is: ${err instanceof Error ? err.message : String(err)})`);
     return { dataDir, databaseUrl: pgAdminUrl, note: 'the given database', drop: async () => rmDir() };
   }
-  await admin.end();
-  const url = new URL(pgAdminUrl);
-  url.pathname = `/${name}`;
+  const name = new URL(databaseUrl).pathname.slice(1);
   return {
     dataDir,
-    databaseUrl: url.toString(),
+    databaseUrl,
     note: 'fresh database',
     drop: async () => {
       rmDir();

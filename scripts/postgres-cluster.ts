@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 
 // A throwaway PostgreSQL 15 cluster for tests, benchmarks and drills: initdb into a temp
 // folder, a free port on 127.0.0.1, fsync off, stopped and deleted afterwards. initdb
@@ -77,4 +78,22 @@ export async function startPostgresCluster(opts: { durable?: boolean } = {}): Pr
       }
     },
   };
+}
+
+/**
+ * Creates an empty database named `<prefix>_<random>` with the superuser URL `adminUrl`
+ * and returns its URL (the same server, the new database).
+ */
+export async function createDatabase(adminUrl: string, prefix: string): Promise<string> {
+  const name = `${prefix}_${Math.random().toString(36).slice(2, 12)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { openDatabase, type Db, type Engine } from '../../src/db/database.js';
 import { insertUser } from '../../src/db/repositories/staff.repository.js';
 import { startSession } from '../../src/dashboard/session.js';
 import { newId, randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { createDatabase } from '../../scripts/postgres-cluster.js';
 
 /**
  * The storage a drill runs on: a fresh DATA_DIR, and for PostgreSQL a fresh database in
@@ -29,15 +29,7 @@ export async function createStorage(engine: Engine, pgAdminUrl: string | null): 
   let databaseUrl: string | null = null;
   if (engine === 'postgres') {
     if (!pgAdminUrl) throw new Error('a PostgreSQL drill needs a cluster');
-    const name = `innsync_drill_${randomId(10)}`;
-    const admin = new pg.Client({ connectionString: pgAdminUrl });
-    await admin.connect();
-    try {
-      await admin.query(`create database ${name}`);
-    } finally {
-      await admin.end();
-    }
-    databaseUrl = pgAdminUrl.replace(/\/postgres$/, `/${name}`);
+    databaseUrl = await createDatabase(pgAdminUrl, 'innsync_drill');
   }
   const handle = openDatabase({ databaseUrl, dataDir });
   return {

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { inject } from 'vitest';
@@ -10,6 +9,7 @@ import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { createDatabase } from './postgres-cluster.js';
 
 export { testEngines } from './engines.js';
 
@@ -19,15 +19,7 @@ export async function createTestStorage(engine: Engine): Promise<{ dataDir: stri
   if (engine === 'sqlite') return { dataDir, databaseUrl: null };
   const adminUrl = inject('pgAdminUrl');
   if (!adminUrl) throw new Error('PostgreSQL tests need the cluster of test/support/global-setup.ts');
-  const name = `innsync_${randomId(12)}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  return { dataDir, databaseUrl: adminUrl.replace(/\/postgres$/, `/${name}`) };
+  return { dataDir, databaseUrl: await createDatabase(adminUrl, 'innsync') };
 }
 
 export interface ApiResponse {

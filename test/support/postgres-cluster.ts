@@ -1,2 +1,2 @@
 // The throwaway cluster lives with the scripts, so benchmarks and drills start the same one.
-export { freePort, startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
+export { createDatabase, freePort, startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
