@@ -90,6 +90,7 @@ export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope,
   }
   if (inserted) return;
   const existing = await repo.findRecord(trx, scope.apiKeyId, scope.key);
+  // Defensive: the conflicting row is locked by the insert above and was committed with its response.
   if (!existing || existing.response_body === null) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
   if (existing.fingerprint !== scope.fingerprint) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
   throw new StoredResponse(existing.status_code ?? 200, existing.response_body);
