@@ -1,3 +1,4 @@
+import http from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
@@ -13,6 +14,7 @@ import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, 
 import type { RequestLogWriter } from './pms/request-log.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
+import { registerHealthRoutes } from './http/health.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
@@ -34,7 +36,10 @@ export interface AppDeps {
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** Every method Node's parser accepts but CONNECT (a tunnel, never a route): a known path answers each it does not serve with 405. */
+const ALL_METHODS = http.METHODS.filter((m) => m !== 'CONNECT');
+/** Responses of these paths are never stored by caches (the APIs and the probes). */
+const NO_STORE = /^\/(api\/|dashboard\/api\/|healthz|readyz)/;
 
 function rateLimited(rl: RateLimitResult): ApiError {
   return new ApiError('RATE_LIMITED', {
@@ -129,6 +134,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // The router learns every method, so TRACE, PROPFIND… on a known path are 405, not 404.
+  for (const method of ALL_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
+
   for (const name of ['auth', 'idempotencyKey', 'idempotency', 'rawBody', 'responsePayload', 'clientIp', 'staff'] as const) {
     app.decorateRequest(name, null);
   }
@@ -177,6 +187,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new ApiError('HTTPS_REQUIRED');
     }
     void reply.header('strict-transport-security', HSTS);
+    // Probes are answered to anyone, as often as they ask (load balancers poll them).
+    if (req.routeOptions.config.probe) return;
     // The dashboard has its own guards (session, CSRF, login limits): docs/dashboard.md.
     if (req.routeOptions.config.dashboard) return;
     const endpoint = req.routeOptions.config.endpoint;
@@ -216,8 +228,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
-  app.addHook('onSend', async (req, _reply, payload) => {
+  app.addHook('onSend', async (req, reply, payload) => {
     if (typeof payload === 'string') req.responsePayload = payload;
+    // API answers carry guests' personal data and fresh keys: never kept by a cache.
+    if (NO_STORE.test(req.url) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
     return payload;
   });
 
@@ -276,6 +290,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerPmsRoutes(app, { db: deps.db, bus: deps.bus });
   registerDocsRoutes(app);
+  registerHealthRoutes(app, deps.db);
   const streams = new LiveStreams(
     deps.bus,
     (ids) => liveSessionIds(deps.db, ids),

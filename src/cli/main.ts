@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { openDatabase, type Db } from '../db/database.js';
+import { backupSqlite, openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrations.js';
 import { runRetention } from '../jobs/retention.js';
 import { createHotel, createStaffUser, issueKeyPair, OperationError, revokeKeys } from '../operations.js';
@@ -120,6 +120,21 @@ export function buildCli(): Command {
       print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records`);
     });
 
+  program
+    .command('backup <file>')
+    .description('write a consistent copy of the SQLite database to <file> while the server keeps serving (PostgreSQL: use pg_dump)')
+    .action(async (file: string) => {
+      const config = loadConfig();
+      if (config.databaseUrl) throw new CliFailure('backup copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump instead');
+      let result: { file: string; bytes: number };
+      try {
+        result = await backupSqlite(config.dataDir, file);
+      } catch (err) {
+        throw new CliFailure(`backup failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      print(json(), result, `wrote ${result.file} (${result.bytes} bytes)`);
+    });
+
   program.addHelpText(
     'after',
     `
@@ -131,6 +146,7 @@ Commands in full:
   innsync key revoke <keyId>
   innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
   innsync purge
+  innsync backup <file>
 Add --json to print one JSON object on stdout.`,
   );
   return program;

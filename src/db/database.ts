@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -66,7 +66,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
     };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  const sqlite = new SqliteDatabase(path.join(opts.dataDir, 'innsync.sqlite'));
+  const sqlite = new SqliteDatabase(sqliteFile(opts.dataDir));
   sqlite.pragma('journal_mode = WAL');
   // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
   sqlite.pragma(`synchronous = ${opts.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -100,6 +100,33 @@ function postgresPool(connectionString: string, max: number, onConnectionError?:
     client.on('error', (err) => onConnectionError?.(err));
   });
   return pool;
+}
+
+/** The SQLite database file in DATA_DIR. */
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'innsync.sqlite');
+}
+
+/**
+ * operations.md `innsync backup`: a consistent copy of the SQLite database while the
+ * service keeps serving. SQLite's online backup, all pages in one step: one read
+ * transaction, so the copy is one committed state (WAL: writers go on meanwhile) and a
+ * busy database cannot make it start over. The copy is readable by its owner alone.
+ */
+export async function backupSqlite(dataDir: string, target: string): Promise<{ file: string; bytes: number }> {
+  const source = sqliteFile(dataDir);
+  if (!fs.existsSync(source)) throw new Error(`no database at ${source}: check DATA_DIR`);
+  const file = path.resolve(target);
+  if (fs.existsSync(file)) throw new Error(`${file} already exists: name a new file`);
+  const sqlite = new SqliteDatabase(source, { fileMustExist: true });
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    await sqlite.backup(file, { progress: ({ totalPages }) => Math.max(totalPages, 1) });
+  } finally {
+    sqlite.close();
+  }
+  fs.chmodSync(file, 0o600);
+  return { file, bytes: fs.statSync(file).size };
 }
 
 /** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
@@ -138,6 +165,11 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfi
       return stmt;
     },
   };
+}
+
+/** Resolves when the database answers a trivial query (GET /readyz); throws what the driver throws. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 export function isPostgres(db: DbOrTrx): boolean {

@@ -22,5 +22,7 @@ declare module 'fastify' {
     endpoint?: PmsEndpoint;
     /** Set on the staff dashboard's routes: cookie sessions, no PMS hooks. */
     dashboard?: boolean;
+    /** Set on /healthz and /readyz: no rate limit, no request log. */
+    probe?: boolean;
   }
 }

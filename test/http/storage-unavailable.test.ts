@@ -55,4 +55,22 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     cluster.resume();
     expect((await list()).status).toBe(200);
   });
+
+  it('operations.md: GET /readyz is 503 SERVICE_UNAVAILABLE while PostgreSQL is stopped, /healthz stays 200, and /readyz is 200 again once it is back', async () => {
+    const probe = async (path: string) => {
+      const res = await request(`https://127.0.0.1:${server.httpsPort}${path}`, { dispatcher: agent });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    expect(await probe('/readyz')).toEqual({ status: 200, body: { status: 'ok' } });
+    cluster.pause();
+    try {
+      const down = await probe('/readyz');
+      expect(down.status).toBe(503);
+      expect(down.body).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE' });
+      expect((await probe('/healthz')).status).toBe(200);
+    } finally {
+      cluster.resume();
+    }
+    await expect.poll(async () => (await probe('/readyz')).status).toBe(200);
+  });
 });

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import { pingDatabase, type Db } from '../db/database.js';
+import { ApiError } from '../errors.js';
+
+/**
+ * operations.md: unauthenticated probes on the HTTPS port for load balancers and
+ * orchestrators. Not rate-limited, not written to the request log.
+ * - GET /healthz: 200 while the process runs.
+ * - GET /readyz: 200 when the database answers, else 503 SERVICE_UNAVAILABLE.
+ */
+export function registerHealthRoutes(app: FastifyInstance, db: Db): void {
+  const probe = { schema: { hide: true }, config: { probe: true } };
+  app.get('/healthz', probe, async () => ({ status: 'ok' }));
+  app.get('/readyz', probe, async () => {
+    try {
+      await pingDatabase(db);
+    } catch {
+      throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The database does not answer; this instance is not ready.', headers: { 'retry-after': '5' } });
+    }
+    return { status: 'ok' };
+  });
+}
