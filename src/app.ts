@@ -15,6 +15,7 @@ import type { RequestLogWriter } from './pms/request-log.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { registerHealthRoutes } from './http/health.js';
+import { TLS_CIPHERS } from './http/tls.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
     // answered like any unknown slug (401), not as a framework error.
     routerOptions: { maxParamLength: 16 * 1024 },
-    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' as const } } : {}),
+    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' as const, ciphers: TLS_CIPHERS } } : {}),
     frameworkErrors: (err, req, reply) => {
       // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
       // check and per-IP limit as for any request not attributed to a key, so this answer

@@ -2,6 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 
 const HEARTBEAT_MS = 15_000;
+/** How often every open stream's session is checked, so an ended or expired one closes within this, change or no change. */
+const SESSION_CHECK_MS = 5_000;
+/** Streams one session may hold (tabs); opening another closes its oldest. */
+export const MAX_STREAMS_PER_SESSION = 5;
 /** Changes waiting for one hotel's streams beyond this are dropped for a re-read (changes: []). */
 const MAX_PENDING_CHANGES = 200;
 /** After a failed delivery, the next try (a re-read) comes this much later. */
@@ -36,13 +40,18 @@ export type SessionCheck = (sessionIds: string[]) => Promise<Set<string>>;
  * hotel's committed roster changes, from the roster-change bus. The client re-reads the
  * roster on every `ready`, so a reconnect never loses a change.
  *
- * A stream belongs to the session that opened it: before each change is handed out, the
- * hotel's open streams are checked against the sessions table in one query, and the
- * streams of sessions that ended (logout, deactivation, expiry, on any instance) are
- * closed instead of served. Logout and deactivation also close them at once.
+ * A stream belongs to the session that opened it: before each change is handed out, and
+ * every SESSION_CHECK_MS besides, the open streams are checked against the sessions
+ * table in one query, and the streams of sessions that ended (logout, deactivation,
+ * expiry, on any instance) are closed. Logout and deactivation here close them at once.
+ * A session holds at most MAX_STREAMS_PER_SESSION streams: a new one closes its oldest.
  */
 export class LiveStreams {
   private readonly hotels = new Map<string, HotelStreams>();
+  /** Each session's streams, oldest first. */
+  private readonly bySession = new Map<string, Stream[]>();
+  private ticker: NodeJS.Timeout | null = null;
+  private ticks = 0;
 
   constructor(
     private readonly bus: RosterEventBus,
@@ -72,20 +81,48 @@ export class LiveStreams {
     stream.write('ready', { at: new Date().toISOString() });
     const hotel = this.hotel(owner.hotelId);
     hotel.streams.add(stream);
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const mine = this.bySession.get(owner.sessionId) ?? [];
+    mine.push(stream);
+    this.bySession.set(owner.sessionId, mine);
+    if (mine.length > MAX_STREAMS_PER_SESSION) mine[0]?.reply.raw.end();
+    this.startTicker();
     let cleaned = false;
     const cleanup = (): void => {
       if (cleaned) return;
       cleaned = true;
-      clearInterval(heartbeat);
       hotel.streams.delete(stream);
+      const left = (this.bySession.get(owner.sessionId) ?? []).filter((s) => s !== stream);
+      if (left.length > 0) this.bySession.set(owner.sessionId, left);
+      else this.bySession.delete(owner.sessionId);
       if (hotel.streams.size === 0 && this.hotels.get(owner.hotelId) === hotel) {
         hotel.unsubscribe();
         this.hotels.delete(owner.hotelId);
       }
+      if (this.bySession.size === 0) this.stopTicker();
     };
     req.raw.on('close', cleanup);
     res.on('close', cleanup);
+  }
+
+  /** One timer for all streams: the session check every SESSION_CHECK_MS, a keep-alive comment every HEARTBEAT_MS. */
+  private startTicker(): void {
+    if (this.ticker) return;
+    this.ticker = setInterval(() => {
+      this.ticks += 1;
+      const streams = [...this.bySession.values()].flat();
+      if (this.ticks % Math.round(HEARTBEAT_MS / SESSION_CHECK_MS) === 0) for (const s of streams) s.reply.raw.write(': keep-alive\n\n');
+      void this.liveSessions([...this.bySession.keys()])
+        .then((live) => {
+          for (const s of streams) if (!live.has(s.sessionId)) s.reply.raw.end();
+        })
+        .catch(this.onError);
+    }, SESSION_CHECK_MS);
+    this.ticker.unref();
+  }
+
+  private stopTicker(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
   }
 
   private hotel(hotelId: string): HotelStreams {
@@ -165,6 +202,7 @@ export class LiveStreams {
    * connections, and hold the shutdown.
    */
   closeAll(): void {
+    this.stopTicker();
     for (const hotel of this.hotels.values()) for (const s of hotel.streams) s.reply.raw.destroy();
   }
 }

@@ -41,3 +41,20 @@ export async function loadTls(opts: { certFile: string | null; keyFile: string |
   fs.writeFileSync(certPath, pems.cert, { mode: 0o644 });
   return { cert: pems.cert, key: pems.private, origin: 'generated' };
 }
+
+/**
+ * Cipher suites offered (Mozilla's "intermediate" profile without its DHE suites): TLS 1.2
+ * only with ECDHE key exchange and AEAD encryption (no static-RSA key exchange, no CBC,
+ * no SHA-1 MACs); TLS 1.3 with its three standard suites.
+ */
+export const TLS_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');

@@ -214,6 +214,30 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     expect.soft(expiringStream.pending().filter((e) => e.event === 'roster'), 'expired').toEqual([]);
   });
 
+  it('issue 9 "Event streams": a stream whose session expires is closed within seconds, with no change to carry', async () => {
+    const user = await addStaffUser(db(), t.slug, `expiring-${engine}@live.example`, 'receptionist');
+    const client = await DashboardClient.loggedIn(t, user.email);
+    const s = await stream(client);
+    await db()
+      .updateTable('staff_sessions')
+      .set({ last_seen_at: new Date(Date.now() - 31 * 60_000).toISOString() })
+      .where('id', '=', createHash('sha256').update(client.cookie ?? '').digest('hex'))
+      .execute();
+    await expect.poll(() => s.hasEnded).toBe(true);
+    expect(s.pending().filter((e) => e.event === 'roster')).toEqual([]);
+  });
+
+  it('issue 9 "Event streams": one session holds at most 5 streams; opening a sixth closes the oldest, the other five stay open and get changes', async () => {
+    const user = await addStaffUser(db(), t.slug, `tabs-${engine}@live.example`, 'receptionist');
+    const client = await DashboardClient.loggedIn(t, user.email);
+    const tabs: EventStream[] = [];
+    for (let i = 0; i < 6; i++) tabs.push(await stream(client));
+    await expect.poll(() => tabs[0]?.hasEnded).toBe(true);
+    expect(tabs.slice(1).map((s) => s.hasEnded)).toEqual([false, false, false, false, false]);
+    expect((await checkIn(pmsGuest(`TABS-${engine}`, '611'))).status).toBe(200);
+    for (const s of tabs.slice(1)) expect(roster(await s.next())[0]?.pmsGuestId).toBe(`TABS-${engine}`);
+  });
+
   it("docs/dashboard.md Security: every page and API answer carries a Content-Security-Policy allowing only this origin (default-src 'self', no inline script or style, frame-ancestors 'none') and Strict-Transport-Security", async () => {
     const answers: Array<[string, DashboardResponse]> = [
       ['GET /dashboard/', await send(t, 'GET', '/dashboard/')],

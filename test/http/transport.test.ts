@@ -103,6 +103,32 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     }
   });
 
+  it('issue 9 "Transport": TLS 1.2 offers only ECDHE key exchange with AEAD suites; static-RSA and CBC-SHA1 suites fail, while the same clients complete with a permissive server (control)', async () => {
+    const tls12 = (ciphers: string): tls.ConnectionOptions => ({ maxVersion: 'TLSv1.2', minVersion: 'TLSv1.2', ciphers: `${ciphers}:@SECLEVEL=0`, rejectUnauthorized: false });
+    const refusedSuites = ['AES128-GCM-SHA256', 'AES256-SHA', 'ECDHE-RSA-AES128-SHA', 'ECDHE-RSA-AES256-SHA384'];
+    const permissive = tls.createServer({ key, cert, ciphers: 'ALL:@SECLEVEL=0' }, (socket) => socket.end());
+    await new Promise<void>((resolve) => permissive.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const controlPort = (permissive.address() as { port: number }).port;
+      for (const suite of refusedSuites) {
+        expect((await handshake(t.server.httpsPort, tls12(suite))).ok, suite).toBe(false);
+        expect((await handshake(controlPort, tls12(suite))).ok, `${suite} (control)`).toBe(true);
+      }
+    } finally {
+      await new Promise<void>((resolve) => permissive.close(() => resolve()));
+    }
+    for (const suite of ['ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-RSA-CHACHA20-POLY1305']) {
+      const cipher = await new Promise<string | Error>((resolve) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: t.server.httpsPort, servername: 'localhost', ...tls12(suite) }, () => {
+          resolve(socket.getCipher().name);
+          socket.end();
+        });
+        socket.once('error', (err) => resolve(err));
+      });
+      expect(cipher).toBe(suite);
+    }
+  });
+
   it('spec 5: TLS 1.2 and TLS 1.3 handshakes succeed with the served certificate', async () => {
     for (const version of ['TLSv1.2', 'TLSv1.3'] as const) {
       const res = await handshake(t.server.httpsPort, { minVersion: version, maxVersion: version, ca: cert });

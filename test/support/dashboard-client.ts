@@ -240,6 +240,11 @@ export class EventStream {
     }
   }
 
+  /** True once the server closed the stream (or it failed). */
+  get hasEnded(): boolean {
+    return this.ended;
+  }
+
   /** Events received and not yet taken by next(). */
   pending(): SseEvent[] {
     return [...this.queue];
