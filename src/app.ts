@@ -16,6 +16,7 @@ import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { registerHealthRoutes } from './http/health.js';
 import { TLS_CIPHERS } from './http/tls.js';
+import { jsonShapeError } from './http/json-shape.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
@@ -151,6 +152,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
     req.rawBody = text;
+    // Deep or wide bodies are refused in one pass, before anything walks them.
+    const shape = jsonShapeError(text);
+    if (shape) {
+      done(shape, undefined);
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -191,7 +198,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Probes are answered to anyone, as often as they ask (load balancers poll them).
     if (req.routeOptions.config.probe) return;
     // The dashboard has its own guards (session, CSRF, login limits): docs/dashboard.md.
-    if (req.routeOptions.config.dashboard) return;
+    // Its login and first-run setup also count against the per-IP limit, before the body is read.
+    if (req.routeOptions.config.dashboard) {
+      if (req.routeOptions.config.ipLimited) await limitByIp(req, reply);
+      return;
+    }
     const endpoint = req.routeOptions.config.endpoint;
     if (!endpoint) {
       await limitByIp(req, reply);

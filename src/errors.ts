@@ -81,16 +81,27 @@ export class ApiError extends Error {
   }
 }
 
-/** 422 for field errors; INVALID_DATE_FORMAT wins over other field errors (decisions.md). */
+/** An error body lists at most this many field errors; `errorsNotShown` counts the rest. */
+export const MAX_LISTED_ERRORS = 20;
+
+/**
+ * 422 for field errors; INVALID_DATE_FORMAT wins over other field errors (decisions.md).
+ * The list is capped (MAX_LISTED_ERRORS), so no answer grows with the input.
+ */
 export function validationError(errors: FieldError[]): ApiError {
   const dateError = errors.some((e) => e.code === 'INVALID_DATE_FORMAT');
   const code: ErrorCode = dateError ? 'INVALID_DATE_FORMAT' : 'VALIDATION_ERROR';
   const first = errors[0];
+  const shown = errors.length > MAX_LISTED_ERRORS ? (dateError ? [...errors.filter((e) => e.code === 'INVALID_DATE_FORMAT'), ...errors.filter((e) => e.code !== 'INVALID_DATE_FORMAT')] : errors).slice(0, MAX_LISTED_ERRORS) : errors;
   const message =
     errors.length === 1 && first
       ? `${first.field}: ${first.message}`
-      : `${errors.length} fields break the rules; see errors.`;
-  return new ApiError(code, { message, extra: { errors } });
+      : errors.length > MAX_LISTED_ERRORS
+        ? `${errors.length} problems with the fields; the first ${MAX_LISTED_ERRORS} are listed in errors.`
+        : `${errors.length} fields break the rules; see errors.`;
+  const extra: Record<string, unknown> = { errors: shown };
+  if (errors.length > shown.length) extra.errorsNotShown = errors.length - shown.length;
+  return new ApiError(code, { message, extra });
 }
 
 export function fieldError(field: string, code: FieldErrorCode, message?: string): FieldError {

@@ -151,16 +151,18 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   const staffOnly = { config: { dashboard: true }, onRequest: requireStaff('any') };
   const adminOnly = { config: { dashboard: true }, onRequest: requireStaff('admin') };
   const open = { config: { dashboard: true } };
+  // Login and setup: open to anyone, so the per-IP limit counts them and their bodies are small.
+  const unauthenticated = { config: { dashboard: true, ipLimited: true }, bodyLimit: 4 * 1024 };
   const hidden = { hide: true };
 
   // ------------------------------------------------------------------ first run and login
 
-  app.get<{ Params: { token: string } }>(`${API}/setup/:token`, { ...open, schema: hidden }, async (req) => {
+  app.get<{ Params: { token: string } }>(`${API}/setup/:token`, { ...unauthenticated, schema: hidden }, async (req) => {
     if (!deps.setupLink.matches(req.params.token) || (await staff.countHotels(db)) > 0) throw new ApiError('SETUP_LINK_INVALID');
     return { valid: true };
   });
 
-  app.post<{ Body: SetupBody }>(`${API}/setup`, { ...open, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } }, async (req, reply) => {
+  app.post<{ Body: SetupBody }>(`${API}/setup`, { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } }, async (req, reply) => {
     const body = req.body;
     if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
     let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
@@ -178,7 +180,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
   });
 
-  app.post<{ Body: LoginBody }>(`${API}/login`, { ...open, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: LoginBody } }, async (req, reply) => {
+  app.post<{ Body: LoginBody }>(`${API}/login`, { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: LoginBody } }, async (req, reply) => {
     const email = req.body.email.trim().toLowerCase();
     const now = Date.now();
     const byEmail = LOGIN_FAILURE_LIMITS.email;

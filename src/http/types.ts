@@ -24,5 +24,7 @@ declare module 'fastify' {
     dashboard?: boolean;
     /** Set on /healthz and /readyz: no rate limit, no request log. */
     probe?: boolean;
+    /** Set on dashboard routes open without a session (login, setup): the per-IP limit applies. */
+    ipLimited?: boolean;
   }
 }

@@ -193,9 +193,10 @@ export const ErrorResponse = Type.Object(
     requestId,
     errors: Type.Optional(
       Type.Array(Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() }), {
-        description: 'Field errors (422): every problem found.',
+        description: 'Field errors (422): every problem found, at most 20 (see errorsNotShown).',
       }),
     ),
+    errorsNotShown: Type.Optional(Type.Integer({ description: 'Field errors found beyond the 20 listed in errors.' })),
     currentGuest: Type.Optional(
       Type.Object({ pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() }, { description: 'ROOM_OCCUPIED: who holds the room.' }),
     ),
