@@ -150,7 +150,6 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     };
   const staffOnly = { config: { dashboard: true }, onRequest: requireStaff('any') };
   const adminOnly = { config: { dashboard: true }, onRequest: requireStaff('admin') };
-  const open = { config: { dashboard: true } };
   // Login and setup: open to anyone, so the per-IP limit counts them and their bodies are small.
   const unauthenticated = { config: { dashboard: true, ipLimited: true }, bodyLimit: 4 * 1024 };
   const hidden = { hide: true };
