@@ -1,5 +1,6 @@
 import https from 'node:https';
 import type { RosterChange } from '../../src/events/roster-events.js';
+import { SseParser } from '../../scripts/sse.js';
 
 /** A `roster` event as a dashboard receives it, with the time it arrived. */
 export interface ReceivedEvent {
@@ -42,22 +43,15 @@ export class DashboardStream {
         retry();
         return;
       }
-      let buffer = '';
+      const parser = new SseParser();
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === 'ready') this.readyCount += 1;
-          if (event === 'roster' && data) {
-            const e = { receivedAt: Date.now(), changes: (JSON.parse(data) as { changes: RosterChange['changes'] }).changes };
-            this.events.push(e);
-            for (const fn of this.listeners) fn(e);
-          }
+        for (const m of parser.push(chunk)) {
+          if (m.event === 'ready') this.readyCount += 1;
+          if (m.event !== 'roster') continue;
+          const e = { receivedAt: Date.now(), changes: (JSON.parse(m.data) as { changes: RosterChange['changes'] }).changes };
+          this.events.push(e);
+          for (const fn of this.listeners) fn(e);
         }
       });
       res.on('end', retry);

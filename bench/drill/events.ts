@@ -1,7 +1,7 @@
 import type { Engine } from '../../src/db/database.js';
 import { DashboardStream } from './event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats } from './hotel-load.js';
-import { Instance, sleep } from './instance.js';
+import { Instance, startInstances, sleep } from './instance.js';
 import { percentile, round, type DrillResult } from './report.js';
 import { addHotel, createStorage, staffSessionCookie } from './storage.js';
 
@@ -36,7 +36,7 @@ export async function eventsDrill(o: EventsDrillOptions): Promise<DrillResult> {
   const streams = new Map<string, DashboardStream>();
   try {
     const count = storage.engine === 'postgres' ? 2 : 1;
-    for (let i = 0; i < count; i++) instances.push(await Instance.start({ label: `instance ${i + 1}`, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }));
+    instances.push(...(await startInstances(storage, count)));
     const hotels = [];
     for (let i = 0; i < o.hotels; i++) hotels.push(await addHotel(storage.db, 3));
     for (const [i, h] of hotels.entries()) {

@@ -138,29 +138,21 @@ export class HotelWorker {
     return { ...base, kind, pmsGuestId, body: { pmsGuestId }, expect: { room: guest.room } };
   }
 
-  /** A key pair with requests left in this minute's window on `endpoint` (counted here as the server counts). */
+  /** A key pair with requests left in this minute's window on `endpoint` (counted here as the server counts), counted as used. */
   private pairWithBudget(endpoint: Endpoint): IssuedKeyPair | null {
-    const window = Math.floor(Date.now() / 60_000);
-    for (const pair of this.hotel.pairs) {
-      const id = `${pair.live}|${endpoint}`;
-      const w = this.windows.get(id);
-      if (!w || w.window !== window) {
-        this.windows.set(id, { window, count: 1 });
-        return pair;
-      }
-      if (w.count < FIRST_ATTEMPTS_PER_MINUTE) {
-        w.count += 1;
-        return pair;
-      }
-    }
-    return null;
+    const pair = this.hotel.pairs.find((p) => this.used(p.live, endpoint) < FIRST_ATTEMPTS_PER_MINUTE);
+    if (pair) this.count(pair.live, endpoint);
+    return pair ?? null;
   }
 
-  private count(id: string, endpoint: Endpoint): void {
-    const window = Math.floor(Date.now() / 60_000);
-    const w = this.windows.get(`${id}|${endpoint}`);
-    if (w && w.window === window) w.count += 1;
-    else this.windows.set(`${id}|${endpoint}`, { window, count: 1 });
+  /** Requests sent with `apiKey` to `endpoint` in the current minute's window. */
+  private used(apiKey: string, endpoint: Endpoint): number {
+    const w = this.windows.get(`${apiKey}|${endpoint}`);
+    return w && w.window === Math.floor(Date.now() / 60_000) ? w.count : 0;
+  }
+
+  private count(apiKey: string, endpoint: Endpoint): void {
+    this.windows.set(`${apiKey}|${endpoint}`, { window: Math.floor(Date.now() / 60_000), count: this.used(apiKey, endpoint) + 1 });
   }
 
   /** Sends `op` (again, with the same key) until it has a 2xx, then checks the answer and applies it to the model. */

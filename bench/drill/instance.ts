@@ -138,4 +138,27 @@ export class Instance {
   }
 }
 
+/** Where instances keep their data: DATA_DIR and, for PostgreSQL, DATABASE_URL. */
+export interface InstanceStorage {
+  dataDir: string;
+  databaseUrl: string | null;
+}
+
+/** One instance on `storage`. */
+export function startOn(storage: InstanceStorage, label: string): Promise<Instance> {
+  return Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl });
+}
+
+/** `count` instances on one storage ("instance 1", "instance 2"…), one after another; none left running if one fails to start. */
+export async function startInstances(storage: InstanceStorage, count: number): Promise<Instance[]> {
+  const started: Instance[] = [];
+  try {
+    for (let i = 0; i < count; i++) started.push(await startOn(storage, `instance ${i + 1}`));
+    return started;
+  } catch (err) {
+    await Promise.all(started.map((i) => i.stop()));
+    throw err;
+  }
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

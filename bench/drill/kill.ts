@@ -1,6 +1,6 @@
 import type { Engine } from '../../src/db/database.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck, type AnsweredRequest } from './hotel-load.js';
-import { Instance, sleep } from './instance.js';
+import { sleep, startOn } from './instance.js';
 import { percentile, round, type DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from './storage.js';
 
@@ -29,7 +29,7 @@ export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
   const violations: string[] = [];
   const figures: DrillResult['figures'] = {};
   try {
-    const start = () => Instance.start({ label: 'server', dataDir: storage.dataDir, databaseUrl: storage.databaseUrl });
+    const start = () => startOn(storage, 'server');
     let instance = await start();
     const hotels = [];
     for (let i = 0; i < o.clients; i++) hotels.push(await addHotel(storage.db, o.pairsPerHotel));
@@ -68,7 +68,8 @@ export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
     await Promise.all(running);
 
     const compared = await compareWithModels(storage.db, workers);
-    violations.push(...stats.violations, ...compared.lines, ...(await invariantViolations(storage.db)));
+    const invariants = await invariantViolations(storage.db);
+    violations.push(...stats.violations, ...compared.lines, ...invariants);
     // The operations at risk: acknowledged in the last second before a kill, or settled by a retry after one.
     const atRisk = (receivedAt: number) => killTimes.some((t) => receivedAt < t && t - receivedAt < 1_000);
     const replays = await replayCheck(instance.baseUrl, workers, (op) => {
@@ -98,7 +99,7 @@ export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
       'acknowledged lost': compared.lost,
       'processed twice': compared.doubled + stats.violations.filter((v) => v.includes('processed twice')).length,
       'acknowledged operations sent again and replayed': `${replays.checked - replays.lines.length} of ${replays.checked}`,
-      'invariant violations': violations.filter((v) => v.includes('active') || v.includes('idempotency record')).length,
+      'invariant violations': invariants.length,
       'SQLite integrity checks': storage.engine === 'sqlite' ? `${integrityChecks} run, ${violations.filter((v) => v.startsWith('SQLite integrity')).length} failed` : 'n/a',
       'request-log rows missing after kills': `${missingAges.length} of ${logAnswered} answered (${round((100 * missingAges.length) / Math.max(1, logAnswered), 2)} %)`,
       'age of missing rows at the kill (ms)': missingAges.length === 0 ? 'none missing' : `median ${percentile(missingAges, 50)}, max ${missingAges[missingAges.length - 1]}`,

@@ -1,7 +1,7 @@
 import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
 import { DashboardStream } from './event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck } from './hotel-load.js';
-import { Instance, sleep } from './instance.js';
+import { Instance, startInstances, sleep } from './instance.js';
 import { percentile, type DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations, staffSessionCookie } from './storage.js';
 
@@ -26,7 +26,7 @@ export async function outageDrill(o: OutageDrillOptions): Promise<DrillResult> {
   const instances: Instance[] = [];
   const streams: DashboardStream[] = [];
   try {
-    for (let i = 0; i < 2; i++) instances.push(await Instance.start({ label: `instance ${i + 1}`, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }));
+    instances.push(...(await startInstances(storage, 2)));
     const hotels = [];
     for (let i = 0; i < o.clients; i++) hotels.push(await addHotel(storage.db, 4));
     const watched = hotels[0];

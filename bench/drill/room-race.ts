@@ -1,7 +1,7 @@
 import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { describeAnswer, pmsPost, type Answer } from './http.js';
-import { Instance } from './instance.js';
+import { Instance, startInstances } from './instance.js';
 import type { DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations } from './storage.js';
 
@@ -132,7 +132,7 @@ export async function roomRaceDrill(o: RoomRaceDrillOptions): Promise<DrillResul
   let requests = 0;
   let unexplained = 0;
   try {
-    for (let i = 0; i < o.instances; i++) instances.push(await Instance.start({ label: `instance ${i + 1}`, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }));
+    instances.push(...(await startInstances(storage, o.instances)));
     for (let round = 0; round < o.rounds; round++) {
       const hotel = await addHotel(storage.db, 1);
       const key = hotel.pairs[0]?.live ?? '';

@@ -1,7 +1,7 @@
 import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { describeAnswer, isReplay, pmsPost, type Answer } from './http.js';
-import { Instance } from './instance.js';
+import { Instance, startInstances } from './instance.js';
 import type { DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations } from './storage.js';
 
@@ -30,7 +30,7 @@ export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult>
   const tally: Record<string, number> = {};
   let requests = 0;
   try {
-    for (let i = 0; i < o.instances; i++) instances.push(await Instance.start({ label: `instance ${i + 1}`, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }));
+    instances.push(...(await startInstances(storage, o.instances)));
     for (let round = 0; round < o.rounds; round++) {
       const scenario = SCENARIOS[round % SCENARIOS.length] as Scenario;
       // A hotel and key pair per round: rate limits (60/min, sync 10/h) count per key.

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { describeAnswer, isReplay, pmsPost, type Answer } from './http.js';
-import { Instance, sleep } from './instance.js';
+import { sleep, startOn, type Instance } from './instance.js';
 import type { DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations, type DrillStorage } from './storage.js';
 
@@ -35,7 +35,7 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
   const violations: string[] = [];
   const tally: Record<string, number> = {};
   const instances: Instance[] = [];
-  const start = (label: string) => Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl });
+  const start = (label: string) => startOn(storage, label);
   try {
     instances.push(await start('instance 1'));
     if (storage.engine === 'postgres') {

@@ -2,7 +2,7 @@ import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair } from '../../src/operations.js';
 import { describeAnswer, isReplay, pmsPost } from './http.js';
-import { Instance, sleep } from './instance.js';
+import { sleep, startOn, type Instance } from './instance.js';
 import type { DrillResult } from './report.js';
 import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from './storage.js';
 
@@ -26,7 +26,7 @@ export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResul
   const violations: string[] = [];
   const outcomes = { 'roster as before': 0, 'roster as the list': 0 };
   let instance: Instance | null = null;
-  const start = () => Instance.start({ label: 'server', dataDir: storage.dataDir, databaseUrl: storage.databaseUrl });
+  const start = () => startOn(storage, 'server');
   try {
     instance = await start();
     const hotel = await addHotel(storage.db, 1);

@@ -10,6 +10,7 @@ import type { RosterChange } from '../../src/events/roster-events.js';
 import { createHotel, createStaffUser, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestStorage, testEngines } from '../support/harness.js';
+import { SseParser } from '../../scripts/sse.js';
 
 // conventions.md 7 / issue 4: the dashboard's live events are fed by the roster-change
 // bus; with PostgreSQL several instances share one database, so a change made through one
@@ -46,18 +47,10 @@ function openStream(baseUrl: string, cert: string, cookie: string): Promise<Stre
     const events: Stream['events'] = [];
     const req = https.get(`${baseUrl}/dashboard/api/events`, { ca: cert, servername: 'localhost', headers: { cookie } }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`events answered ${res.statusCode}`));
-      let buffer = '';
+      const parser = new SseParser();
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) as unknown });
-        }
+        for (const m of parser.push(chunk)) events.push({ event: m.event, data: JSON.parse(m.data) as unknown });
       });
       resolve({ events, close: () => req.destroy() });
     });

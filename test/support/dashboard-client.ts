@@ -3,6 +3,7 @@ import { request, type Agent } from 'undici';
 import type { Db } from '../../src/db/database.js';
 import { newId } from '../../src/domain/ids.js';
 import { hashPassword } from '../../src/operations.js';
+import { SseParser } from '../../scripts/sse.js';
 import type { ApiResponse } from './harness.js';
 
 // A small cookie-keeping HTTPS client for the staff dashboard's JSON API
@@ -157,7 +158,7 @@ export interface SseEvent {
 export class EventStream {
   private readonly queue: SseEvent[] = [];
   private waiter: (() => void) | null = null;
-  private buffer = '';
+  private readonly parser = new SseParser();
   private ended = false;
 
   private constructor(
@@ -182,30 +183,14 @@ export class EventStream {
   }
 
   private feed(text: string): void {
-    this.buffer += text.replace(/\r\n?/g, '\n');
-    let cut: number;
-    while ((cut = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, cut);
-      this.buffer = this.buffer.slice(cut + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
-      }
-      if (data.length === 0) continue;
-      const joined = data.join('\n');
-      let parsed: unknown = joined;
+    for (const m of this.parser.push(text)) {
+      let data: unknown = m.data;
       try {
-        parsed = JSON.parse(joined);
+        data = JSON.parse(m.data);
       } catch {
-        parsed = joined;
+        data = m.data;
       }
-      this.queue.push({ event, data: parsed });
+      this.queue.push({ event: m.event, data });
     }
     this.wake();
   }
