@@ -3,8 +3,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import './http/types.js';
-import { ApiError } from './errors.js';
-import { isStorageBusy, isStorageUnavailable, isTransientConflict, type Db } from './db/database.js';
+import { ApiError, type ErrorCode } from './errors.js';
+import { isStorageBusy, isStorageUnavailable, isTransientConflict, storageErrorKind, type Db } from './db/database.js';
 import { newId } from './domain/ids.js';
 import type { RosterEventBus } from './events/roster-events.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -15,7 +15,9 @@ import type { RequestLogWriter } from './pms/request-log.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { registerHealthRoutes } from './http/health.js';
-import { TLS_CIPHERS } from './http/tls.js';
+import { registerRequestMetrics, type Metrics, type RateLimitScope } from './http/metrics.js';
+import { SecurityLog } from './http/security-log.js';
+import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './http/transport.js';
 import { jsonShapeError } from './http/json-shape.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
@@ -34,7 +36,14 @@ export interface AppDeps {
   tls?: { key: string; cert: string } | null;
   /** The first-run setup link (server.ts issues its token while no hotel exists). */
   setupLink?: SetupLink;
+  /** Prometheus metrics (METRICS_PORT); absent, nothing is counted. */
+  metrics?: Metrics;
+  /** Header, request and keep-alive time limits of the HTTPS listener (with `tls`). */
+  limits?: ConnectionLimits;
 }
+
+/** Defaults of operations.md, for apps built without a configuration (tests that inject). */
+const DEFAULT_LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 30_000, maxConnections: 10_000, maxConnectionsPerIp: 100 };
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -43,7 +52,9 @@ const ALL_METHODS = http.METHODS.filter((m) => m !== 'CONNECT');
 /** Responses of these paths are never stored by caches (the APIs and the probes). */
 const NO_STORE = /^\/(api\/|dashboard\/api\/|healthz|readyz)/;
 
-function rateLimited(rl: RateLimitResult): ApiError {
+/** The 429 of a refused request, counted by the limit that refused it. */
+function rateLimited(rl: RateLimitResult, scope: RateLimitScope, metrics: Metrics | undefined): ApiError {
+  metrics?.rateLimited(scope);
   return new ApiError('RATE_LIMITED', {
     message: `Rate limit exceeded; retry in ${rl.retryAfterSeconds} seconds.`,
     extra: { retryAfter: rl.retryAfterSeconds },
@@ -58,7 +69,7 @@ function givenHeader(value: string | string[] | undefined): string | null {
 }
 
 /** Maps anything thrown to the registry's error; unknown failures become 500 (logged, never shown). */
-function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
+function toApiError(err: FastifyError | Error, req: FastifyRequest, metrics: Metrics | undefined): ApiError {
   if (err instanceof ApiError) return err;
   const code = (err as FastifyError).code;
   const status = (err as FastifyError).statusCode;
@@ -71,6 +82,8 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
   if ((err as { code?: unknown }).code === '22021') {
     return new ApiError('VALIDATION_ERROR', { message: 'Text must not contain the NUL character (\\u0000).' });
   }
+  const storageError = storageErrorKind(err);
+  if (storageError) metrics?.databaseError(storageError);
   if (isStorageUnavailable(err)) {
     req.log.error({ err }, 'storage unavailable');
     return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' } });
@@ -92,7 +105,25 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest): ApiError {
   return new ApiError('INTERNAL_ERROR');
 }
 
-function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** Refusals an operator watches for (guessing, forging, flooding): each gets its own log line with the client's address. */
+const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UNAUTHORIZED', 'LOGIN_FAILED', 'CSRF_REJECTED', 'FORBIDDEN', 'RATE_LIMITED', 'SETUP_LINK_INVALID']);
+
+/** A URL for the log: the path, and of the query only its parameter names (values may be personal). */
+export function pathForLog(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const names = url
+    .slice(at + 1)
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => `${pair.split('=')[0] ?? ''}=…`);
+  return `${url.slice(0, at)}?${names.join('&')}`;
+}
+
+function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply, security: SecurityLog): FastifyReply {
+  if (SECURITY_EVENTS.has(err.code)) {
+    security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, path: pathForLog(req.url) }, `security: ${err.code} refused`);
+  }
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
   return reply
     .code(err.status)
@@ -103,6 +134,8 @@ function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply): Fas
 /** The whole service as a Fastify app; never listens (server.ts does). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const trustProxy = deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false;
+  const tls = deps.tls;
+  const security = new SecurityLog();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request is logged by the onResponse hook below.
@@ -116,22 +149,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
     // answered like any unknown slug (401), not as a framework error.
     routerOptions: { maxParamLength: 16 * 1024 },
-    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert, minVersion: 'TLSv1.2' as const, ciphers: TLS_CIPHERS } } : {}),
+    // HTTPS with HTTP/2 by ALPN and HTTP/1.1 on one port (http/transport.ts); typed as
+    // Fastify's HTTP/1 server, whose interface the compatibility API serves.
+    ...(tls ? { serverFactory: (handler: http.RequestListener) => createHttpsServer(tls, deps.limits ?? DEFAULT_LIMITS, handler) as unknown as http.Server } : {}),
+    // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
+    clientErrorHandler: clientErrorHandler(deps.logger),
     frameworkErrors: (err, req, reply) => {
       // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
       // check and per-IP limit as for any request not attributed to a key, so this answer
       // too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
-      const routingError = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req);
+      const routingError = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
       consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
         .then((rl) => {
           void reply.headers(rl.headers);
-          if (!rl.allowed) return rateLimited(rl);
+          if (!rl.allowed) return rateLimited(rl, 'ip', deps.metrics);
           if (req.protocol !== 'https') return new ApiError('HTTPS_REQUIRED');
           void reply.header('strict-transport-security', HSTS);
           return routingError;
         })
-        .catch((e: unknown) => toApiError(e instanceof Error ? e : new Error(String(e)), req))
-        .then((apiErr) => sendError(apiErr, req, reply))
+        .catch((e: unknown) => toApiError(e instanceof Error ? e : new Error(String(e)), req, deps.metrics))
+        .then((apiErr) => sendError(apiErr, req, reply, security))
         .catch((e: unknown) => req.log.error({ err: e }, 'framework error reply failed'));
     },
   });
@@ -176,10 +213,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done(null, undefined);
   });
 
+  registerRequestMetrics(app, deps.metrics);
+
   const limitByIp = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const rl = await consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now());
     void reply.headers(rl.headers);
-    if (!rl.allowed) throw rateLimited(rl);
+    if (!rl.allowed) throw rateLimited(rl, 'ip', deps.metrics);
   };
 
   // Order of checks (decisions.md): transport → route/method → authentication →
@@ -220,7 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (auth.mode === 'test') req.id = req.id.replace(/^req_/, 'req_test_');
     const rl = await consume(deps.rateLimits, auth.keyId, ENDPOINT_LIMITS[endpoint], Date.now());
     void reply.headers(rl.headers);
-    if (!rl.allowed) throw rateLimited(rl);
+    if (!rl.allowed) throw rateLimited(rl, 'key', deps.metrics);
     if (req.method === 'POST') req.idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
   });
 
@@ -242,12 +281,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onSend', async (req, reply, payload) => {
     if (typeof payload === 'string') req.responsePayload = payload;
+    // Answered before the whole body arrived (413, 401 before the body is read): the client
+    // may still be sending. If HTTP/1.1 closes the connection after this answer, it closes
+    // gently so the client reads it; HTTP/2 has no connection header (the stream ends alone).
+    if (!req.raw.complete) {
+      if (req.raw.httpVersionMajor === 2) reply.removeHeader('connection');
+      else lingerOnClose(req.raw.socket);
+    }
     // API answers carry guests' personal data and fresh keys: never kept by a cache.
     if (NO_STORE.test(req.url) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
     return payload;
   });
 
-  app.addHook('onRequestAbort', async (req) => deps.requestLog.end(req));
+  // The client went away (or its connection was cut) before the answer: one debug line, no stack.
+  app.addHook('onRequestAbort', async (req) => {
+    req.log.debug({ ip: req.clientIp, method: req.method, path: pathForLog(req.url), reason: whyEnded(req.raw) }, 'request ended early');
+    deps.requestLog.end(req);
+  });
 
   app.addHook('onResponse', async (req, reply) => {
     try {
@@ -259,7 +309,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const logResponse = (req: FastifyRequest, reply: FastifyReply): void => {
     const durationMs = reply.elapsedTime;
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
+    req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, path: pathForLog(req.url), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
     if (!req.url.startsWith('/api/pms/')) return;
     const slug = (req.params as { slug?: string } | undefined)?.slug ?? null;
     deps.requestLog.write(
@@ -286,7 +336,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   };
 
-  app.setErrorHandler((err: FastifyError, req, reply) => sendError(toApiError(err, req), req, reply));
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    // The connection was cut while the body was arriving (client gone, request timeout):
+    // no one to answer, and onRequestAbort has logged it already.
+    // (Not req.raw.destroyed: a request whose body was read whole is destroyed too.)
+    if (req.raw.aborted || req.raw.socket?.destroyed === true || reply.raw.destroyed) {
+      reply.hijack();
+      return;
+    }
+    return sendError(toApiError(err, req, deps.metrics), req, reply, security);
+  });
   app.setNotFoundHandler(() => Promise.reject(new ApiError('NOT_FOUND')));
 
   await app.register(swagger, { openapi: OPENAPI_INFO, hideUntagged: true });
@@ -300,17 +359,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     methodsByUrl.set(route.url, set);
   });
 
-  registerPmsRoutes(app, { db: deps.db, bus: deps.bus });
+  registerPmsRoutes(app, { db: deps.db, bus: deps.bus, metrics: deps.metrics });
   registerDocsRoutes(app);
   registerHealthRoutes(app, deps.db);
   const streams = new LiveStreams(
     deps.bus,
     (ids) => liveSessionIds(deps.db, ids),
     (err) => deps.logger.error({ err }, 'live event delivery failed'),
+    deps.metrics,
   );
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());
-  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams });
+  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams, metrics: deps.metrics });
 
   await app.after();
   for (const [url, methods] of [...methodsByUrl]) {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ConnectionLimits } from './http/transport.js';
 
 /** Where the service stores data and how it listens. The only reader of process.env. */
 export interface Config {
@@ -6,6 +7,9 @@ export interface Config {
   /** `null` when HTTP_PORT=off. */
   readonly httpPort: number | null;
   readonly host: string;
+  /** The Prometheus listener's port (METRICS_PORT); `null` when off, the default. */
+  readonly metricsPort: number | null;
+  readonly metricsHost: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
   readonly tlsCertFile: string | null;
@@ -14,6 +18,8 @@ export interface Config {
   readonly trustProxy: string[];
   readonly logLevel: string;
   readonly sqliteSynchronous: 'normal' | 'full';
+  /** Connection and time limits of the listeners (HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
+  readonly limits: ConnectionLimits;
 }
 
 export class ConfigError extends Error {}
@@ -27,6 +33,14 @@ function parsePort(name: string, raw: string): number {
   return Number(raw);
 }
 
+function parsePositive(name: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from 1 to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 /** Validates the environment once; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const get = (name: string): string | undefined => {
@@ -34,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   const httpPortRaw = get('HTTP_PORT') ?? '8080';
+  const metricsPortRaw = get('METRICS_PORT') ?? 'off';
   const databaseUrl = get('DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
@@ -51,10 +66,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (sync !== 'normal' && sync !== 'full') {
     throw new ConfigError('SQLITE_SYNCHRONOUS must be "normal" or "full"');
   }
+  const limits: ConnectionLimits = Object.freeze({
+    headersTimeoutMs: parsePositive('HEADERS_TIMEOUT_SECONDS', get('HEADERS_TIMEOUT_SECONDS'), 10, 3600) * 1000,
+    requestTimeoutMs: parsePositive('REQUEST_TIMEOUT_SECONDS', get('REQUEST_TIMEOUT_SECONDS'), 60, 3600) * 1000,
+    keepAliveTimeoutMs: parsePositive('KEEP_ALIVE_TIMEOUT_SECONDS', get('KEEP_ALIVE_TIMEOUT_SECONDS'), 30, 3600) * 1000,
+    maxConnections: parsePositive('MAX_CONNECTIONS', get('MAX_CONNECTIONS'), 10_000, 1_000_000),
+    maxConnectionsPerIp: parsePositive('MAX_CONNECTIONS_PER_IP', get('MAX_CONNECTIONS_PER_IP'), 100, 1_000_000),
+  });
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not be longer than REQUEST_TIMEOUT_SECONDS (the request time includes its headers)');
+  }
   return Object.freeze({
     port: parsePort('PORT', get('PORT') ?? '8443'),
     httpPort: httpPortRaw.toLowerCase() === 'off' ? null : parsePort('HTTP_PORT', httpPortRaw),
     host: get('HOST') ?? '0.0.0.0',
+    metricsPort: metricsPortRaw.toLowerCase() === 'off' ? null : parsePort('METRICS_PORT', metricsPortRaw),
+    metricsHost: get('METRICS_HOST') ?? '127.0.0.1',
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
     tlsCertFile,
@@ -65,5 +92,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       .filter(Boolean),
     logLevel,
     sqliteSynchronous: sync,
+    limits,
   });
 }

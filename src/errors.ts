@@ -6,12 +6,14 @@
 export const ERRORS = {
   IDEMPOTENCY_KEY_REQUIRED: { status: 400, message: 'The Idempotency-Key header is required on every POST request.', meaning: 'POST without an `Idempotency-Key` header.' },
   IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'The Idempotency-Key header must be 1 to 255 characters.', meaning: 'The key is empty or longer than 255 characters.' },
+  MALFORMED_REQUEST: { status: 400, message: 'The request is not valid HTTP; the connection was closed.', meaning: 'The request line or headers could not be parsed (not HTTP, a bad header, a bad chunk). The connection is closed after the answer.' },
   INVALID_JSON: { status: 400, message: 'The request body must be a JSON object.', meaning: 'The body is not parseable JSON, or not a JSON object (`[]`, `42`).' },
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key for this hotel.', meaning: 'Missing, malformed, unknown or revoked key, or a key of another hotel. One code and message for all, so a caller learns nothing about which.' },
   HTTPS_REQUIRED: { status: 403, message: 'This service is served over HTTPS only.', meaning: 'Any request over plain HTTP.' },
   GUEST_NOT_FOUND: { status: 404, message: 'No active guest with this pmsGuestId.', meaning: 'Update or checkout of a `pmsGuestId` with no active PMS guest (never checked in, or already checked out).' },
   NOT_FOUND: { status: 404, message: 'No such endpoint.', meaning: 'Unknown path.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept this method.', meaning: 'Known path, wrong method. The `Allow` header lists the accepted methods.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time; send it again (with the same Idempotency-Key, if it had one).', meaning: 'Headers not complete within `HEADERS_TIMEOUT_SECONDS` (default 10), or headers and body not within `REQUEST_TIMEOUT_SECONDS` (default 60): a stalled or very slow upload. Nothing was processed; the connection is closed after the answer.' },
   ROOM_OCCUPIED: { status: 409, message: 'The room is held by another active guest.', meaning: 'Check-in, room move or sync targets a room held by another active guest. Adds `currentGuest` = `{ pmsGuestId, lastName, checkInDate }` (`pmsGuestId` is null for a receptionist guest).' },
   GUEST_ALREADY_CHECKED_IN: { status: 409, message: 'A guest with this pmsGuestId is already checked in.', meaning: 'Check-in of a `pmsGuestId` that is already active. Adds `guestId` and `roomNumber` of the active stay.' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry it in a few seconds with the same key.', meaning: 'A request with the same key was still in progress after this one waited 5 seconds for it. Retry after a moment: you then get its stored response, or your retry is processed if the first one failed.' },
@@ -21,6 +23,7 @@ export const ERRORS = {
   VALIDATION_ERROR: { status: 422, message: 'The request does not satisfy the field rules.', meaning: 'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used for a different request.', meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.', meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large; send at most 16 KiB of headers.', meaning: 'Request line and headers over 16 KiB together. The connection is closed after the answer.' },
   // The staff dashboard's JSON API (/dashboard/api, docs/dashboard.md).
   NOT_AUTHENTICATED: { status: 401, message: 'Log in to continue.', meaning: 'Dashboard: no session, or the session expired (30 minutes idle, 12 hours at most) or was ended.' },
   LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.', meaning: 'Dashboard: unknown e-mail, wrong password or deactivated user; one answer for all.' },

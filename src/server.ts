@@ -1,4 +1,6 @@
 import http from 'node:http';
+import type http2 from 'node:http2';
+import type { TLSSocket } from 'node:tls';
 import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -10,11 +12,13 @@ import { migrateToLatest } from './db/migrations.js';
 import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-events.js';
 import { PostgresRosterEventBus } from './events/postgres-roster-events.js';
 import { loadTls } from './http/tls.js';
+import { clientErrorHandler, ConnectionGate, createHttpServer } from './http/transport.js';
 import { scheduleRetention } from './jobs/retention.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './pms/rate-limit.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { countHotels } from './db/repositories/staff.repository.js';
 import { RequestLogWriter } from './pms/request-log.js';
+import { listenMetrics, Metrics } from './http/metrics.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -22,6 +26,8 @@ export interface RunningServer {
   bus: RosterEventBus;
   httpsPort: number;
   httpPort: number | null;
+  /** The Prometheus listener's port (METRICS_PORT); null when off. */
+  metricsPort: number | null;
   /** First run (no hotel in storage): the one-time link that creates the first hotel and its admin. */
   setupUrl: string | null;
   /** Stops accepting, finishes in-flight requests, flushes logs, closes storage. */
@@ -71,10 +77,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   } else bus = new InProcessRosterEventBus();
   // decisions.md: with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
-  const requestLog = new RequestLogWriter(database.background, logger);
+  // Collected only when someone can scrape them.
+  const metrics = config.metricsPort === null ? undefined : new Metrics();
+  const requestLog = new RequestLogWriter(database.background, logger, metrics);
   const setupLink = new SetupLink();
-  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink }));
+  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }));
   undo.push(() => app.close());
+  // One count of open connections across both listeners (http/transport.ts).
+  const gate = new ConnectionGate(config.limits, config.trustProxy, logger);
+  gate.watch(app.server);
   await orUndo(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
   const closeIdleHttps = trackConnections(app.server, 'secureConnection');
@@ -84,7 +95,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   if (config.httpPort !== null) {
     // The same app answers plain HTTP: its transport check refuses with 403 HTTPS_REQUIRED
     // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
-    const server = http.createServer(app.routing);
+    const server = createHttpServer(config.limits, app.routing);
+    server.on('clientError', clientErrorHandler(logger));
+    gate.watch(server);
     httpServer = server;
     closeIdleHttp = trackConnections(server, 'connection');
     await orUndo(
@@ -93,10 +106,19 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         server.listen(config.httpPort ?? 0, config.host, () => resolve());
       }),
     );
+    undo.push(() => closeListener(server));
   }
   const httpPort = httpServer ? (httpServer.address() as AddressInfo).port : null;
+  // operations.md: METRICS_PORT, plain HTTP on METRICS_HOST (loopback by default), apart from the app.
+  let metricsServer: http.Server | null = null;
+  if (metrics && config.metricsPort !== null) {
+    const server = await orUndo(listenMetrics(metrics, config.metricsPort, config.metricsHost, logger));
+    undo.push(() => closeListener(server));
+    metricsServer = server;
+  }
+  const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
   const stopRetention = scheduleRetention(database.db, logger);
-  logger.info({ https: httpsPort, http: httpPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
+  logger.info({ https: httpsPort, http: httpPort, metrics: metricsPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
   let setupUrl: string | null = null;
   if ((await orUndo(countHotels(database.db))) === 0) {
     // docs/dashboard.md: first run. The token dies when the first hotel is created.
@@ -124,7 +146,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         closeIdleHttp();
       }, 250);
       try {
-        await Promise.all([app.close(), httpClosed]);
+        await Promise.all([app.close(), httpClosed, metricsServer ? closeListener(metricsServer) : undefined]);
       } finally {
         clearInterval(sweep);
       }
@@ -135,7 +157,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     })();
     return closing;
   };
-  return { app, database, bus, httpsPort, httpPort, setupUrl, close };
+  return { app, database, bus, httpsPort, httpPort, metricsPort, setupUrl, close };
+}
+
+/** Stops a plain-HTTP listener: idle connections close now, a request being answered finishes first. */
+function closeListener(server: http.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 }
 
 /**
@@ -145,7 +175,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 function trackConnections(server: net.Server, event: 'secureConnection' | 'connection'): () => void {
   const sockets = new Set<net.Socket>();
   const busy = new Map<net.Socket, number>();
+  // HTTP/2 connections are closed gracefully instead: GOAWAY, open streams finish, then the connection closes.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (session: http2.ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
   server.on(event, (socket: net.Socket) => {
+    if ((socket as TLSSocket).alpnProtocol === 'h2') return;
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);
@@ -153,6 +190,7 @@ function trackConnections(server: net.Server, event: 'secureConnection' | 'conne
     });
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.httpVersionMajor === 2) return;
     const socket = req.socket;
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
     res.once('close', () => {
@@ -163,6 +201,7 @@ function trackConnections(server: net.Server, event: 'secureConnection' | 'conne
   });
   return () => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
+    for (const session of sessions) if (!session.closed) session.close();
   };
 }
 

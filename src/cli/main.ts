@@ -35,7 +35,7 @@ async function readStdin(): Promise<string> {
 
 export function buildCli(): Command {
   const program = new Command('innsync')
-    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS).')
+    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).')
     .option('--json', 'print one JSON object on stdout')
     // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
     // commander's "(Did you mean …?)" hint is joined onto the same line).

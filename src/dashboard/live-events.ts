@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
+import type { Metrics } from '../http/metrics.js';
 
 const HEARTBEAT_MS = 15_000;
 /** How often every open stream's session is checked, so an ended or expired one closes within this, change or no change. */
@@ -57,6 +58,7 @@ export class LiveStreams {
     private readonly bus: RosterEventBus,
     private readonly liveSessions: SessionCheck,
     private readonly onError: (err: unknown) => void,
+    private readonly metrics?: Metrics,
   ) {}
 
   /** Takes over the reply's socket until the client goes away, its session ends or the server closes. */
@@ -68,7 +70,6 @@ export class LiveStreams {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       'x-accel-buffering': 'no',
-      connection: 'keep-alive',
     });
     const stream: Stream = {
       reply,
@@ -84,12 +85,14 @@ export class LiveStreams {
     const mine = this.bySession.get(owner.sessionId) ?? [];
     mine.push(stream);
     this.bySession.set(owner.sessionId, mine);
+    this.metrics?.streamOpened();
     if (mine.length > MAX_STREAMS_PER_SESSION) mine[0]?.reply.raw.end();
     this.startTicker();
     let cleaned = false;
     const cleanup = (): void => {
       if (cleaned) return;
       cleaned = true;
+      this.metrics?.streamClosed();
       hotel.streams.delete(stream);
       const left = (this.bySession.get(owner.sessionId) ?? []).filter((s) => s !== stream);
       if (left.length > 0) this.bySession.set(owner.sessionId, left);

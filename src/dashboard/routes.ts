@@ -7,6 +7,7 @@ import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../d
 import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../errors.js';
 import type { RosterEventBus } from '../events/roster-events.js';
+import type { Metrics } from '../http/metrics.js';
 import type { Refinement } from '../http/validation.js';
 import { refineGuestFields } from '../domain/guest.js';
 import { issueKeyPair } from '../operations.js';
@@ -35,6 +36,7 @@ export interface DashboardDeps {
   rateLimits: RateLimitStore;
   setupLink: SetupLink;
   streams: LiveStreams;
+  metrics?: Metrics;
 }
 
 const API = '/dashboard/api';
@@ -129,7 +131,7 @@ function staffActor(s: staff.StaffSession): Actor {
 
 export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   const { db } = deps;
-  const rosterDeps = { db, bus: deps.bus };
+  const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics };
 
   app.addHook('onSend', async (req, reply, payload) => {
     if (req.routeOptions.config.dashboard || req.url.startsWith('/dashboard/')) void reply.headers(SECURITY_HEADERS);
@@ -189,6 +191,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
     const emailResult = await consume(deps.rateLimits, email, byEmail, now);
     if (!ipResult.allowed || !emailResult.allowed) {
+      deps.metrics?.rateLimited('login');
       const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
       throw new ApiError('RATE_LIMITED', {
         message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
@@ -204,7 +207,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       setSessionCookie(reply, token);
       return sessionView(found, csrfToken);
     }
-    req.log.info({ email }, 'dashboard login failed');
+    // Logged as a security event with the client's address (app.ts), never with the e-mail.
     throw new ApiError('LOGIN_FAILED');
   });
 

@@ -113,5 +113,7 @@ export function checkSameOrigin(req: FastifyRequest): void {
   } catch {
     throw new ApiError('CSRF_REJECTED');
   }
-  if (host !== req.headers.host) throw new ApiError('CSRF_REJECTED');
+  // HTTP/2 carries the host as the :authority pseudo-header (RFC 9113 §8.3.1), not Host.
+  const requested = req.headers.host ?? req.headers[':authority'];
+  if (host !== requested) throw new ApiError('CSRF_REJECTED');
 }

@@ -246,6 +246,17 @@ export function isStorageBusy(err: unknown): boolean {
   return code === '55P03' || code === '57014' || (code !== null && code.startsWith('SQLITE_BUSY') && code !== 'SQLITE_BUSY_SNAPSHOT');
 }
 
+/** A storage failure as the metrics count it (innsync_database_errors_total). */
+export type StorageErrorKind = 'unavailable' | 'busy' | 'conflict' | 'other';
+
+/** The kind of storage failure `err` is; null when it did not come from the database. */
+export function storageErrorKind(err: unknown): StorageErrorKind | null {
+  if (isStorageUnavailable(err)) return 'unavailable';
+  if (isStorageBusy(err)) return 'busy';
+  if (isTransientConflict(err)) return 'conflict';
+  return err instanceof pg.DatabaseError || err instanceof SqliteDatabase.SqliteError ? 'other' : null;
+}
+
 /** True when a PostgreSQL statement waited longer than LOCK_TIMEOUT_MS for a lock (55P03). */
 export function isLockTimeout(err: unknown): boolean {
   return errorCode(err) === '55P03';

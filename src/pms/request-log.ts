@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { isStorageBusy, isStorageUnavailable, type Db } from '../db/database.js';
+import { isStorageBusy, isStorageUnavailable, storageErrorKind, type Db } from '../db/database.js';
 import { insertRequestLogRows, type RequestLogRow } from '../db/repositories/request-log.repository.js';
 import { touchKeys } from '../db/repositories/api-key.repository.js';
+import type { Metrics } from '../http/metrics.js';
 
 /** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
 const MAX_QUEUED_ROWS = 50_000;
@@ -31,10 +32,12 @@ export class RequestLogWriter {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly metrics?: Metrics,
     private readonly opts: { flushEveryMs: number; maxBatch: number; touchEveryMs: number } = { flushEveryMs: 100, maxBatch: 500, touchEveryMs: 5_000 },
   ) {
     this.timer = setInterval(() => void this.flush(), opts.flushEveryMs);
     this.timer.unref();
+    metrics?.watchRequestLogQueue(() => this.rows.length);
   }
 
   /** A request has started; its row (or its abort) is awaited by close(). */
@@ -70,7 +73,9 @@ export class RequestLogWriter {
     if (rows.length > 0) {
       try {
         await insertRequestLogRows(this.db, rows.map(withoutNul));
+        this.metrics?.requestLogWritten(rows.length);
       } catch (err) {
+        this.countFailure(err);
         if (isStorageUnavailable(err) || isStorageBusy(err)) this.requeue(rows, err);
         else await this.writeOneByOne(rows);
       }
@@ -79,7 +84,12 @@ export class RequestLogWriter {
       const lastUsed = this.lastUsed;
       this.lastUsed = new Map();
       this.lastTouchMs = Date.now();
-      if (lastUsed.size > 0) await touchKeys(this.db, lastUsed).catch((err: unknown) => this.log.warn({ err }, 'key last-use update failed'));
+      if (lastUsed.size > 0) {
+        await touchKeys(this.db, lastUsed).catch((err: unknown) => {
+          this.countFailure(err);
+          this.log.warn({ err }, 'key last-use update failed');
+        });
+      }
     }
   }
 
@@ -90,6 +100,7 @@ export class RequestLogWriter {
     if (over > 0) {
       this.rows.splice(0, over);
       this.dropped += over;
+      this.metrics?.requestLogRowsDropped(over);
       this.log.error({ err, dropped: over, droppedTotal: this.dropped }, 'request log: storage unreachable for too long; the oldest rows were dropped');
     } else this.log.warn({ err, queued: this.rows.length }, 'request log: storage unreachable; rows kept for the next batch');
   }
@@ -99,11 +110,19 @@ export class RequestLogWriter {
     for (const row of rows) {
       try {
         await insertRequestLogRows(this.db, [withoutNul(row)]);
+        this.metrics?.requestLogWritten(1);
       } catch (err) {
+        this.countFailure(err);
         this.dropped += 1;
+        this.metrics?.requestLogRowsDropped(1);
         this.log.error({ err, requestId: row.id }, 'request log row refused by the database; dropped');
       }
     }
+  }
+
+  /** A write storage refused or could not take, counted by kind (innsync_database_errors_total). */
+  private countFailure(err: unknown): void {
+    this.metrics?.databaseError(storageErrorKind(err) ?? 'other');
   }
 
   /**

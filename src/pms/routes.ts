@@ -149,7 +149,10 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
         try {
           return await handler(req, reply);
         } catch (err) {
-          if (err instanceof StoredResponse) return sendStoredResponse(reply, err);
+          if (err instanceof StoredResponse) {
+            deps.metrics?.replayed(endpoint);
+            return sendStoredResponse(reply, err);
+          }
           throw err;
         }
       },

@@ -15,10 +15,13 @@ import * as guests from '../db/repositories/guest.repository.js';
 import { lockHotel } from '../db/repositories/hotel.repository.js';
 import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
+import type { Metrics } from '../http/metrics.js';
 
 export interface RosterDeps {
   db: Db;
   bus: RosterEventBus;
+  /** Counts published changes and syncs (operations.md: METRICS_PORT); absent, nothing is counted. */
+  metrics?: Metrics;
 }
 
 /**
@@ -66,7 +69,10 @@ export async function writeRoster<T>(
     if (change) await deps.bus.publishInTransaction(trx, change);
     return { result: out.result, event: change };
   });
-  if (event) deps.bus.committed(event);
+  if (event) {
+    deps.bus.committed(event);
+    deps.metrics?.rosterEventPublished();
+  }
   return result;
 }
 

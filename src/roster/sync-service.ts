@@ -36,8 +36,9 @@ function roomOccupied(conflict: RoomConflict): ApiError {
  * conflict rolls everything back: 409 ROOM_OCCUPIED.
  */
 export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor, list: ListedGuest[], hooks: TransactionHooks<SyncResult>): Promise<SyncResult> {
+  const started = performance.now();
   try {
-    return await writeRoster(deps, hotelId, hooks, async (trx, now) => {
+    const synced = await writeRoster(deps, hotelId, hooks, async (trx, now) => {
       const plan = planSync(await readActiveRoster(trx, hotelId), list);
       const [conflict] = plan.conflicts;
       if (conflict) throw roomOccupied(conflict);
@@ -56,6 +57,9 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
       const result: SyncResult = { plan, summary, checkedInIds };
       return { result, changed: eventsForSync(result) };
     });
+    // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
+    deps.metrics?.synced((performance.now() - started) / 1000, list.length);
+    return synced;
   } catch (err) {
     // Every roster write of the hotel waits for the hotel's lock, so another request
     // cannot take a listed room between the plan and the writes; this is a safety net.

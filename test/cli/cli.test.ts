@@ -112,6 +112,10 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
       [['purge', '--json'], { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
       [['migrate'], { SQLITE_SYNCHRONOUS: 'sometimes' }, 'SQLITE_SYNCHRONOUS'],
       [['serve'], { TLS_CERT_FILE: '/tmp/cert.pem' }, 'TLS_KEY_FILE'],
+      [['serve'], { MAX_CONNECTIONS_PER_IP: '0' }, 'MAX_CONNECTIONS_PER_IP'],
+      [['serve'], { MAX_CONNECTIONS: 'many' }, 'MAX_CONNECTIONS'],
+      [['serve'], { KEEP_ALIVE_TIMEOUT_SECONDS: '1.5' }, 'KEEP_ALIVE_TIMEOUT_SECONDS'],
+      [['serve'], { HEADERS_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '20' }, 'HEADERS_TIMEOUT_SECONDS'],
     ];
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-'));
     const results = await Promise.all(cases.map(([args, bad]) => runCli(args, { env: { DATA_DIR: dataDir, ...bad } })));

@@ -1,0 +1,172 @@
+import http from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StorageErrorKind } from '../db/database.js';
+
+/** Which limit refused a request: the API key's per-endpoint limit, the per-IP limit, or the dashboard's failed-login limit. */
+export type RateLimitScope = 'key' | 'ip' | 'login';
+
+/** The route label of a request no route matched (a 404): never the raw URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const SYNC_SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Up to the 20,000 guests a sync may list (interface-spec). */
+const SYNC_GUEST_BUCKETS = [0, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 20_000];
+
+/**
+ * The service's Prometheus metrics (operations.md: METRICS_PORT), in a registry of their
+ * own: several servers in one process (the tests) never share or clash. Labels are
+ * bounded sets (route patterns, methods, statuses, fixed kinds): no URL, key, e-mail or
+ * guest data ever becomes a label.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  private readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  private readonly replays: Counter<'endpoint'>;
+  private readonly refusals: Counter<'scope'>;
+  private readonly syncDuration: Histogram;
+  private readonly syncGuests: Histogram;
+  private readonly rosterEvents: Counter;
+  private readonly eventStreams: Gauge;
+  private readonly requestLogRows: Counter;
+  private readonly requestLogDropped: Counter;
+  private readonly databaseErrors: Counter<'kind'>;
+  private requestLogQueued: () => number = () => 0;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({ name: 'innsync_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers });
+    this.httpDuration = new Histogram({
+      name: 'innsync_http_request_duration_seconds',
+      help: 'Time from request to answer, by route pattern, method and status.',
+      labelNames: ['route', 'method', 'status'],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.replays = new Counter({ name: 'innsync_idempotent_replays_total', help: 'PMS requests answered with the stored response of their Idempotency-Key, by endpoint.', labelNames: ['endpoint'], registers });
+    this.refusals = new Counter({ name: 'innsync_rate_limited_total', help: 'Requests refused with 429 RATE_LIMITED, by the limit that refused them (key, ip, login).', labelNames: ['scope'], registers });
+    this.syncDuration = new Histogram({ name: 'innsync_sync_duration_seconds', help: 'Duration of completed live syncs (the whole transaction).', buckets: SYNC_SECONDS_BUCKETS, registers });
+    this.syncGuests = new Histogram({ name: 'innsync_sync_guests', help: 'Guests listed in each completed live sync.', buckets: SYNC_GUEST_BUCKETS, registers });
+    this.rosterEvents = new Counter({ name: 'innsync_roster_events_published_total', help: 'Committed roster changes published to the dashboards.', registers });
+    this.eventStreams = new Gauge({ name: 'innsync_event_streams_open', help: 'Dashboard event streams open on this instance.', registers });
+    // Read at each scrape from the request-log writer (watchRequestLogQueue).
+    const queued = (): number => this.requestLogQueued();
+    new Gauge({
+      name: 'innsync_request_log_queue_rows',
+      help: 'Request-log rows waiting to be written.',
+      registers,
+      collect() {
+        this.set(queued());
+      },
+    });
+    this.requestLogRows = new Counter({ name: 'innsync_request_log_rows_written_total', help: 'Request-log rows written to storage.', registers });
+    this.requestLogDropped = new Counter({ name: 'innsync_request_log_rows_dropped_total', help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).', registers });
+    this.databaseErrors = new Counter({ name: 'innsync_database_errors_total', help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.', labelNames: ['kind'], registers });
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  request(route: string, method: string, status: number, seconds: number): void {
+    const labels = { route, method, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  replayed(endpoint: string): void {
+    this.replays.inc({ endpoint });
+  }
+
+  rateLimited(scope: RateLimitScope): void {
+    this.refusals.inc({ scope });
+  }
+
+  synced(seconds: number, guests: number): void {
+    this.syncDuration.observe(seconds);
+    this.syncGuests.observe(guests);
+  }
+
+  rosterEventPublished(): void {
+    this.rosterEvents.inc();
+  }
+
+  streamOpened(): void {
+    this.eventStreams.inc();
+  }
+
+  streamClosed(): void {
+    this.eventStreams.dec();
+  }
+
+  /** Where the request-log queue depth is read at each scrape. */
+  watchRequestLogQueue(queued: () => number): void {
+    this.requestLogQueued = queued;
+  }
+
+  requestLogWritten(rows: number): void {
+    this.requestLogRows.inc(rows);
+  }
+
+  requestLogRowsDropped(rows: number): void {
+    this.requestLogDropped.inc(rows);
+  }
+
+  databaseError(kind: StorageErrorKind): void {
+    this.databaseErrors.inc({ kind });
+  }
+}
+
+/** Counts every answered request by route pattern (UNMATCHED_ROUTE for a 404 of no route), method and status. */
+export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics | undefined): void {
+  if (!metrics) return;
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.is404 ? UNMATCHED_ROUTE : (req.routeOptions.url ?? UNMATCHED_ROUTE);
+    metrics.request(route, req.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+}
+
+/**
+ * The plain-HTTP listener of METRICS_PORT (node:http, apart from the app: no TLS, no
+ * rate limit, no request log): GET /metrics, 405 for other methods there, 404 elsewhere.
+ * Resolves once listening.
+ */
+export async function listenMetrics(metrics: Metrics, port: number, host: string, logger: Logger): Promise<http.Server> {
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics') return plain(res, 404, 'Not found: the metrics are at /metrics.\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return plain(res, 405, 'Method not allowed.\n');
+    }
+    metrics.scrape().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'metrics scrape failed');
+        plain(res, 500, 'Metrics could not be collected.\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err }, 'metrics listener failed'));
+  return server;
+}
+
+function plain(res: http.ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(text);
+}

@@ -1,0 +1,226 @@
+import fs from 'node:fs';
+import http2 from 'node:http2';
+import path from 'node:path';
+import tls from 'node:tls';
+import { Agent } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { addStaffUser, DashboardClient, STAFF_PASSWORD, type EventStream } from '../support/dashboard-client.js';
+import { startLoggedServer } from '../support/log-capture.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+
+// Issue 9, "Connections and time": header, request and keep-alive time limits, caps on
+// connections (in total and per socket address, TRUST_PROXY exempt), HTTP/2 by ALPN.
+// Loopback is all of 127.0.0.0/8, so a test can be several client addresses at once.
+
+const certOf = (t: TestServer): string => fs.readFileSync(path.join(t.config.dataDir, 'tls', 'cert.pem'), 'utf8');
+
+interface Conn {
+  socket: tls.TLSSocket;
+  /** Everything the server sent, until it closed the connection. */
+  received: Promise<string>;
+}
+
+/** A TLS connection from `localAddress`; rejects when the server drops it before the handshake ends. */
+function connect(t: TestServer, localAddress = '127.0.0.1', alpn = ['http/1.1']): Promise<Conn> {
+  return new Promise((resolve, reject) => {
+    // tls.connect passes localAddress on to the TCP connection; its type does not list it.
+    const options: tls.ConnectionOptions = Object.assign({ host: '127.0.0.1', port: t.server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: alpn }, { localAddress });
+    const socket = tls.connect(options);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    const received = new Promise<string>((done) => socket.once('close', () => done(text)));
+    socket.once('secureConnect', () => resolve({ socket, received }));
+    socket.once('error', (err) => {
+      socket.destroy();
+      reject(err);
+    });
+  });
+}
+
+/** The status line and the JSON body of a raw HTTP/1.1 answer. */
+function parseRaw(text: string): { status: number; headers: string; body: Record<string, unknown> } {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) as Record<string, unknown> };
+}
+
+const loginHead = (t: TestServer, contentLength: number): string =>
+  `POST /dashboard/api/login HTTP/1.1\r\nHost: 127.0.0.1:${t.server.httpsPort}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
+
+describe.each(testEngines())('connections and time (%s)', (engine) => {
+  it('a body that stalls is cut off: 408 REQUEST_TIMEOUT in the usual envelope, then the connection is closed', async () => {
+    const t = await startTestServer(engine, { REQUEST_TIMEOUT_SECONDS: '1', HEADERS_TIMEOUT_SECONDS: '1' });
+    try {
+      const conn = await connect(t);
+      conn.socket.write(`${loginHead(t, 100)}{"email":`);
+      const answer = parseRaw(await conn.received);
+      expect(answer.status).toBe(408);
+      expect(answer.body).toMatchObject({ status: 'error', code: 'REQUEST_TIMEOUT' });
+      expect(answer.body.requestId).toMatch(/^req_/);
+      expect(answer.headers).toContain('connection: close');
+      expect(answer.headers).toContain('content-type: application/json');
+      // The service still answers everyone else.
+      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`)).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('headers that never finish are cut off with 408 too; a request that is not HTTP gets 400 MALFORMED_REQUEST', async () => {
+    const t = await startTestServer(engine, { REQUEST_TIMEOUT_SECONDS: '2', HEADERS_TIMEOUT_SECONDS: '1' });
+    try {
+      const slow = await connect(t);
+      slow.socket.write(`GET /api/pms/v1/${t.slug}/guests HTTP/1.1\r\nHost: x\r\n`);
+      expect(parseRaw(await slow.received)).toMatchObject({ status: 408, body: { code: 'REQUEST_TIMEOUT' } });
+      const garbage = await connect(t);
+      garbage.socket.write('HELLO THERE\r\n\r\n');
+      expect(parseRaw(await garbage.received)).toMatchObject({ status: 400, body: { code: 'MALFORMED_REQUEST' } });
+      const huge = await connect(t);
+      huge.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(parseRaw(await huge.received)).toMatchObject({ status: 431, body: { code: 'HEADERS_TOO_LARGE' } });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('HTTP/2: a request body that stalls gets 408 REQUEST_TIMEOUT on its stream', async () => {
+    const t = await startTestServer(engine, { REQUEST_TIMEOUT_SECONDS: '1', HEADERS_TIMEOUT_SECONDS: '1' });
+    const session = http2.connect(`https://127.0.0.1:${t.server.httpsPort}`, { ca: certOf(t), servername: 'localhost' });
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/dashboard/api/login', 'content-type': 'application/json', 'content-length': '100' });
+      stream.write('{"email":');
+      const status = await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+      let body = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (c: string) => (body += c));
+      await new Promise<void>((resolve) => stream.once('close', () => resolve()));
+      expect(status).toBe(408);
+      expect(JSON.parse(body)).toMatchObject({ status: 'error', code: 'REQUEST_TIMEOUT' });
+    } finally {
+      session.destroy();
+      await t.close();
+    }
+  });
+
+  it('an idle keep-alive connection is closed by the server after KEEP_ALIVE_TIMEOUT_SECONDS', async () => {
+    const t = await startTestServer(engine, { KEEP_ALIVE_TIMEOUT_SECONDS: '1' });
+    try {
+      const conn = await connect(t);
+      conn.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const text = await conn.received;
+      // One answer, kept alive (no Connection: close), then closed by the server while idle.
+      expect(text).toContain('HTTP/1.1 200');
+      expect(text.toLowerCase()).toContain('keep-alive');
+      expect(conn.socket.destroyed).toBe(true);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('MAX_CONNECTIONS_PER_IP: one address cannot hold more; other addresses are still served, and a closed connection frees its place', async () => {
+    const t = await startTestServer(engine, { MAX_CONNECTIONS_PER_IP: '3' });
+    try {
+      const held = await Promise.all([1, 2, 3].map(() => connect(t, '127.0.0.2')));
+      await expect(connect(t, '127.0.0.2')).rejects.toThrow();
+      // Another client address is not affected.
+      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`)).status).toBe(200);
+      held[0]?.socket.destroy();
+      await held[0]?.received;
+      await expect.poll(async () => connect(t, '127.0.0.2').then((c) => (c.socket.destroy(), true), () => false)).toBe(true);
+      for (const c of held) c.socket.destroy();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a proxy declared in TRUST_PROXY is exempt from the per-address cap; MAX_CONNECTIONS caps everyone', async () => {
+    const t = await startTestServer(engine, { MAX_CONNECTIONS_PER_IP: '2', MAX_CONNECTIONS: '6', TRUST_PROXY: '127.0.0.3' });
+    try {
+      const fromProxy = await Promise.all([1, 2, 3, 4, 5].map(() => connect(t, '127.0.0.3')));
+      await expect(connect(t, '127.0.0.2')).resolves.toBeDefined();
+      // Six open: the seventh is refused whoever it comes from, the proxy included.
+      await expect(connect(t, '127.0.0.3')).rejects.toThrow();
+      await expect(connect(t, '127.0.0.4')).rejects.toThrow();
+      for (const c of fromProxy) c.socket.destroy();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('HTTP/2 is offered by ALPN and HTTP/1.1 still served: the PMS API, dashboard event streams over one connection, the refuser, and shutdown', async () => {
+    const t = await startTestServer(engine);
+    const h2 = new Agent({ allowH2: true, connect: { ca: certOf(t), servername: 'localhost' } });
+    let closed = false;
+    try {
+      const offered = await connect(t, '127.0.0.1', ['h2', 'http/1.1']);
+      expect(offered.socket.alpnProtocol).toBe('h2');
+      offered.socket.destroy();
+      const old = await connect(t, '127.0.0.1', ['http/1.1']);
+      expect(old.socket.alpnProtocol).toBe('http/1.1');
+      old.socket.destroy();
+
+      const target = { baseUrl: t.baseUrl, agent: h2 };
+      await addStaffUser(t.server.database.db, t.slug, `desk-${uniqueKey()}@example.com`.toLowerCase(), 'receptionist').then(async (u) => {
+        // A browser's login carries Origin; over HTTP/2 the host to match is :authority.
+        const staff = new DashboardClient(target);
+        expect((await staff.login(u.email, STAFF_PASSWORD, { origin: 'https://evil.example' })).status).toBe(403);
+        expect((await staff.login(u.email, STAFF_PASSWORD, { origin: `https://127.0.0.1:${t.server.httpsPort}` })).status).toBe(200);
+        // Seven streams (more than HTTP/1.1's six connections per host) on one HTTP/2 connection:
+        // the five newest stay open (at most 5 per session).
+        const streams: EventStream[] = [];
+        for (let i = 0; i < 7; i++) {
+          const s = await staff.events();
+          expect(s.status).toBe(200);
+          expect((await s.next()).event).toBe('ready');
+          streams.push(s);
+        }
+        const body = guest();
+        const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, body);
+        expect(res.status).toBe(200);
+        const open = streams.slice(2);
+        for (const s of open) {
+          const e = await s.next();
+          expect(e.event).toBe('roster');
+          expect(e.data.changes).toMatchObject([{ action: 'guest.checked_in', pmsGuestId: body.pmsGuestId }]);
+        }
+        // The two oldest were closed by the server when the sixth and seventh opened.
+        await expect.poll(() => streams.slice(0, 2).every((s) => s.hasEnded)).toBe(true);
+        // The refuser (plain HTTP) still answers 403 HTTPS_REQUIRED.
+        const refused = await fetch(`${t.httpUrl}/api/pms/v1/${t.slug}/guests`);
+        expect(refused.status).toBe(403);
+        expect(((await refused.json()) as { code: string }).code).toBe('HTTPS_REQUIRED');
+        // The server closes the streams at shutdown; close() does not wait for the browser.
+        closed = true;
+        await t.close();
+        await expect.poll(() => open.every((s) => s.hasEnded)).toBe(true);
+      });
+    } finally {
+      await h2.destroy().catch(() => undefined);
+      if (!closed) await t.close();
+    }
+  });
+
+  it('a request that ends early (a stalled body cut off, a client gone) is logged once at debug level, with the client address and no stack', async () => {
+    const logged = await startLoggedServer(engine, { REQUEST_TIMEOUT_SECONDS: '1', HEADERS_TIMEOUT_SECONDS: '1' });
+    const { lines, server } = logged;
+    const t = { server, config: { dataDir: logged.dataDir } } as unknown as TestServer;
+    try {
+      const stalled = await connect(t, '127.0.0.5');
+      stalled.socket.write(`${loginHead(t, 100)}{"email":`);
+      expect(parseRaw(await stalled.received).status).toBe(408);
+      const gone = await connect(t, '127.0.0.6');
+      gone.socket.write(`${loginHead(t, 100)}{"email":`);
+      gone.socket.destroy();
+      await expect.poll(() => lines.filter((l) => l.msg === 'request ended early' && l.ip === '127.0.0.6').length).toBe(1);
+      await expect.poll(() => lines.filter((l) => l.msg === 'request ended early' && l.ip === '127.0.0.5').length).toBe(1);
+      const early = lines.filter((l) => l.msg === 'request ended early');
+      for (const l of early) expect(l.level).toBe(20);
+      expect(early.find((l) => l.ip === '127.0.0.5')).toMatchObject({ reason: 'ERR_HTTP_REQUEST_TIMEOUT', path: '/dashboard/api/login' });
+      // Nothing about them above debug, and no stack anywhere.
+      expect(lines.filter((l) => (l.level as number) >= 40 && (l.ip === '127.0.0.5' || l.ip === '127.0.0.6'))).toEqual([]);
+      expect(lines.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([]);
+    } finally {
+      await logged.close();
+    }
+  });
+});
