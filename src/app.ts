@@ -18,7 +18,7 @@ import { registerHealthRoutes } from './http/health.js';
 import { registerRequestMetrics, type Metrics, type RateLimitScope } from './http/metrics.js';
 import { SecurityLog } from './http/security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './http/transport.js';
-import { jsonShapeError } from './http/json-shape.js';
+import { parseJsonBody } from './http/json-body.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
@@ -186,28 +186,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
-    req.rawBody = text;
-    // Deep or wide bodies are refused in one pass, before anything walks them.
-    const shape = jsonShapeError(text);
-    if (shape) {
-      done(shape, undefined);
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      done(new ApiError('INVALID_JSON', { message: 'The request body is not parseable JSON.' }), undefined);
-      return;
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      done(new ApiError('INVALID_JSON', { message: 'The request body must be a JSON object.' }), undefined);
-      return;
-    }
-    done(null, parsed);
-  });
+  // Deep, wide or oversized bodies are refused as they arrive, before anything walks them.
+  app.addContentTypeParser('application/json', (req, payload, done) => parseJsonBody(req, payload, done));
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     req.rawBody = body as string;
     done(null, undefined);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import https from 'node:https';
+import tls from 'node:tls';
 import path from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -70,4 +71,30 @@ describe.each(testEngines())('bodies over the limit (%s)', (engine) => {
       await t.close();
     }
   });
+
+  it.each([
+    ['an object wider than 64 members', 422, 'VALIDATION_ERROR', `{${Array.from({ length: 100 }, (_, i) => `"m${i}":0`).join(',')},`],
+    ['nesting deeper than 64 levels', 400, 'INVALID_JSON', '{"a":'.repeat(100)],
+  ])('%s is refused as soon as it arrives, without waiting for the rest of a 1 MB body the client never sends', async (_name, status, code, prefix) => {
+    const t = await startTestServer(engine);
+    try {
+      const ca = fs.readFileSync(path.join(t.config.dataDir, 'tls', 'cert.pem'), 'utf8');
+      const socket = tls.connect({ host: '127.0.0.1', port: t.server.httpsPort, ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (text += c));
+      const head = Object.entries(headersOf(t, 1_000_000))
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\r\n');
+      socket.write(`POST /api/pms/v1/${t.slug}/guests/checkin HTTP/1.1\r\nHost: 127.0.0.1\r\n${head}\r\n\r\n${prefix}`);
+      // The rest of the body never comes; the answer must (well before the 60 s request timeout).
+      await expect.poll(() => text.includes('\r\n\r\n{'), { timeout: 20_000 }).toBe(true);
+      expect(text.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+      await expect.poll(() => { try { return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { code: string }).code; } catch { return null; } }).toBe(code);
+      socket.destroy();
+    } finally {
+      await t.close();
+    }
+  });
 });
+
