@@ -19,6 +19,7 @@ import { registerRequestMetrics, type Metrics, type RateLimitScope } from './htt
 import { SecurityLog } from './http/security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './http/transport.js';
 import { parseJsonBody } from './http/json-body.js';
+import { loadConfig } from './config.js';
 import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
@@ -42,8 +43,7 @@ export interface AppDeps {
   limits?: ConnectionLimits;
 }
 
-/** Defaults of operations.md, for apps built without a configuration (tests that inject). */
-const DEFAULT_LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 30_000, maxConnections: 10_000, maxConnectionsPerIp: 100 };
+
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -108,21 +108,22 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest, metrics: Met
 /** Refusals an operator watches for (guessing, forging, flooding): each gets its own log line with the client's address. */
 const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UNAUTHORIZED', 'LOGIN_FAILED', 'CSRF_REJECTED', 'FORBIDDEN', 'RATE_LIMITED', 'SETUP_LINK_INVALID']);
 
-/** A URL for the log: the path, and of the query only its parameter names (values may be personal). */
-export function pathForLog(url: string): string {
-  const at = url.indexOf('?');
-  if (at < 0) return url;
-  const names = url
-    .slice(at + 1)
-    .split('&')
-    .filter(Boolean)
-    .map((pair) => `${pair.split('=')[0] ?? ''}=…`);
-  return `${url.slice(0, at)}?${names.join('&')}`;
+/**
+ * What the log says a request was for: its route pattern (`/api/pms/v1/:slug/guests`),
+ * never the URL as sent, whose path and query the client chooses (e-mails, setup tokens).
+ */
+function routeForLog(req: FastifyRequest): string {
+  return req.routeOptions.url ?? 'unmatched';
+}
+
+/** The request's body stream broke under the parser: the client went away or was cut off. */
+function isBodyAbort(err: Error & { code?: string }): boolean {
+  return err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.message === 'aborted';
 }
 
 function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply, security: SecurityLog): FastifyReply {
   if (SECURITY_EVENTS.has(err.code)) {
-    security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, path: pathForLog(req.url) }, `security: ${err.code} refused`);
+    security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, route: routeForLog(req) }, `security: ${err.code} refused`);
   }
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
   return reply
@@ -135,6 +136,8 @@ function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply, secu
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const trustProxy = deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false;
   const tls = deps.tls;
+  // The app's request for a raw one, for requests the transport ends (HTTP/2 request timeout).
+  const requestsByRaw = new WeakMap<http.IncomingMessage, FastifyRequest>();
   const security = new SecurityLog();
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -151,7 +154,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16 * 1024 },
     // HTTPS with HTTP/2 by ALPN and HTTP/1.1 on one port (http/transport.ts); typed as
     // Fastify's HTTP/1 server, whose interface the compatibility API serves.
-    ...(tls ? { serverFactory: (handler: http.RequestListener) => createHttpsServer(tls, deps.limits ?? DEFAULT_LIMITS, handler) as unknown as http.Server } : {}),
+    ...(tls ? { serverFactory: (handler: http.RequestListener) => createHttpsServer(tls, deps.limits ?? loadConfig({}).limits, handler, (raw) => {
+            const req = requestsByRaw.get(raw);
+            if (req) endEarly(req);
+          }) as unknown as http.Server } : {}),
     // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
     clientErrorHandler: clientErrorHandler(deps.logger),
     frameworkErrors: (err, req, reply) => {
@@ -209,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Read while the socket is open: once a `Connection: close` (or shutdown) response has
     // finished, the socket is destroyed and req.ip is undefined in onResponse.
     req.clientIp = req.ip;
+    if (req.raw.httpVersionMajor === 2) requestsByRaw.set(req.raw, req);
     if (req.protocol !== 'https') {
       await limitByIp(req, reply);
       throw new ApiError('HTTPS_REQUIRED');
@@ -264,20 +271,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Answered before the whole body arrived (413, 401 before the body is read): the client
     // may still be sending. If HTTP/1.1 closes the connection after this answer, it closes
     // gently so the client reads it; HTTP/2 has no connection header (the stream ends alone).
-    if (!req.raw.complete) {
-      if (req.raw.httpVersionMajor === 2) reply.removeHeader('connection');
-      else lingerOnClose(req.raw.socket);
+    if (req.raw.httpVersionMajor === 2) reply.removeHeader('connection');
+    else if (!req.raw.complete) {
+      // Close after this answer rather than read an unwanted body until the request timeout.
+      void reply.header('connection', 'close');
+      lingerOnClose(req.raw.socket);
     }
     // API answers carry guests' personal data and fresh keys: never kept by a cache.
     if (NO_STORE.test(req.url) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
     return payload;
   });
 
-  // The client went away (or its connection was cut) before the answer: one debug line, no stack.
-  app.addHook('onRequestAbort', async (req) => {
-    req.log.debug({ ip: req.clientIp, method: req.method, path: pathForLog(req.url), reason: whyEnded(req.raw) }, 'request ended early');
+  // The client went away (or its connection was cut) before the answer: one debug line, no
+  // stack. Reached from onRequestAbort, or from the error handler when the body's stream
+  // broke (an HTTP/2 stream cut by its request timeout is not "aborted" for Fastify).
+  const endedEarly = new WeakSet<FastifyRequest>();
+  const endEarly = (req: FastifyRequest): void => {
+    if (endedEarly.has(req)) return;
+    endedEarly.add(req);
+    req.log.debug({ ip: req.clientIp, method: req.method, route: routeForLog(req), reason: whyEnded(req.raw) }, 'request ended early');
     deps.requestLog.end(req);
-  });
+  };
+  app.addHook('onRequestAbort', async (req) => endEarly(req));
 
   app.addHook('onResponse', async (req, reply) => {
     try {
@@ -289,7 +304,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const logResponse = (req: FastifyRequest, reply: FastifyReply): void => {
     const durationMs = reply.elapsedTime;
-    req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, path: pathForLog(req.url), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
+    req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
     if (!req.url.startsWith('/api/pms/')) return;
     const slug = (req.params as { slug?: string } | undefined)?.slug ?? null;
     deps.requestLog.write(
@@ -317,10 +332,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    // The connection was cut while the body was arriving (client gone, request timeout):
-    // no one to answer, and onRequestAbort has logged it already.
+    // The client is gone (its connection or stream was cut, a request timeout): no one to
+    // answer. A broken body stream is the client's doing (one debug line); any other error
+    // is still classified, logged and counted as if it had been answered.
     // (Not req.raw.destroyed: a request whose body was read whole is destroyed too.)
-    if (req.raw.aborted || req.raw.socket?.destroyed === true || reply.raw.destroyed) {
+    if (req.raw.aborted || req.raw.socket?.destroyed === true || reply.raw.destroyed || (isBodyAbort(err) && !req.raw.complete)) {
+      if (!isBodyAbort(err)) toApiError(err, req, deps.metrics);
+      endEarly(req);
       reply.hijack();
       return;
     }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ConnectionLimits } from './http/transport.js';
+import { parseProxyEntry, PROXY_RANGE_NAMES, type ConnectionLimits } from './http/transport.js';
 
 /** Where the service stores data and how it listens. The only reader of process.env. */
 export interface Config {
@@ -76,6 +76,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not be longer than REQUEST_TIMEOUT_SECONDS (the request time includes its headers)');
   }
+  const trustProxy = (get('TRUST_PROXY') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const badProxy = trustProxy.find((entry) => parseProxyEntry(entry) === null);
+  if (badProxy !== undefined) {
+    throw new ConfigError(`TRUST_PROXY must list addresses, subnets (10.0.0.0/8) or ${Object.keys(PROXY_RANGE_NAMES).join(', ')}, separated by commas; "${badProxy}" is none of these`);
+  }
   return Object.freeze({
     port: parsePort('PORT', get('PORT') ?? '8443'),
     httpPort: httpPortRaw.toLowerCase() === 'off' ? null : parsePort('HTTP_PORT', httpPortRaw),
@@ -86,10 +94,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     tlsCertFile,
     tlsKeyFile,
-    trustProxy: (get('TRUST_PROXY') ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    trustProxy,
     logLevel,
     sqliteSynchronous: sync,
     limits,

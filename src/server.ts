@@ -175,14 +175,30 @@ function closeListener(server: http.Server): Promise<void> {
 function trackConnections(server: net.Server, event: 'secureConnection' | 'connection'): () => void {
   const sockets = new Set<net.Socket>();
   const busy = new Map<net.Socket, number>();
-  // HTTP/2 connections are closed gracefully instead: GOAWAY, open streams finish, then the connection closes.
-  const sessions = new Set<http2.ServerHttp2Session>();
+  // HTTP/2 connections serving a request are closed gracefully (GOAWAY, open streams
+  // finish, then the connection closes); those serving none are closed at once.
+  const sessions = new Map<http2.Http2Session, number>();
   server.on('session', (session: http2.ServerHttp2Session) => {
-    sessions.add(session);
+    sessions.set(session, 0);
     session.once('close', () => sessions.delete(session));
   });
+  server.on('stream', (stream: http2.ServerHttp2Stream) => {
+    const session = stream.session;
+    if (!session) return;
+    sessions.set(session, (sessions.get(session) ?? 0) + 1);
+    stream.once('close', () => {
+      if (sessions.has(session)) sessions.set(session, Math.max(0, (sessions.get(session) ?? 1) - 1));
+    });
+  });
+  // The TLS sockets under HTTP/2 sessions: a session ended while its peer holds the
+  // connection open does not close its socket by itself.
+  const h2Sockets = new Set<net.Socket>();
   server.on(event, (socket: net.Socket) => {
-    if ((socket as TLSSocket).alpnProtocol === 'h2') return;
+    if ((socket as TLSSocket).alpnProtocol === 'h2') {
+      h2Sockets.add(socket);
+      socket.once('close', () => h2Sockets.delete(socket));
+      return;
+    }
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);
@@ -201,7 +217,13 @@ function trackConnections(server: net.Server, event: 'secureConnection' | 'conne
   });
   return () => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
-    for (const session of sessions) if (!session.closed) session.close();
+    let streamsOpen = 0;
+    for (const [session, open] of sessions) {
+      streamsOpen += open;
+      if (open === 0) session.destroy();
+      else if (!session.closed) session.close();
+    }
+    if (streamsOpen === 0) for (const socket of h2Sockets) socket.destroy();
   };
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { JsonShapeScanner } from './json-shape.js';
+import { wasCut } from './transport.js';
 
 type Done = (err: Error | null, body?: unknown) => void;
 
@@ -25,7 +26,8 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
     payload.removeListener('data', onData);
     payload.removeListener('end', onEnd);
     payload.removeListener('error', finish);
-    done(err, body);
+    // Cut off by its request timeout and answered 408 already (HTTP/2): nothing more to say.
+    if (!wasCut(req.raw)) done(err, body);
   };
   const onData = (chunk: Buffer): void => {
     received += chunk.length;

@@ -33,7 +33,13 @@ type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => v
  * browser then multiplexes every dashboard tab's event stream over one connection). TLS
  * 1.2 only with ECDHE and AEAD suites, TLS 1.3 as Node offers it.
  */
-export function createHttpsServer(tls: { key: string; cert: string }, limits: ConnectionLimits, handler: RequestHandler): http2.Http2SecureServer {
+export function createHttpsServer(
+  tls: { key: string; cert: string },
+  limits: ConnectionLimits,
+  handler: RequestHandler,
+  /** An HTTP/2 request was answered 408 here and its stream closed: the app never sees it end otherwise. */
+  onStreamCut: (req: http.IncomingMessage) => void = () => undefined,
+): http2.Http2SecureServer {
   const server = http2.createSecureServer(
     {
       key: tls.key,
@@ -42,6 +48,9 @@ export function createHttpsServer(tls: { key: string; cert: string }, limits: Co
       ciphers: TLS_CIPHERS,
       allowHTTP1: true,
       settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS },
+      // A client that opens a connection and never completes its TLS handshake holds it no
+      // longer than one that never completes its headers.
+      handshakeTimeout: limits.headersTimeoutMs,
     },
     handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
   );
@@ -60,6 +69,7 @@ export function createHttpsServer(tls: { key: string; cert: string }, limits: Co
     const timer = setTimeout(() => {
       if (req.readableEnded || req.stream.destroyed) return;
       endReasons.set(req, 'ERR_HTTP_REQUEST_TIMEOUT');
+      onStreamCut(req as unknown as http.IncomingMessage);
       // RFC 9113 §8.1: a complete answer, then RST_STREAM NO_ERROR tells the client to stop sending.
       const stop = (): void => req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
       if (res.headersSent) return stop();
@@ -101,6 +111,11 @@ function errorAnswer(err: ApiError): { headers: Record<string, string>; body: st
 /** Why a connection or HTTP/2 request was cut (a Node error code), for the one log line of the request it ends. */
 const endReasons = new WeakMap<object, string>();
 
+/** True when the transport answered this request itself (an HTTP/2 request timeout): the app must not answer it. */
+export function wasCut(raw: http.IncomingMessage): boolean {
+  return endReasons.has(raw);
+}
+
 /** Why this request ended before its answer: a timeout or a parse error we cut it for, else the client closed. */
 export function whyEnded(raw: http.IncomingMessage): string {
   return endReasons.get(raw) ?? endReasons.get(raw.socket) ?? 'client closed';
@@ -120,7 +135,10 @@ export function clientErrorHandler(logger: Logger): (err: Error & { code?: strin
   const answered = new WeakSet<net.Socket>();
   return (err, socket) => {
     const code = err.code ?? 'unknown';
-    if (code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) {
+    // Only HTTP-level failures can be answered in HTTP; anything else (a TLS handshake that
+    // timed out, a reset) has no one to read an answer.
+    const http1 = code.startsWith('HPE_') || code.startsWith('ERR_HTTP_');
+    if (!http1 || socket.destroyed || answered.has(socket)) {
       socket.destroy();
       return;
     }
@@ -177,21 +195,23 @@ export class ConnectionGate {
   private admit(socket: net.Socket): void {
     const address = normalise(socket.remoteAddress ?? '');
     const exempt = address !== '' && this.isExempt(address);
-    const fromAddress = this.perAddress.get(address) ?? 0;
+    // One IPv6 client usually holds a whole /64: its addresses share one count.
+    const client = clientKey(address);
+    const fromAddress = this.perAddress.get(client) ?? 0;
     const overTotal = this.total >= this.limits.maxConnections;
     if (overTotal || (!exempt && fromAddress >= this.limits.maxConnectionsPerIp)) {
       this.refused++;
-      this.warn(address, overTotal ? 'total' : 'per-address');
+      this.warn(client, overTotal ? 'total' : 'per-address');
       socket.destroy();
       return;
     }
     this.total++;
-    this.perAddress.set(address, fromAddress + 1);
+    this.perAddress.set(client, fromAddress + 1);
     socket.once('close', () => {
       this.total--;
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(address, left);
-      else this.perAddress.delete(address);
+      const left = (this.perAddress.get(client) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(client, left);
+      else this.perAddress.delete(client);
     });
   }
 
@@ -205,17 +225,49 @@ export class ConnectionGate {
   }
 }
 
+/** The unit a per-address cap counts: an IPv4 address, or an IPv6 address's /64 (`2001:db8:1:2::/64`). */
+export function clientKey(address: string): string {
+  if (!net.isIPv6(address)) return address;
+  const [head = '', tail] = address.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, '').toLowerCase())
+    .join(':')}::/64`;
+}
+
 /** `::ffff:10.0.0.1` is 10.0.0.1. */
 function normalise(address: string): string {
   return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
 }
 
-function addToBlockList(list: net.BlockList, entry: string): void {
-  const [ip = '', prefix] = entry.split('/');
+/** The names TRUST_PROXY accepts besides addresses and subnets (as Fastify's proxy-addr does). */
+export const PROXY_RANGE_NAMES: Record<string, string[]> = {
+  loopback: ['127.0.0.1/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
+
+/** An address, a subnet (`10.0.0.0/8`) or a range name; null when `entry` is none of these. */
+export function parseProxyEntry(entry: string): Array<{ ip: string; prefix: number | null; family: 'ipv4' | 'ipv6' }> | null {
+  const named = PROXY_RANGE_NAMES[entry];
+  if (named) return named.flatMap((e) => parseProxyEntry(e) ?? []);
+  const [ip = '', prefix, extra] = entry.split('/');
   const family = net.isIPv6(ip) ? 'ipv6' : net.isIPv4(ip) ? 'ipv4' : null;
-  if (family === null) return;
-  if (prefix === undefined) list.addAddress(normalise(ip), family);
-  else list.addSubnet(ip, Number(prefix), family);
+  if (family === null || extra !== undefined) return null;
+  if (prefix === undefined) return [{ ip: normalise(ip), prefix: null, family }];
+  const bits = Number(prefix);
+  if (!/^\d+$/.test(prefix) || bits > (family === 'ipv4' ? 32 : 128)) return null;
+  return [{ ip, prefix: bits, family }];
+}
+
+function addToBlockList(list: net.BlockList, entry: string): void {
+  for (const { ip, prefix, family } of parseProxyEntry(entry) ?? []) {
+    if (prefix === null) list.addAddress(ip, family);
+    else list.addSubnet(ip, prefix, family);
+  }
 }
 
 /** After a refused upload, how long and how much of the rest is read and thrown away. */
@@ -232,6 +284,9 @@ const LINGER_BYTES = 32 * 1024 * 1024;
  */
 export function lingerOnClose(socket: net.Socket): void {
   socket.destroySoon = function lingeringClose(this: net.Socket): void {
+    // What arrives now is thrown away, not parsed: Node's HTTP parser stops being fed (a
+    // request pipelined behind the refused body is not run with no one to answer it).
+    this.removeAllListeners('data');
     let read = 0;
     const done = (): void => {
       clearTimeout(timer);

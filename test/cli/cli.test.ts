@@ -116,6 +116,8 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
       [['serve'], { MAX_CONNECTIONS: 'many' }, 'MAX_CONNECTIONS'],
       [['serve'], { KEEP_ALIVE_TIMEOUT_SECONDS: '1.5' }, 'KEEP_ALIVE_TIMEOUT_SECONDS'],
       [['serve'], { HEADERS_TIMEOUT_SECONDS: '30', REQUEST_TIMEOUT_SECONDS: '20' }, 'HEADERS_TIMEOUT_SECONDS'],
+      [['serve'], { TRUST_PROXY: '10.0.0.1,proxy.example' }, 'TRUST_PROXY'],
+      [['serve'], { TRUST_PROXY: '10.0.0.0/40' }, 'TRUST_PROXY'],
     ];
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-'));
     const results = await Promise.all(cases.map(([args, bad]) => runCli(args, { env: { DATA_DIR: dataDir, ...bad } })));

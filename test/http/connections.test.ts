@@ -4,8 +4,11 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { addStaffUser, DashboardClient, STAFF_PASSWORD, type EventStream } from '../support/dashboard-client.js';
+import { SseParser, type SseMessage } from '../../scripts/sse.js';
+import { addStaffUser, DashboardClient, SESSION_COOKIE, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { startLoggedServer } from '../support/log-capture.js';
+import { clientKey } from '../../src/http/transport.js';
+import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // Issue 9, "Connections and time": header, request and keep-alive time limits, caps on
@@ -46,6 +49,34 @@ function parseRaw(text: string): { status: number; headers: string; body: Record
 
 const loginHead = (t: TestServer, contentLength: number): string =>
   `POST /dashboard/api/login HTTP/1.1\r\nHost: 127.0.0.1:${t.server.httpsPort}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`;
+
+/** A dashboard event stream read over an HTTP/2 session: its status, the events so far, whether it ended. */
+class H2Events {
+  readonly status: Promise<number>;
+  readonly events: SseMessage[] = [];
+  ended = false;
+
+  constructor(session: http2.ClientHttp2Session, path: string, headers: Record<string, string>) {
+    const stream = session.request({ ':path': path, ...headers });
+    this.status = new Promise((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+    const parser = new SseParser();
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => this.events.push(...parser.push(chunk)));
+    stream.on('close', () => (this.ended = true));
+    stream.on('error', () => (this.ended = true));
+  }
+}
+
+describe('the unit of the per-address cap', () => {
+  it('is the IPv4 address, or the /64 of an IPv6 address (one client usually holds a whole /64)', () => {
+    expect(clientKey('10.0.0.1')).toBe('10.0.0.1');
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:0DB8:0001:0002:ffff::1')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    expect(clientKey('fe80::1:2:3:4')).toBe('fe80:0:0:0::/64');
+  });
+});
 
 describe.each(testEngines())('connections and time (%s)', (engine) => {
   it('a body that stalls is cut off: 408 REQUEST_TIMEOUT in the usual envelope, then the connection is closed', async () => {
@@ -110,7 +141,7 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
       const text = await conn.received;
       // One answer, kept alive (no Connection: close), then closed by the server while idle.
       expect(text).toContain('HTTP/1.1 200');
-      expect(text.toLowerCase()).toContain('keep-alive');
+      expect(text.toLowerCase()).toContain('keep-alive: timeout=1');
       expect(conn.socket.destroyed).toBe(true);
     } finally {
       await t.close();
@@ -147,9 +178,20 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
     }
   });
 
+  it('TRUST_PROXY takes range names too (loopback): every loopback address is then exempt from the per-address cap', async () => {
+    const t = await startTestServer(engine, { MAX_CONNECTIONS_PER_IP: '2', TRUST_PROXY: 'loopback' });
+    try {
+      const held = await Promise.all([1, 2, 3, 4].map(() => connect(t, '127.0.0.2')));
+      for (const c of held) c.socket.destroy();
+    } finally {
+      await t.close();
+    }
+  });
+
   it('HTTP/2 is offered by ALPN and HTTP/1.1 still served: the PMS API, dashboard event streams over one connection, the refuser, and shutdown', async () => {
     const t = await startTestServer(engine);
     const h2 = new Agent({ allowH2: true, connect: { ca: certOf(t), servername: 'localhost' } });
+    const held: { session?: http2.ClientHttp2Session } = {};
     let closed = false;
     try {
       const offered = await connect(t, '127.0.0.1', ['h2', 'http/1.1']);
@@ -165,26 +207,28 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
         const staff = new DashboardClient(target);
         expect((await staff.login(u.email, STAFF_PASSWORD, { origin: 'https://evil.example' })).status).toBe(403);
         expect((await staff.login(u.email, STAFF_PASSWORD, { origin: `https://127.0.0.1:${t.server.httpsPort}` })).status).toBe(200);
-        // Seven streams (more than HTTP/1.1's six connections per host) on one HTTP/2 connection:
-        // the five newest stay open (at most 5 per session).
-        const streams: EventStream[] = [];
+        // Seven streams (more than HTTP/1.1's six connections per host) and a check-in, all on
+        // one HTTP/2 connection: the five newest streams stay open (at most 5 per session).
+        const h2session = http2.connect(t.baseUrl, { ca: certOf(t), servername: 'localhost' });
+        held.session = h2session;
+        const streams: H2Events[] = [];
         for (let i = 0; i < 7; i++) {
-          const s = await staff.events();
-          expect(s.status).toBe(200);
-          expect((await s.next()).event).toBe('ready');
+          const s = new H2Events(h2session, `/dashboard/api/events`, { cookie: `${SESSION_COOKIE}=${staff.cookie ?? ''}`, accept: 'text/event-stream' });
+          expect(await s.status).toBe(200);
+          await expect.poll(() => s.events.map((e) => e.event)).toContain('ready');
           streams.push(s);
         }
         const body = guest();
-        const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, body);
-        expect(res.status).toBe(200);
+        const checkin = h2session.request({ ':method': 'POST', ':path': `/api/pms/v1/${t.slug}/guests/checkin`, 'content-type': 'application/json', authorization: `Bearer ${t.keys.live}`, 'idempotency-key': uniqueKey() });
+        checkin.end(JSON.stringify(body));
+        expect(await new Promise<number>((resolve) => checkin.once('response', (h) => resolve(Number(h[':status']))))).toBe(200);
         const open = streams.slice(2);
         for (const s of open) {
-          const e = await s.next();
-          expect(e.event).toBe('roster');
-          expect(e.data.changes).toMatchObject([{ action: 'guest.checked_in', pmsGuestId: body.pmsGuestId }]);
+          await expect.poll(() => s.events.find((e) => e.event === 'roster')?.data ?? null).toContain(String(body.pmsGuestId));
         }
         // The two oldest were closed by the server when the sixth and seventh opened.
-        await expect.poll(() => streams.slice(0, 2).every((s) => s.hasEnded)).toBe(true);
+        await expect.poll(() => streams.slice(0, 2).every((s) => s.ended)).toBe(true);
+        expect(open.some((s) => s.ended)).toBe(false);
         // The refuser (plain HTTP) still answers 403 HTTPS_REQUIRED.
         const refused = await fetch(`${t.httpUrl}/api/pms/v1/${t.slug}/guests`);
         expect(refused.status).toBe(403);
@@ -192,9 +236,10 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
         // The server closes the streams at shutdown; close() does not wait for the browser.
         closed = true;
         await t.close();
-        await expect.poll(() => open.every((s) => s.hasEnded)).toBe(true);
+        await expect.poll(() => open.every((s) => s.ended)).toBe(true);
       });
     } finally {
+      held.session?.destroy();
       await h2.destroy().catch(() => undefined);
       if (!closed) await t.close();
     }
@@ -211,13 +256,31 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
       const gone = await connect(t, '127.0.0.6');
       gone.socket.write(`${loginHead(t, 100)}{"email":`);
       gone.socket.destroy();
-      await expect.poll(() => lines.filter((l) => l.msg === 'request ended early' && l.ip === '127.0.0.6').length).toBe(1);
-      await expect.poll(() => lines.filter((l) => l.msg === 'request ended early' && l.ip === '127.0.0.5').length).toBe(1);
-      const early = lines.filter((l) => l.msg === 'request ended early');
-      for (const l of early) expect(l.level).toBe(20);
-      expect(early.find((l) => l.ip === '127.0.0.5')).toMatchObject({ reason: 'ERR_HTTP_REQUEST_TIMEOUT', path: '/dashboard/api/login' });
+      // An HTTP/2 check-in whose body stalls: 408 on its stream, and its request is over for the service too.
+      await createHotel(server.database.db, 'early-hotel', 'Early Hotel');
+      const keys = await issueKeyPair(server.database.db, 'early-hotel');
+      const session = http2.connect(`https://127.0.0.1:${server.httpsPort}`, {
+        createConnection: () => tls.connect(Object.assign({ host: '127.0.0.1', port: server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: ['h2'] }, { localAddress: '127.0.0.7' })),
+      });
+      const stream = session.request({ ':method': 'POST', ':path': '/api/pms/v1/early-hotel/guests/checkin', 'content-type': 'application/json', 'content-length': '100', authorization: `Bearer ${keys.live}`, 'idempotency-key': 'early-1' });
+      stream.write('{"pmsGuestId":');
+      expect(await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))))).toBe(408);
+      session.close();
+      const early = (ip: string) => lines.filter((l) => l.msg === 'request ended early' && l.ip === ip);
+      await expect.poll(() => early('127.0.0.6').length).toBe(1);
+      await expect.poll(() => early('127.0.0.5').length).toBe(1);
+      await expect.poll(() => early('127.0.0.7').length).toBe(1);
+      expect(early('127.0.0.7')[0]).toMatchObject({ reason: 'ERR_HTTP_REQUEST_TIMEOUT', route: '/api/pms/v1/:slug/guests/checkin' });
+      // Still once each after the service has answered something else.
+      const after = await connect(t, '127.0.0.8');
+      after.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      expect(await after.received).toContain('HTTP/1.1 200');
+      for (const ip of ['127.0.0.5', '127.0.0.6', '127.0.0.7']) expect(early(ip)).toHaveLength(1);
+      const all = lines.filter((l) => l.msg === 'request ended early');
+      for (const l of all) expect(l.level).toBe(20);
+      expect(all.find((l) => l.ip === '127.0.0.5')).toMatchObject({ reason: 'ERR_HTTP_REQUEST_TIMEOUT', route: '/dashboard/api/login' });
       // Nothing about them above debug, and no stack anywhere.
-      expect(lines.filter((l) => (l.level as number) >= 40 && (l.ip === '127.0.0.5' || l.ip === '127.0.0.6'))).toEqual([]);
+      expect(lines.filter((l) => (l.level as number) >= 40 && ['127.0.0.5', '127.0.0.6', '127.0.0.7'].includes(l.ip as string))).toEqual([]);
       expect(lines.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([]);
     } finally {
       await logged.close();

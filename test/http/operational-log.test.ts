@@ -20,9 +20,11 @@ describe.each(testEngines())('operational log (%s)', (engine) => {
       const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
         request(`${s.baseUrl}${path}`, { method: method as 'GET', headers, body, dispatcher: s.agent }).then(async (r) => ({ status: r.statusCode, text: await r.body.text() }));
 
-      // A query value that is personal data never reaches the log.
+      // What the client puts in the URL (a query value or name, a path segment) never reaches the log.
       const secretMail = 'ada.lovelace@example.com';
       expect((await call('GET', `/api/pms/v1/log-hotel/guests?lookup=${encodeURIComponent(secretMail)}`, { authorization: `Bearer ${keys.live}` })).status).toBe(422);
+      expect((await call('GET', `/api/pms/v1/log-hotel/guests?${encodeURIComponent('grace.hopper@example.com')}`, { authorization: `Bearer ${keys.live}` })).status).toBe(422);
+      expect((await call('GET', `/no/${encodeURIComponent('alan.turing@example.com')}`)).status).toBe(404);
       // A wrong key, a failed login, a CSRF refusal and a role refusal.
       expect((await call('GET', '/api/pms/v1/log-hotel/guests', { authorization: 'Bearer sk_live_wrong' })).status).toBe(401);
       const receptionist = await addStaffUser(db, 'log-hotel', 'desk@example.com', 'receptionist');
@@ -31,13 +33,15 @@ describe.each(testEngines())('operational log (%s)', (engine) => {
       expect((await desk.post('/keys', {}, { csrf: null })).status).toBe(403);
       expect((await desk.post('/keys', {})).status).toBe(403);
 
-      await expect.poll(() => s.lines.filter((l) => l.msg === 'request').length).toBeGreaterThanOrEqual(6);
+      await expect.poll(() => s.lines.filter((l) => l.msg === 'request').length).toBeGreaterThanOrEqual(8);
       const requests = s.lines.filter((l) => l.msg === 'request');
       for (const l of requests) {
         expect(l.ip).toBe('127.0.0.1');
         expect(typeof l.status).toBe('number');
       }
-      expect(requests.map((l) => l.path)).toContain('/api/pms/v1/log-hotel/guests?lookup=…');
+      // The route pattern, not the URL as sent.
+      expect(requests.map((l) => l.route)).toContain('/api/pms/v1/:slug/guests');
+      expect(requests.map((l) => l.route)).toContain('unmatched');
 
       const events = s.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('security:'));
       expect(events.map((l) => l.event)).toEqual(['UNAUTHORIZED', 'LOGIN_FAILED', 'CSRF_REJECTED', 'FORBIDDEN']);
@@ -47,6 +51,7 @@ describe.each(testEngines())('operational log (%s)', (engine) => {
       }
       const text = JSON.stringify(s.lines.filter((l) => l.level <= 30));
       expect(text).not.toContain(secretMail);
+      expect(JSON.stringify(s.lines)).not.toMatch(/ada\.lovelace|grace\.hopper|alan\.turing/);
       expect(text).not.toContain('desk@example.com');
       expect(JSON.stringify(s.lines)).not.toContain(keys.live);
     } finally {
@@ -68,7 +73,7 @@ describe.each(testEngines())('operational log (%s)', (engine) => {
       await expect.poll(() => s.lines.filter((l) => l.msg === 'request' && l.status === 429).length).toBe(refused);
       const events = s.lines.filter((l) => l.event === 'RATE_LIMITED');
       expect(events).toHaveLength(10);
-      for (const l of events) expect(l).toMatchObject({ level: 40, ip: '127.0.0.1', path: '/no-such-path' });
+      for (const l of events) expect(l).toMatchObject({ level: 40, ip: '127.0.0.1', route: 'unmatched' });
     } finally {
       await s.close();
     }
