@@ -157,9 +157,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(tls ? { serverFactory: (handler: http.RequestListener) => createHttpsServer(tls, deps.limits ?? loadConfig({}).limits, handler, (raw) => {
             const req = requestsByRaw.get(raw);
             if (req) endEarly(req);
-          }) as unknown as http.Server } : {}),
+          }, deps.metrics) as unknown as http.Server } : {}),
     // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
-    clientErrorHandler: clientErrorHandler(deps.logger),
+    clientErrorHandler: clientErrorHandler(deps.logger, deps.metrics),
     frameworkErrors: (err, req, reply) => {
       // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
       // check and per-IP limit as for any request not attributed to a key, so this answer
@@ -359,7 +359,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerPmsRoutes(app, { db: deps.db, bus: deps.bus, metrics: deps.metrics });
   registerDocsRoutes(app);
-  registerHealthRoutes(app, deps.db);
+  registerHealthRoutes(app, deps.db, deps.metrics);
   const streams = new LiveStreams(
     deps.bus,
     (ids) => liveSessionIds(deps.db, ids),

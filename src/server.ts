@@ -84,7 +84,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }));
   undo.push(() => app.close());
   // One count of open connections across both listeners (http/transport.ts).
-  const gate = new ConnectionGate(config.limits, config.trustProxy, logger);
+  const gate = new ConnectionGate(config.limits, config.trustProxy, logger, metrics);
   gate.watch(app.server);
   await orUndo(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
@@ -96,7 +96,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // The same app answers plain HTTP: its transport check refuses with 403 HTTPS_REQUIRED
     // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
     const server = createHttpServer(config.limits, app.routing);
-    server.on('clientError', clientErrorHandler(logger));
+    server.on('clientError', clientErrorHandler(logger, metrics));
     gate.watch(server);
     httpServer = server;
     closeIdleHttp = trackConnections(server, 'connection');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { pingDatabase, type Db } from '../db/database.js';
+import { pingDatabase, storageErrorKind, type Db } from '../db/database.js';
+import type { Metrics } from './metrics.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -8,13 +9,14 @@ import { ApiError } from '../errors.js';
  * - GET /healthz: 200 while the process runs.
  * - GET /readyz: 200 when the database answers, else 503 SERVICE_UNAVAILABLE.
  */
-export function registerHealthRoutes(app: FastifyInstance, db: Db): void {
+export function registerHealthRoutes(app: FastifyInstance, db: Db, metrics?: Metrics): void {
   const probe = { schema: { hide: true }, config: { probe: true } };
   app.get('/healthz', probe, async () => ({ status: 'ok' }));
   app.get('/readyz', probe, async () => {
     try {
       await pingDatabase(db);
-    } catch {
+    } catch (err) {
+      metrics?.databaseError(storageErrorKind(err) ?? 'unavailable');
       throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The database does not answer; this instance is not ready.', headers: { 'retry-after': '5' } });
     }
     return { status: 'ok' };

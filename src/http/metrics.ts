@@ -37,6 +37,9 @@ export class Metrics {
   private readonly requestLogDropped: Counter;
   private readonly databaseErrors: Counter<'kind'>;
   private requestLogQueued: () => number = () => 0;
+  private connectionsOpen: () => number = () => 0;
+  private readonly connectionsRefused: Counter<'limit'>;
+  private readonly requestsCut: Counter<'code'>;
 
   constructor() {
     const registers = [this.registry];
@@ -67,6 +70,17 @@ export class Metrics {
     });
     this.requestLogRows = new Counter({ name: 'innsync_request_log_rows_written_total', help: 'Request-log rows written to storage.', registers });
     this.requestLogDropped = new Counter({ name: 'innsync_request_log_rows_dropped_total', help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).', registers });
+    const open = (): number => this.connectionsOpen();
+    new Gauge({
+      name: 'innsync_connections_open',
+      help: 'Client connections open on the HTTPS and HTTP listeners.',
+      registers,
+      collect() {
+        this.set(open());
+      },
+    });
+    this.connectionsRefused = new Counter({ name: 'innsync_connections_refused_total', help: 'Connections closed at once for a connection cap, by limit (total, per-address).', labelNames: ['limit'], registers });
+    this.requestsCut = new Counter({ name: 'innsync_requests_cut_total', help: 'HTTP requests the transport answered and closed before the app saw them complete, by error code (REQUEST_TIMEOUT, HEADERS_TOO_LARGE, MALFORMED_REQUEST).', labelNames: ['code'], registers });
     this.databaseErrors = new Counter({ name: 'innsync_database_errors_total', help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.', labelNames: ['kind'], registers });
   }
 
@@ -105,6 +119,19 @@ export class Metrics {
 
   streamClosed(): void {
     this.eventStreams.dec();
+  }
+
+  /** Where the number of open connections is read at each scrape. */
+  watchConnections(open: () => number): void {
+    this.connectionsOpen = open;
+  }
+
+  connectionRefused(limit: 'total' | 'per-address'): void {
+    this.connectionsRefused.inc({ limit });
+  }
+
+  requestCut(code: 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'MALFORMED_REQUEST'): void {
+    this.requestsCut.inc({ code });
   }
 
   /** Where the request-log queue depth is read at each scrape. */

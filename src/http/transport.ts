@@ -2,8 +2,9 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { Logger } from 'pino';
-import { ApiError, type ErrorCode } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { newId } from '../domain/ids.js';
+import type { Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
 import { TLS_CIPHERS } from './tls.js';
 
@@ -39,6 +40,7 @@ export function createHttpsServer(
   handler: RequestHandler,
   /** An HTTP/2 request was answered 408 here and its stream closed: the app never sees it end otherwise. */
   onStreamCut: (req: http.IncomingMessage) => void = () => undefined,
+  metrics?: Metrics,
 ): http2.Http2SecureServer {
   const server = http2.createSecureServer(
     {
@@ -61,6 +63,12 @@ export function createHttpsServer(
     // An HTTP/2 connection with no frame in either direction for this long is closed
     // (a dashboard's event stream sends a keep-alive comment well within it).
     session.setTimeout(limits.keepAliveTimeoutMs, () => session.close());
+    // The header-time limit of HTTP/2: a connection whose first request's headers have not
+    // arrived within it is closed (a slow or silent client holds nothing longer).
+    const firstHeaders = setTimeout(() => session.destroy(), limits.headersTimeoutMs);
+    firstHeaders.unref();
+    session.once('stream', () => clearTimeout(firstHeaders));
+    session.once('close', () => clearTimeout(firstHeaders));
   });
   // HTTP/2 streams have no request timeout of Node's own: a body still arriving when the
   // time is up is answered 408 and its stream closed.
@@ -69,6 +77,7 @@ export function createHttpsServer(
     const timer = setTimeout(() => {
       if (req.readableEnded || req.stream.destroyed) return;
       endReasons.set(req, 'ERR_HTTP_REQUEST_TIMEOUT');
+      metrics?.requestCut('REQUEST_TIMEOUT');
       onStreamCut(req as unknown as http.IncomingMessage);
       // RFC 9113 §8.1: a complete answer, then RST_STREAM NO_ERROR tells the client to stop sending.
       const stop = (): void => req.stream.close(http2.constants.NGHTTP2_NO_ERROR);
@@ -121,7 +130,7 @@ export function whyEnded(raw: http.IncomingMessage): string {
   return endReasons.get(raw) ?? endReasons.get(raw.socket) ?? 'client closed';
 }
 
-const CLIENT_ERRORS: Record<string, ErrorCode> = {
+const CLIENT_ERRORS: Record<string, 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE'> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
 };
@@ -131,7 +140,7 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
  * large or it is not HTTP. Answered in the usual envelope when the socket can still take
  * it, then closed. Logged once at debug level, never with a stack: clients do this.
  */
-export function clientErrorHandler(logger: Logger): (err: Error & { code?: string }, socket: net.Socket) => void {
+export function clientErrorHandler(logger: Logger, metrics?: Metrics): (err: Error & { code?: string }, socket: net.Socket) => void {
   const answered = new WeakSet<net.Socket>();
   return (err, socket) => {
     const code = err.code ?? 'unknown';
@@ -148,6 +157,7 @@ export function clientErrorHandler(logger: Logger): (err: Error & { code?: strin
     const inFlight = (socket as net.Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
     if (!inFlight) logger.debug({ ip: socket.remoteAddress, reason: code }, 'request ended early');
     const errorCode = CLIENT_ERRORS[code] ?? 'MALFORMED_REQUEST';
+    metrics?.requestCut(errorCode);
     const apiErr = new ApiError(errorCode);
     // Nothing of a response may have gone out yet (a request that timed out mid-answer
     // cannot happen: the timeout only covers receiving it).
@@ -179,8 +189,10 @@ export class ConnectionGate {
     private readonly limits: ConnectionLimits,
     trustedProxies: string[],
     private readonly logger: Logger,
+    private readonly metrics?: Metrics,
   ) {
     for (const entry of trustedProxies) addToBlockList(this.exempt, entry);
+    metrics?.watchConnections(() => this.total);
   }
 
   /** Follows the raw TCP connections of a listener ('connection' comes before TLS). */
@@ -201,6 +213,7 @@ export class ConnectionGate {
     const overTotal = this.total >= this.limits.maxConnections;
     if (overTotal || (!exempt && fromAddress >= this.limits.maxConnectionsPerIp)) {
       this.refused++;
+      this.metrics?.connectionRefused(overTotal ? 'total' : 'per-address');
       this.warn(client, overTotal ? 'total' : 'per-address');
       socket.destroy();
       return;

@@ -133,6 +133,21 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
     }
   });
 
+  it('HTTP/2: a connection whose first request does not arrive within HEADERS_TIMEOUT_SECONDS is closed by the server', async () => {
+    const t = await startTestServer(engine, { HEADERS_TIMEOUT_SECONDS: '1' });
+    try {
+      const session = http2.connect(`https://127.0.0.1:${t.server.httpsPort}`, { ca: certOf(t), servername: 'localhost' });
+      session.on('error', () => undefined);
+      await new Promise<void>((resolve) => session.once('connect', () => resolve()));
+      expect(session.alpnProtocol).toBe('h2');
+      // Nothing sent after the connection preface: the server ends the connection.
+      await new Promise<void>((resolve) => session.once('close', () => resolve()));
+      expect(session.destroyed).toBe(true);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('an idle keep-alive connection is closed by the server after KEEP_ALIVE_TIMEOUT_SECONDS', async () => {
     const t = await startTestServer(engine, { KEEP_ALIVE_TIMEOUT_SECONDS: '1' });
     try {

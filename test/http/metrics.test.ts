@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -203,4 +204,32 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
       await other.close();
     }
   });
+
+  it('issue 9: connections open and refused by a cap, and requests cut by their timeout, are counted', async () => {
+    const capped = await startTestServer(engine, { METRICS_PORT: '0', MAX_CONNECTIONS_PER_IP: '2', REQUEST_TIMEOUT_SECONDS: '1', HEADERS_TIMEOUT_SECONDS: '1' });
+    const scrapeCapped = async () => (await (await request(`http://127.0.0.1:${capped.server.metricsPort}/metrics`)).body.text());
+    const sockets: tls.TLSSocket[] = [];
+    const open = (localAddress: string) =>
+      new Promise<tls.TLSSocket>((resolve, reject) => {
+        const socket = tls.connect(Object.assign({ host: '127.0.0.1', port: capped.server.httpsPort, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, { localAddress }));
+        sockets.push(socket);
+        socket.once('secureConnect', () => resolve(socket));
+        socket.once('error', reject);
+      });
+    try {
+      await open('127.0.0.2');
+      const stalled = await open('127.0.0.2');
+      await expect(open('127.0.0.2')).rejects.toThrow();
+      expect(sample(await scrapeCapped(), 'innsync_connections_refused_total', { limit: 'per-address' })).toBe(1);
+      expect(sample(await scrapeCapped(), 'innsync_connections_open')).toBeGreaterThanOrEqual(2);
+      // Headers that never finish are cut (408) and counted by code: both held connections,
+      // the one that sent half a request line and the one that sent nothing.
+      stalled.write('GET /healthz HTTP/1.1\r\n');
+      await expect.poll(async () => sample(await scrapeCapped(), 'innsync_requests_cut_total', { code: 'REQUEST_TIMEOUT' })).toBe(2);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await capped.close();
+    }
+  });
 });
+

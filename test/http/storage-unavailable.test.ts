@@ -22,7 +22,7 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
   beforeAll(async () => {
     cluster = await startPostgresCluster();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-503-'));
-    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: cluster.adminUrl, LOG_LEVEL: 'silent' });
+    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: cluster.adminUrl, LOG_LEVEL: 'silent', METRICS_PORT: '0' });
     server = await startServer(config, pino({ level: 'silent' }));
     await createHotel(server.database.db, 'down-hotel', 'Down Hotel');
     keys = await issueKeyPair(server.database.db, 'down-hotel');
@@ -44,6 +44,13 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as Record<string, unknown> };
   };
 
+  /** innsync_database_errors_total{kind="unavailable"} as the metrics listener says it now. */
+  const unavailableErrors = async (): Promise<number> => {
+    const text = await (await request(`http://127.0.0.1:${server.metricsPort}/metrics`)).body.text();
+    const line = text.split('\n').find((l) => l.startsWith('innsync_database_errors_total{kind="unavailable"}'));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After while the database is down, and recovers after', async () => {
     expect((await list()).status).toBe(200);
     cluster.pause();
@@ -52,6 +59,8 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     expect(down.body).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE', requestId: expect.stringMatching(/^req_/) });
     expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);
     expect(JSON.stringify(down.body)).not.toMatch(/ECONNREFUSED|at .*\.js|select /i);
+    // Counted as a database error of kind `unavailable` (issue 9 metrics).
+    expect(await unavailableErrors()).toBeGreaterThanOrEqual(1);
     cluster.resume();
     expect((await list()).status).toBe(200);
   });
@@ -62,10 +71,13 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
       return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
     };
     expect(await probe('/readyz')).toEqual({ status: 200, body: { status: 'ok' } });
+    const before = await unavailableErrors();
     cluster.pause();
     try {
       const down = await probe('/readyz');
       expect(down.status).toBe(503);
+      // Counted (the request-log writer may count its own failures meanwhile too).
+      expect(await unavailableErrors()).toBeGreaterThan(before);
       expect(down.body).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE' });
       expect((await probe('/healthz')).status).toBe(200);
     } finally {
