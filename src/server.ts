@@ -8,6 +8,7 @@ import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { secureDataDir } from './db/data-dir.js';
 import { migrateToLatest } from './db/migrations.js';
 import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-events.js';
 import { PostgresRosterEventBus } from './events/postgres-roster-events.js';
@@ -44,6 +45,9 @@ export function createLogger(level: string): Logger {
 
 /** Database → migrations → certificate → app → HTTPS and HTTP-refuser listeners. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  // DATA_DIR holds the database (SQLite) and the certificate's key: the service's user alone may read it.
+  const tightened = secureDataDir(config.dataDir);
+  if (tightened.length > 0) logger.warn({ dataDir: config.dataDir, tightened: tightened.length }, 'DATA_DIR was readable by other users: tightened to 0700 (folders) and 0600 (files)');
   const database = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

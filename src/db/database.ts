@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { createPrivateFile, secureDataDir } from './data-dir.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -65,7 +66,8 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
       },
     };
   }
-  fs.mkdirSync(opts.dataDir, { recursive: true });
+  secureDataDir(opts.dataDir);
+  createPrivateFile(sqliteFile(opts.dataDir));
   const sqlite = new SqliteDatabase(sqliteFile(opts.dataDir));
   sqlite.pragma('journal_mode = WAL');
   // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
@@ -118,6 +120,8 @@ export async function backupSqlite(dataDir: string, target: string): Promise<{ f
   if (!fs.existsSync(source)) throw new Error(`no database at ${source}: check DATA_DIR`);
   const file = path.resolve(target);
   if (fs.existsSync(file)) throw new Error(`${file} already exists: name a new file`);
+  // Created 0600 before a byte is written (and refused if it exists, atomically).
+  fs.closeSync(fs.openSync(file, 'wx', 0o600));
   const sqlite = new SqliteDatabase(source, { fileMustExist: true });
   try {
     sqlite.pragma('busy_timeout = 5000');
@@ -125,7 +129,6 @@ export async function backupSqlite(dataDir: string, target: string): Promise<{ f
   } finally {
     sqlite.close();
   }
-  fs.chmodSync(file, 0o600);
   return { file, bytes: fs.statSync(file).size };
 }
 

@@ -38,7 +38,7 @@ export async function loadTls(opts: { certFile: string | null; keyFile: string |
   });
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(keyPath, pems.private, { mode: 0o600 });
-  fs.writeFileSync(certPath, pems.cert, { mode: 0o644 });
+  fs.writeFileSync(certPath, pems.cert, { mode: 0o600 });
   return { cert: pems.cert, key: pems.private, origin: 'generated' };
 }
 
