@@ -211,7 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // rate limit → idempotency header → content type, size, JSON → validation → state.
   app.addHook('onRequest', async (req, reply) => {
     // Requests of the PMS API get a request-log row; close() waits for those still running.
-    if (req.url.startsWith('/api/pms/')) deps.requestLog.begin(req);
+    if (req.url.startsWith('/api/pms/') && !req.routeOptions.config.docs) deps.requestLog.begin(req);
     // Read while the socket is open: once a `Connection: close` (or shutdown) response has
     // finished, the socket is destroyed and req.ip is undefined in onResponse.
     req.clientIp = req.ip;
@@ -305,7 +305,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logResponse = (req: FastifyRequest, reply: FastifyReply): void => {
     const durationMs = reply.elapsedTime;
     req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
-    if (!req.url.startsWith('/api/pms/')) return;
+    if (!req.url.startsWith('/api/pms/') || req.routeOptions.config.docs) return;
     const slug = (req.params as { slug?: string } | undefined)?.slug ?? null;
     deps.requestLog.write(
       {

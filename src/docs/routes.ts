@@ -53,10 +53,12 @@ export const OPENAPI_INFO = {
 /** GET /api/pms/v1/openapi.json and the human docs page /api/pms/v1/docs. */
 export function registerDocsRoutes(app: FastifyInstance): void {
   let page: string | null = null;
-  app.get('/api/pms/v1/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
+  // Fetched by anyone, often: not PMS calls, so not written to the request log (issue 10).
+  const reference = { schema: { hide: true }, config: { docs: true } };
+  app.get('/api/pms/v1/openapi.json', reference, async (_req, reply) => {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger(), null, 2));
   });
-  app.get('/api/pms/v1/docs', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/api/pms/v1/docs', reference, async (_req, reply) => {
     page ??= renderDocsPage(app.swagger() as unknown as Record<string, unknown>);
     return reply
       .type('text/html; charset=utf-8')

@@ -24,6 +24,8 @@ declare module 'fastify' {
     dashboard?: boolean;
     /** Set on /healthz and /readyz: no rate limit, no request log. */
     probe?: boolean;
+    /** Set on the API reference (docs page, openapi.json): not a PMS call, not in the request log. */
+    docs?: boolean;
     /** Set on dashboard routes open without a session (login, setup): the per-IP limit applies. */
     ipLimited?: boolean;
   }

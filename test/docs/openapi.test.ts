@@ -59,4 +59,18 @@ describe.each(testEngines().slice(0, 1))('served documents (%s)', (engine) => {
     for (const code of Object.keys(ERRORS)) expect(res.text).toContain(code);
     expect(res.text).toContain('/api/pms/v1/{slug}/guests/checkin');
   });
+
+  it('issue 10: the API reference is not a PMS call: fetching it writes nothing to the request log', async () => {
+    for (let i = 0; i < 3; i++) {
+      expect((await t.api('GET', '/api/pms/v1/openapi.json', { key: null })).status).toBe(200);
+      expect((await t.api('GET', '/api/pms/v1/docs', { key: null })).status).toBe(200);
+    }
+    // A PMS call after them is logged (the log is written in batches): once it is there, so would they be.
+    expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`)).status).toBe(200);
+    const db = t.server.database.db;
+    await expect.poll(async () => (await db.selectFrom('request_log').select('id').where('path', '=', `/api/pms/v1/${t.slug}/guests`).execute()).length).toBeGreaterThanOrEqual(1);
+    const rows = await db.selectFrom('request_log').select('path').where('path', 'like', '/api/pms/v1/%').execute();
+    expect(rows.map((r) => r.path).filter((p) => p.startsWith('/api/pms/v1/docs') || p.startsWith('/api/pms/v1/openapi'))).toEqual([]);
+  });
 });
+
