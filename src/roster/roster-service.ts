@@ -110,12 +110,18 @@ export async function answeringConflicts<T>(write: () => Promise<T>, explain: (e
   }
 }
 
-/** ROOM_OCCUPIED naming the room's holder (decisions.md: currentGuest). */
-export async function roomOccupied(db: Db, hotelId: string, roomNumber: string): Promise<Conflict> {
-  const holder = await guests.findRoomHolder(db, hotelId, roomNumber);
+/**
+ * ROOM_OCCUPIED naming the room's holder (decisions.md: currentGuest), read after the
+ * refused transaction rolled back. When the room is free by then, or held by the very
+ * guest the refused write was moving (another write put it there meanwhile), the refusal
+ * would name no one or the mover itself: `gone`, and answeringConflicts runs the write again.
+ */
+export async function roomOccupied(db: Db, hotelId: string, roomNumber: string, moverId?: string): Promise<Conflict> {
+  const found = await guests.findRoomHolder(db, hotelId, roomNumber);
+  const holder = found ? { pmsGuestId: found.pmsGuestId, lastName: found.lastName, checkInDate: found.checkInDate } : null;
   return {
     error: new ApiError('ROOM_OCCUPIED', { message: `Room ${roomNumber} is held by another active guest.`, extra: { currentGuest: holder } }),
-    gone: holder === null,
+    gone: found === null || found.guestId === moverId,
   };
 }
 
@@ -203,6 +209,7 @@ export async function updateLocatedGuest(
   hooks: TransactionHooks<UpdateResult> = NO_HOOKS,
 ): Promise<UpdateResult> {
   let targetRoom: string | null = null;
+  let moverId: string | undefined;
   return answeringConflicts(
     () =>
       writeRoster(deps, hotelId, hooks, async (trx, now) => {
@@ -217,6 +224,7 @@ export async function updateLocatedGuest(
           await guests.updateGuestData(trx, stored.id, next, now);
           if (changes.roomNumber) {
             targetRoom = next.roomNumber;
+            moverId = stored.id;
             await guests.releaseRoom(trx, stored.id, now);
             await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
           }
@@ -226,7 +234,7 @@ export async function updateLocatedGuest(
         const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
         return { result: { guest, changes }, changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [] };
       }),
-    async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom) : null),
+    async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom, moverId) : null),
   );
 }
 

@@ -147,7 +147,8 @@ export async function markCheckedOut(trx: DbOrTrx, guestId: string, now: string)
     .execute();
 }
 
-export async function findRoomHolder(db: DbOrTrx, hotelId: string, roomNumber: string): Promise<RoomHolder | null> {
+/** The active guest holding a room (with its id, which the API's currentGuest does not show), or null. */
+export async function findRoomHolder(db: DbOrTrx, hotelId: string, roomNumber: string): Promise<(RoomHolder & { guestId: string }) | null> {
   const row = await db
     .selectFrom('room_assignments')
     .innerJoin('guests', 'guests.id', 'room_assignments.guest_id')
@@ -156,7 +157,7 @@ export async function findRoomHolder(db: DbOrTrx, hotelId: string, roomNumber: s
     .where('room_assignments.room_number', '=', roomNumber)
     .where('room_assignments.released_at', 'is', null)
     .executeTakeFirst();
-  return row ? { pmsGuestId: row.pms_guest_id, lastName: row.last_name, checkInDate: row.check_in_date } : null;
+  return row ? { guestId: row.id, pmsGuestId: row.pms_guest_id, lastName: row.last_name, checkInDate: row.check_in_date } : null;
 }
 
 export interface GuestFilter {
