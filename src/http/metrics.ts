@@ -59,29 +59,25 @@ export class Metrics {
     this.rosterEvents = new Counter({ name: 'innsync_roster_events_published_total', help: 'Committed roster changes published to the dashboards.', registers });
     this.eventStreams = new Gauge({ name: 'innsync_event_streams_open', help: 'Dashboard event streams open on this instance.', registers });
     // Read at each scrape from the request-log writer (watchRequestLogQueue).
-    const queued = (): number => this.requestLogQueued();
-    new Gauge({
-      name: 'innsync_request_log_queue_rows',
-      help: 'Request-log rows waiting to be written.',
-      registers,
-      collect() {
-        this.set(queued());
-      },
-    });
+    this.gaugeAtScrape('innsync_request_log_queue_rows', 'Request-log rows waiting to be written.', () => this.requestLogQueued());
     this.requestLogRows = new Counter({ name: 'innsync_request_log_rows_written_total', help: 'Request-log rows written to storage.', registers });
     this.requestLogDropped = new Counter({ name: 'innsync_request_log_rows_dropped_total', help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).', registers });
-    const open = (): number => this.connectionsOpen();
-    new Gauge({
-      name: 'innsync_connections_open',
-      help: 'Client connections open on the HTTPS and HTTP listeners.',
-      registers,
-      collect() {
-        this.set(open());
-      },
-    });
+    this.gaugeAtScrape('innsync_connections_open', 'Client connections open on the HTTPS and HTTP listeners.', () => this.connectionsOpen());
     this.connectionsRefused = new Counter({ name: 'innsync_connections_refused_total', help: 'Connections closed at once for a connection cap, by limit (total, per-address).', labelNames: ['limit'], registers });
     this.requestsCut = new Counter({ name: 'innsync_requests_cut_total', help: 'HTTP requests the transport answered and closed before the app saw them complete, by error code (REQUEST_TIMEOUT, HEADERS_TOO_LARGE, MALFORMED_REQUEST).', labelNames: ['code'], registers });
     this.databaseErrors = new Counter({ name: 'innsync_database_errors_total', help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.', labelNames: ['kind'], registers });
+  }
+
+  /** A gauge whose value is read from `read` at each scrape. */
+  private gaugeAtScrape(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -183,7 +183,6 @@ export class ConnectionGate {
   private readonly perAddress = new Map<string, number>();
   private readonly exempt = new net.BlockList();
   private readonly security = new SecurityLog();
-  refused = 0;
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -200,10 +199,6 @@ export class ConnectionGate {
     server.on('connection', (socket: net.Socket) => this.admit(socket));
   }
 
-  get open(): number {
-    return this.total;
-  }
-
   private admit(socket: net.Socket): void {
     const address = normalise(socket.remoteAddress ?? '');
     const exempt = address !== '' && this.isExempt(address);
@@ -212,7 +207,6 @@ export class ConnectionGate {
     const fromAddress = this.perAddress.get(client) ?? 0;
     const overTotal = this.total >= this.limits.maxConnections;
     if (overTotal || (!exempt && fromAddress >= this.limits.maxConnectionsPerIp)) {
-      this.refused++;
       this.metrics?.connectionRefused(overTotal ? 'total' : 'per-address');
       this.warn(client, overTotal ? 'total' : 'per-address');
       socket.destroy();
