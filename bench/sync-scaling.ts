@@ -48,6 +48,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Db } from '../src/db/database.js';
+import type { Insertable } from 'kysely';
 import type { GuestTable } from '../src/db/schema.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
@@ -368,7 +369,7 @@ async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
   const floorDb = db.withTables<{ [FLOOR_TABLE]: GuestTable }>();
   const slug = `bench-${randomId(10)}`;
   const hotel = await createHotel(db, slug, 'Sync Benchmark Hotel');
-  let floorRows: GuestTable[] = [];
+  let floorRows: Insertable<GuestTable>[] = [];
 
   const handle = async (msg: ToChild): Promise<FromChild | null> => {
     switch (msg.type) {

@@ -168,6 +168,17 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('idempotency_records').dropColumn('state').execute();
     },
   },
+  '0004_personal_data': {
+    async up(db: Kysely<unknown>) {
+      // Request-log bodies are capped (decisions.md): the full sizes are kept beside them,
+      // and requests not attributed to a hotel keep only their sizes.
+      await db.schema.alterTable('request_log').addColumn('request_bytes', 'integer').execute();
+      await db.schema.alterTable('request_log').addColumn('response_bytes', 'integer').execute();
+      // GUEST_RETENTION_DAYS and erasure: when a guest's personal data was removed.
+      await db.schema.alterTable('guests').addColumn('anonymised_at', 'text').execute();
+      await sql`create index guests_checked_out_idx on guests (checked_out_at) where anonymised_at is null and status = 'checked_out'`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -1,4 +1,7 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
+
+/** A nullable column that inserts may leave out (added by a later migration). */
+type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>;
 
 // Timestamps are ISO 8601 UTC strings in both engines: they sort and compare as text,
 // and rows read from SQLite and PostgreSQL look the same to the code above.
@@ -44,6 +47,8 @@ export interface GuestTable {
   created_at: string;
   updated_at: string;
   checked_out_at: string | null;
+  /** Set when the guest's personal data was removed (retention or erasure); the stay itself remains. */
+  anonymised_at: Optional<string>;
 }
 
 /** History of room assignments; the active one has `released_at` null. */
@@ -98,6 +103,9 @@ export interface RequestLogTable {
   user_agent: string | null;
   duration_ms: number;
   idempotency_key: string | null;
+  /** Full size of the body in bytes (null: none, or a row older than the cap). */
+  request_bytes: Optional<number>;
+  response_bytes: Optional<number>;
 }
 
 export interface RateLimitCounterTable {

@@ -113,6 +113,7 @@ export async function insertActiveGuest(
     created_at: g.now,
     updated_at: g.now,
     checked_out_at: null,
+    anonymised_at: null,
   };
   await trx.insertInto('guests').values(row).execute();
   await assignRoom(trx, g.hotelId, id, g.data.roomNumber, g.now);
