@@ -20,6 +20,8 @@ export interface Config {
   readonly sqliteSynchronous: 'normal' | 'full';
   /** Connection and time limits of the listeners (HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
   readonly limits: ConnectionLimits;
+  /** GUEST_RETENTION_DAYS: guests checked out longer ago are anonymised; `null` when off. */
+  readonly guestRetentionDays: number | null;
 }
 
 export class ConfigError extends Error {}
@@ -76,6 +78,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not be longer than REQUEST_TIMEOUT_SECONDS (the request time includes its headers)');
   }
+  const retentionRaw = (get('GUEST_RETENTION_DAYS') ?? '90').toLowerCase();
+  if (retentionRaw !== 'off' && (!/^\d+$/.test(retentionRaw) || Number(retentionRaw) > 36_500)) {
+    throw new ConfigError(`GUEST_RETENTION_DAYS must be a whole number of days from 0 to 36500, or "off", got "${retentionRaw}"`);
+  }
   const trustProxy = (get('TRUST_PROXY') ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -98,5 +104,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     sqliteSynchronous: sync,
     limits,
+    guestRetentionDays: retentionRaw === 'off' ? null : Number(retentionRaw),
   });
 }

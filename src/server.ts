@@ -121,7 +121,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     metricsServer = server;
   }
   const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
-  const stopRetention = scheduleRetention(database.db, logger);
+  const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
   logger.info({ https: httpsPort, http: httpPort, metrics: metricsPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
   let setupUrl: string | null = null;
   if ((await orUndo(countHotels(database.db))) === 0) {

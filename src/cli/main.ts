@@ -2,7 +2,10 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { backupSqlite, openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrations.js';
+import { findHotelBySlug, type Hotel } from '../db/repositories/hotel.repository.js';
+import { ApiError } from '../errors.js';
 import { runRetention } from '../jobs/retention.js';
+import { eraseGuest, exportGuest, type GuestSelector } from '../privacy/guest-privacy.js';
 import { createHotel, createStaffUser, issueKeyPair, OperationError, revokeKeys } from '../operations.js';
 import { closeOnSignals, createLogger, startServer } from '../server.js';
 
@@ -33,9 +36,25 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
+interface SelectorOptions {
+  pmsGuestId?: string;
+  guestId?: string;
+}
+
+function toSelector(opts: SelectorOptions): GuestSelector {
+  if ((opts.pmsGuestId === undefined) === (opts.guestId === undefined)) throw new CliFailure('name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>');
+  return opts.pmsGuestId !== undefined ? { pmsGuestId: opts.pmsGuestId } : { guestId: opts.guestId ?? '' };
+}
+
+async function hotelOf(db: Db, slug: string): Promise<Hotel> {
+  const hotel = await findHotelBySlug(db, slug);
+  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  return hotel;
+}
+
 export function buildCli(): Command {
   const program = new Command('innsync')
-    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).')
+    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, GUEST_RETENTION_DAYS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).')
     .option('--json', 'print one JSON object on stdout')
     // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
     // commander's "(Did you mean …?)" hint is joined onto the same line).
@@ -114,11 +133,31 @@ export function buildCli(): Command {
 
   program
     .command('purge')
-    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours)')
+    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, guests GUEST_RETENTION_DAYS)')
     .action(async () => {
-      const r = await withDb(loadConfig(), (db) => runRetention(db));
-      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records`);
+      const config = loadConfig();
+      const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
+      const guests = config.guestRetentionDays === null ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)' : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
+      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records; ${guests}`);
     });
+
+  const guest = program.command('guest').description("a guest's personal data: erase (GDPR Art. 17) or export (Art. 15)");
+  const selectorOptions = (c: Command): Command =>
+    c.option('--pms-guest-id <id>', 'every stay with this PMS guest id').option('--guest-id <id>', "the stay with this guest id (and, for a PMS guest, every stay with its pmsGuestId)");
+  selectorOptions(guest.command('erase <slug>').description("erase a checked-out guest's personal data everywhere the service keeps it")).action(
+    async (slug: string, opts: SelectorOptions) => {
+      const selector = toSelector(opts);
+      const r = await withDb(loadConfig(), async (db) => eraseGuest(db, await hotelOf(db, slug), selector, { type: 'system', id: null, mode: null }));
+      const e = r.erased;
+      print(json(), r, `erased the personal data of ${e.guests} stay(s): ${e.activity} activity entries, ${e.idempotency} idempotency records and ${e.requestLog} request-log bodies changed`);
+    },
+  );
+  selectorOptions(guest.command('export <slug>').description('print everything held about one guest as one JSON document')).action(async (slug: string, opts: SelectorOptions) => {
+    const selector = toSelector(opts);
+    const doc = await withDb(loadConfig(), async (db) => exportGuest(db, await hotelOf(db, slug), selector));
+    // The export is a JSON document with or without --json.
+    process.stdout.write(`${JSON.stringify(doc, null, json() ? undefined : 2)}\n`);
+  });
 
   program
     .command('backup <file>')
@@ -147,6 +186,8 @@ Commands in full:
   innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
   innsync purge
   innsync backup <file>
+  innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
+  innsync guest export <slug> (--pms-guest-id <id> | --guest-id <id>)
 Add --json to print one JSON object on stdout.`,
   );
   return program;
@@ -162,7 +203,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode;
       return;
     }
-    const known = err instanceof OperationError || err instanceof ConfigError || err instanceof CliFailure;
+    const known = err instanceof ApiError || err instanceof OperationError || err instanceof ConfigError || err instanceof CliFailure;
     const reason = err instanceof Error ? err.message : String(err);
     process.stderr.write(`innsync: ${known ? reason : `failed: ${reason}`}\n`);
     process.exitCode = 1;

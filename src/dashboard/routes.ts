@@ -29,6 +29,7 @@ import {
 } from './schemas.js';
 import { checkCsrf, checkSameOrigin, clearSessionCookie, endSession, loadSession, setSessionCookie, startSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
+import { registerPrivacyRoutes } from './privacy-routes.js';
 
 export interface DashboardDeps {
   db: Db;
@@ -88,6 +89,7 @@ function guestView(g: Guest) {
     roomNumber: g.roomNumber,
     createdAt: g.createdAt,
     updatedAt: g.updatedAt,
+    anonymisedAt: g.anonymisedAt,
   };
 }
 
@@ -288,6 +290,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
       guestId: r.guestId,
       pmsGuestId: r.pmsGuestId,
       guestName: r.guestName,
+      guestAnonymised: r.guestAnonymised,
       roomNumber: roomOfEntry(r.changes) ?? r.roomNumber,
       changes: r.changes,
     }));
@@ -351,6 +354,8 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
     return { request: row };
   });
+
+  registerPrivacyRoutes(app, db, adminOnly, API);
 
   // ------------------------------------------------------------------ staff (admins)
 

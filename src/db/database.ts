@@ -75,6 +75,9 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   // The CLI may write while the server runs: wait for the lock rather than fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // Erased personal data (issue 10) must not linger in freed pages or cells: SQLite
+  // overwrites deleted content with zeros (the WAL is truncated after an erasure).
+  sqlite.pragma('secure_delete = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, background: db, engine: 'sqlite', close: () => db.destroy() };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { purgeRequestLog } from '../db/repositories/request-log.repository.js';
 import { purgeExpired } from '../db/repositories/idempotency.repository.js';
+import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
 
 /** spec 8.3: request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
@@ -9,19 +10,26 @@ export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 export interface PurgeResult {
   requestLog: number;
   idempotency: number;
+  /** Stays anonymised under GUEST_RETENTION_DAYS (0 when it is off). */
+  guests: number;
 }
 
-/** Runs the retention purges once (`innsync purge` and the periodic job). */
-export async function runRetention(db: Db, nowMs: number = Date.now()): Promise<PurgeResult> {
+/**
+ * Runs the retention jobs once (`innsync purge` and the periodic job): request log 90
+ * days, idempotency records 24 hours, then guests checked out more than
+ * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off).
+ */
+export async function runRetention(db: Db, guestRetentionDays: number | null, nowMs: number = Date.now()): Promise<PurgeResult> {
   const requestLog = await purgeRequestLog(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
   const idempotency = await purgeExpired(db, new Date(nowMs).toISOString());
-  return { requestLog, idempotency };
+  const guests = guestRetentionDays === null ? 0 : await anonymiseExpiredGuests(db, guestRetentionDays, nowMs);
+  return { requestLog, idempotency, guests };
 }
 
-/** Runs the purges now and then every `everyMs`; returns the stop function. */
-export function scheduleRetention(db: Db, log: Logger, everyMs = 60 * 60 * 1000): () => void {
+/** Runs the jobs now and then every `everyMs`; returns the stop function. */
+export function scheduleRetention(db: Db, log: Logger, guestRetentionDays: number | null, everyMs = 60 * 60 * 1000): () => void {
   const run = (): void => {
-    runRetention(db)
+    runRetention(db, guestRetentionDays)
       .then((r) => log.info(r, 'retention purge done'))
       .catch((err: unknown) => log.error({ err }, 'retention purge failed'));
   };

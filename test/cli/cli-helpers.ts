@@ -12,7 +12,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'innsync.js');
 
 /** Every variable the service reads (operations.md: Environment). */
-const SERVICE_VARS = ['PORT', 'HTTP_PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'LOG_LEVEL', 'SQLITE_SYNCHRONOUS', 'METRICS_PORT', 'METRICS_HOST', 'HEADERS_TIMEOUT_SECONDS', 'REQUEST_TIMEOUT_SECONDS', 'KEEP_ALIVE_TIMEOUT_SECONDS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP'];
+const SERVICE_VARS = ['PORT', 'HTTP_PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'LOG_LEVEL', 'SQLITE_SYNCHRONOUS', 'METRICS_PORT', 'METRICS_HOST', 'HEADERS_TIMEOUT_SECONDS', 'REQUEST_TIMEOUT_SECONDS', 'KEEP_ALIVE_TIMEOUT_SECONDS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP', 'GUEST_RETENTION_DAYS'];
 
 /** The test process's environment without any service variable, plus `env`. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

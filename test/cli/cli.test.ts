@@ -403,14 +403,14 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
     const r = await cli(['purge', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3 });
+    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0 });
 
     const logIds = (await db().selectFrom('request_log').select('id').where('id', 'like', 'req_purge_%').execute()).map((x) => x.id);
     expect(logIds).toEqual(['req_purge_recent']);
     const keys = (await db().selectFrom('idempotency_records').select('idempotency_key').where('api_key_id', '=', 'key_purge_live').execute()).map((x) => x.idempotency_key);
     expect(keys).toEqual(['alive']);
 
-    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0 });
+    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0 });
   });
 
   it('operations.md: `purge` without --json prints text for people and exits 0', async () => {

@@ -10,6 +10,7 @@ import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestSer
 
 const GUEST_KEYS = [
   'adults',
+  'anonymisedAt',
   'checkInDate',
   'checkOutDate',
   'children',
@@ -80,6 +81,7 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
       roomNumber: '310',
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      anonymisedAt: null,
     });
     const list = await desk.get('/guests');
     expect(list.status).toBe(200);
@@ -340,6 +342,7 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
         guestId: walkId,
         pmsGuestId: null,
         guestName: 'Hopper, Grace',
+        guestAnonymised: false,
         roomNumber: '22',
         changes: expect.objectContaining({ lastName: { from: null, to: 'Hopper' }, roomNumber: { from: null, to: '22' } }),
       },
@@ -352,6 +355,7 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
         guestId: pms.body.guestId,
         pmsGuestId: 'ACT-1',
         guestName: 'Lovelace, Ada',
+        guestAnonymised: false,
         roomNumber: '21',
         changes: expect.objectContaining({ lastName: { from: null, to: 'Lovelace' }, roomNumber: { from: null, to: '21' } }),
       },

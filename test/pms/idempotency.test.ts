@@ -672,7 +672,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(expiredBefore.map((r) => r.idempotency_key)).toEqual(expect.arrayContaining(expiredKeys));
     const totalBefore = (await db().selectFrom('idempotency_records').select('idempotency_key').execute()).length;
 
-    const result = await runRetention(db());
+    const result = await runRetention(db(), null);
     expect(result.idempotency).toBe(expiredBefore.length);
     for (const key of expiredKeys) expect(await record(liveScope, key)).toBeUndefined();
     expect(await record(liveScope, keptKey)).toMatchObject({ status_code: 200 });

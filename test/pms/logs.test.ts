@@ -204,7 +204,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     const recent = await t.api('GET', `${base}/guests`);
     await logRows([recent.body.requestId as string]);
 
-    const result = await runRetention(db());
+    const result = await runRetention(db(), null);
     expect(typeof result.requestLog).toBe('number');
     const left = await db()
       .selectFrom('request_log')

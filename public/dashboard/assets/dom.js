@@ -54,6 +54,7 @@ export const naturalCompare = (a, b) => collator.compare(String(a ?? ''), String
 /** "Smith, Ada" (or just "Smith"). */
 export function guestName(g) {
   if (!g) return '';
+  if (g.anonymisedAt) return 'Anonymised guest';
   return g.firstName ? `${g.lastName}, ${g.firstName}` : g.lastName ?? '';
 }
 

@@ -7,7 +7,8 @@ export type ActivityAction =
   | 'guest.updated'
   | 'guest.room_moved'
   | 'guest.checked_out'
-  | 'sync.completed';
+  | 'sync.completed'
+  | 'guest.erased';
 
 export interface Actor {
   type: 'pms' | 'staff' | 'system';
@@ -77,6 +78,8 @@ export interface ActivityView {
   guestId: string | null;
   pmsGuestId: string | null;
   guestName: string | null;
+  /** The guest's personal data was removed (retention or erasure): no name to show. */
+  guestAnonymised: boolean;
   roomNumber: string | null;
   changes: unknown;
 }
@@ -105,6 +108,7 @@ export async function listActivity(db: DbOrTrx, hotelId: string, f: ActivityFilt
       'guests.first_name',
       'guests.last_name',
       'guests.room_number',
+      'guests.anonymised_at',
       'staff_users.email',
     ])
     .where('activity_log.hotel_id', '=', hotelId);
@@ -138,6 +142,7 @@ export async function listActivity(db: DbOrTrx, hotelId: string, f: ActivityFilt
     guestId: r.guest_id,
     pmsGuestId: r.pms_guest_id,
     guestName: r.last_name ? (r.first_name ? `${r.last_name}, ${r.first_name}` : r.last_name) : null,
+    guestAnonymised: r.anonymised_at !== null && r.anonymised_at !== undefined,
     roomNumber: r.room_number ?? null,
     changes: r.changes === null ? null : (JSON.parse(r.changes) as unknown),
   }));

@@ -12,6 +12,8 @@ export interface Guest extends GuestData {
   status: 'active' | 'checked_out';
   createdAt: string;
   updatedAt: string;
+  /** When its personal data was removed (retention or erasure); null while held. */
+  anonymisedAt: string | null;
 }
 
 /** Who holds a room, as ROOM_OCCUPIED reports it (decisions.md). */
@@ -41,6 +43,7 @@ function toGuest(r: Selectable<GuestTable>): Guest {
     email: r.email,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    anonymisedAt: r.anonymised_at ?? null,
   };
 }
 

@@ -13,6 +13,7 @@ export const ACTION_LABELS = {
   'guest.room_moved': 'Room moved',
   'guest.checked_out': 'Checked out',
   'sync.completed': 'Sync completed',
+  'guest.erased': 'Personal data erased',
 };
 
 export function activityView(ctx) {
@@ -124,13 +125,17 @@ const show = (v) => (v === null || v === undefined || v === '' ? EMPTY : typeof 
 function changeLines(changes) {
   if (!changes || typeof changes !== 'object') return [];
   return Object.entries(changes).map(([fieldName, c]) =>
-    c && typeof c === 'object' && ('from' in c || 'to' in c) ? `${fieldName}: ${show(c.from)} → ${show(c.to)}` : `${fieldName}: ${show(c)}`,
+    c && typeof c === 'object' && c.anonymised
+      ? `${fieldName}: changed (personal data removed)`
+      : c && typeof c === 'object' && ('from' in c || 'to' in c)
+        ? `${fieldName}: ${show(c.from)} → ${show(c.to)}`
+        : `${fieldName}: ${show(c)}`,
   );
 }
 
 function entryItem(e, isFresh) {
   const lines = changeLines(e.changes);
-  const guestText = e.guestName || e.pmsGuestId || (e.guestId ? 'guest' : null);
+  const guestText = e.guestAnonymised ? `Guest anonymised${e.pmsGuestId ? ` (PMS ${e.pmsGuestId})` : ''}` : e.guestName || e.pmsGuestId || (e.guestId ? 'guest' : null);
   const guest = guestText
     ? [
         e.guestId ? h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}` }, guestText) : guestText,

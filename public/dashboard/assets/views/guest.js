@@ -102,7 +102,7 @@ export function guestView(ctx) {
     );
 
     const hadFocus = actions.contains(document.activeElement);
-    replaceChildren(actions, active ? checkoutButton(isPms) : null);
+    replaceChildren(actions, active ? checkoutButton(isPms) : null, ctx.isAdmin ? exportLink() : null, ctx.isAdmin && !active && !guest.anonymisedAt ? eraseButton() : null);
     if (hadFocus) actions.querySelector('button')?.focus();
     replaceChildren(details, detailList(), historyTable(rooms));
 
@@ -137,6 +137,7 @@ export function guestView(ctx) {
       ['Status', guest.status === 'active' ? 'Active (in house)' : 'Checked out', 'status'],
       ['Created', formatDateTime(guest.createdAt), 'createdAt'],
       ['Updated', formatDateTime(guest.updatedAt), 'updatedAt'],
+      ...(guest.anonymisedAt ? [['Personal data', `Removed ${formatDateTime(guest.anonymisedAt)}: room, dates and counts are kept`, 'anonymisedAt']] : []),
     ];
     return h(
       'section',
@@ -271,6 +272,52 @@ export function guestView(ctx) {
           ctx.navigate('#/board');
         } catch (err) {
           showError(err, 'Could not check out');
+        }
+      });
+    });
+    return button;
+  }
+
+  /** Art. 15: everything held about this guest, as a JSON file (admins). */
+  function exportLink() {
+    return h('a', { class: 'btn', href: `/dashboard/api/guests/${enc(id)}/export`, download: '', 'data-action': 'export' }, 'Export personal data');
+  }
+
+  /** Art. 17: erase a checked-out guest's personal data everywhere (admins), after a confirmation naming it all. */
+  function eraseButton() {
+    const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'erase' }, 'Erase personal data');
+    button.addEventListener('click', async () => {
+      clearAlert();
+      const name = guestName(guest);
+      const ok = await confirmDialog({
+        title: 'Erase this guest’s personal data?',
+        message: [
+          h(
+            'p',
+            null,
+            guest.pmsGuestId
+              ? `${name} (PMS guest ${guest.pmsGuestId}): every stay with this PMS guest id is included.`
+              : `${name} (walk-in guest, room ${guest.roomNumber}).`,
+          ),
+          h(
+            'p',
+            null,
+            'Erased: first and last name, phone, e-mail, language and nationality from the guest record, from its activity entries and from stored API responses, and every request-log body that names this guest.',
+          ),
+          h('p', null, 'Kept: rooms, dates, adult and child counts and the fact of each change, so occupancy history still reads. This cannot be undone.'),
+        ],
+        confirmLabel: 'Erase personal data',
+        danger: true,
+      });
+      if (!ok) return;
+      await busy(button, async () => {
+        try {
+          const result = await api.post(`/guests/${enc(id)}/erase`, {});
+          const e = result.erased;
+          announce(`Personal data erased: ${e.guests} stay${e.guests === 1 ? '' : 's'}, ${e.activity} activity entries, ${e.idempotency} stored responses and ${e.requestLog} request-log bodies.`);
+          await reload();
+        } catch (err) {
+          showError(err, 'Could not erase the personal data');
         }
       });
     });

@@ -1,0 +1,143 @@
+import { sql, type Selectable } from 'kysely';
+import { isPostgres, type DbOrTrx } from '../database.js';
+import type { GuestTable, RequestLogTable } from '../schema.js';
+
+// The queries of retention, erasure and export (issue 10): where a guest's personal data
+// lives besides the guest row (activity entries, idempotent responses, request-log bodies).
+
+export type GuestRow = Selectable<GuestTable>;
+
+/** Every stay of the guest: by pmsGuestId all of them, by guest id that one (and, for a PMS guest, its siblings). */
+export async function findStays(db: DbOrTrx, hotelId: string, by: { pmsGuestId: string } | { guestId: string }, lock = false): Promise<GuestRow[]> {
+  let pmsGuestId: string | null;
+  if ('guestId' in by) {
+    const one = await db.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('id', '=', by.guestId).executeTakeFirst();
+    if (!one) return [];
+    if (one.pms_guest_id === null) return lock && isPostgres(db) ? lockRows(db, [one.id]) : [one];
+    pmsGuestId = one.pms_guest_id;
+  } else pmsGuestId = by.pmsGuestId;
+  return db
+    .selectFrom('guests')
+    .selectAll()
+    .where('hotel_id', '=', hotelId)
+    .where('pms_guest_id', '=', pmsGuestId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .$if(lock && isPostgres(db), (q) => q.forUpdate())
+    .execute();
+}
+
+function lockRows(db: DbOrTrx, ids: string[]): Promise<GuestRow[]> {
+  return db.selectFrom('guests').selectAll().where('id', 'in', ids).forUpdate().execute();
+}
+
+/** Checked-out guests whose personal data is still held, checked out at or before `cutoff`, oldest first. */
+export async function listGuestsToAnonymise(db: DbOrTrx, cutoff: string, limit: number): Promise<Pick<GuestRow, 'id' | 'hotel_id' | 'pms_guest_id' | 'checked_out_at'>[]> {
+  return db
+    .selectFrom('guests')
+    .select(['id', 'hotel_id', 'pms_guest_id', 'checked_out_at'])
+    .where('status', '=', 'checked_out')
+    .where('anonymised_at', 'is', null)
+    .where('checked_out_at', '<=', cutoff)
+    .orderBy('checked_out_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Removes the personal values of checked-out stays; returns how many rows still held some. */
+export async function anonymiseGuestRows(trx: DbOrTrx, guestIds: string[], now: string): Promise<number> {
+  if (guestIds.length === 0) return 0;
+  const res = await trx
+    .updateTable('guests')
+    .set({ first_name: null, last_name: '', phone: null, email: null, language: null, nationality: null, anonymised_at: now })
+    .where('id', 'in', guestIds)
+    .where('status', '=', 'checked_out')
+    .where('anonymised_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+export async function activityOfGuests(trx: DbOrTrx, guestIds: string[]): Promise<{ id: string; action: string; changes: string | null }[]> {
+  if (guestIds.length === 0) return [];
+  return trx.selectFrom('activity_log').select(['id', 'action', 'changes']).where('guest_id', 'in', guestIds).orderBy('created_at').execute();
+}
+
+export async function setActivityChanges(trx: DbOrTrx, id: string, changes: string | null): Promise<void> {
+  await trx.updateTable('activity_log').set({ changes }).where('id', '=', id).execute();
+}
+
+/** `%` and `_` in a searched value match themselves. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Stored idempotent responses of the hotel's keys whose text contains any of `texts`. */
+export async function idempotencyMentioning(
+  trx: DbOrTrx,
+  hotelId: string,
+  texts: string[],
+): Promise<{ api_key_id: string; idempotency_key: string; response_body: string | null }[]> {
+  if (texts.length === 0) return [];
+  return trx
+    .selectFrom('idempotency_records')
+    .innerJoin('api_keys', 'api_keys.id', 'idempotency_records.api_key_id')
+    .select(['idempotency_records.api_key_id', 'idempotency_records.idempotency_key', 'idempotency_records.response_body'])
+    .where('api_keys.hotel_id', '=', hotelId)
+    .where((eb) => eb.or(texts.map((t) => eb('idempotency_records.response_body', 'like', sql<string>`${containsPattern(t)} escape '\\'`))))
+    .execute();
+}
+
+export async function setIdempotencyResponse(trx: DbOrTrx, apiKeyId: string, key: string, body: string | null): Promise<void> {
+  await trx.updateTable('idempotency_records').set({ response_body: body }).where('api_key_id', '=', apiKeyId).where('idempotency_key', '=', key).execute();
+}
+
+export type RequestLogRowFull = Selectable<RequestLogTable>;
+
+/** The hotel's request-log rows (its keys' and those addressed to its slug) whose bodies contain any of `texts`, oldest first. */
+export async function requestLogMentioning(db: DbOrTrx, hotel: { id: string; slug: string }, texts: string[]): Promise<RequestLogRowFull[]> {
+  if (texts.length === 0) return [];
+  const patterns = texts.map(containsPattern);
+  return db
+    .selectFrom('request_log')
+    .selectAll()
+    .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
+    .where((eb) =>
+      eb.or(
+        patterns.flatMap((p) => [
+          eb('request_body', 'like', sql<string>`${p} escape '\\'`),
+          eb('response_body', 'like', sql<string>`${p} escape '\\'`),
+        ]),
+      ),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Replaces the bodies of these rows (metadata and sizes stay). */
+export async function replaceRequestLogBodies(trx: DbOrTrx, ids: string[], text: string): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const res = await trx
+      .updateTable('request_log')
+      .set((eb) => ({
+        request_body: eb.case().when('request_body', 'is', null).then(null).else(text).end(),
+        response_body: eb.case().when('response_body', 'is', null).then(null).else(text).end(),
+      }))
+      .where('id', 'in', ids.slice(i, i + 500))
+      .executeTakeFirst();
+    n += Number(res.numUpdatedRows);
+  }
+  return n;
+}
+
+/** SQLite: copies the WAL into the database file and truncates it, so erased bytes leave the WAL (best effort while readers hold it). */
+export async function checkpointAndTruncateWal(db: DbOrTrx): Promise<boolean> {
+  if (isPostgres(db)) return true;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+    if (Number(rows[0]?.busy ?? 0) === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}

@@ -1,0 +1,76 @@
+// Which guest values are personal data, and how a stored record loses them (issue 10:
+// retention and erasure). Room, dates, counts and the fact of each change stay, so
+// occupancy history and the activity timeline keep reading.
+
+import type { GuestDataField } from './guest.js';
+
+/** The guest fields removed by anonymisation and erasure. */
+export const PERSONAL_FIELDS = ['firstName', 'lastName', 'phone', 'email', 'language', 'nationality'] as const satisfies readonly GuestDataField[];
+
+const PERSONAL = new Set<string>(PERSONAL_FIELDS);
+
+/** A change of a personal field whose values were removed: the field did change. */
+export const ANONYMISED_CHANGE = Object.freeze({ from: null, to: null, anonymised: true });
+
+/** A change set `{ field: { from, to } }` without personal values (other values kept). */
+export function redactChanges(changes: unknown): unknown {
+  if (!isRecord(changes)) return changes;
+  const out: Record<string, unknown> = {};
+  for (const [field, change] of Object.entries(changes)) out[field] = PERSONAL.has(field) ? ANONYMISED_CHANGE : change;
+  return out;
+}
+
+/** Says whether a JSON object is about the guest in question (its `pmsGuestId` or `guestId`). */
+export type GuestMatcher = (o: Record<string, unknown>) => boolean | null;
+
+/**
+ * A matcher for one guest: true for an object naming one of its stays, false for an
+ * object naming another guest, null for an object that names no guest.
+ */
+export function guestMatcher(pmsGuestId: string | null, guestIds: Iterable<string>): GuestMatcher {
+  const ids = new Set(guestIds);
+  return (o) => {
+    const pms = typeof o.pmsGuestId === 'string' ? o.pmsGuestId : null;
+    const id = typeof o.guestId === 'string' ? o.guestId : null;
+    if (pms === null && id === null) return null;
+    return (pms !== null && pms === pmsGuestId) || (id !== null && ids.has(id));
+  };
+}
+
+/**
+ * A stored JSON document (an idempotent response) with every object about the guest
+ * stripped of its personal values; everything else as it was.
+ */
+export function redactMentions(value: unknown, isGuest: GuestMatcher): unknown {
+  if (Array.isArray(value)) return value.map((v) => redactMentions(v, isGuest));
+  if (!isRecord(value)) return value;
+  const about = isGuest(value) === true;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (about && PERSONAL.has(key)) out[key] = null;
+    else if (about && key === 'changes') out[key] = redactChanges(v);
+    else out[key] = redactMentions(v, isGuest);
+  }
+  return out;
+}
+
+/**
+ * A JSON document with everything about other guests taken out (an export holds only
+ * its subject): list items and members that name another guest are dropped. Undefined
+ * when the document as a whole is about another guest.
+ */
+export function onlyAbout(value: unknown, isGuest: GuestMatcher): unknown {
+  if (Array.isArray(value)) return value.filter((v) => !(isRecord(v) && isGuest(v) === false)).map((v) => onlyAbout(v, isGuest));
+  if (!isRecord(value)) return value;
+  if (isGuest(value) === false) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (isRecord(v) && isGuest(v) === false) continue;
+    out[key] = onlyAbout(v, isGuest);
+  }
+  return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

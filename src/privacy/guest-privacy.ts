@@ -1,0 +1,247 @@
+// Guests' personal data over time (issue 10, GDPR Art. 5(1)(e), 15 and 17): anonymised
+// after GUEST_RETENTION_DAYS, erased on request, exported on request. One place knows
+// where a guest's personal values are kept: the guest rows of its stays, the change sets
+// of its activity entries, stored idempotent responses, and request-log bodies.
+
+import { runTransaction, type Db, type DbOrTrx } from '../db/database.js';
+import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
+import { listRoomHistory } from '../db/repositories/guest.repository.js';
+import type { Hotel } from '../db/repositories/hotel.repository.js';
+
+type HotelRef = Pick<Hotel, 'id' | 'slug' | 'name'>;
+import * as repo from '../db/repositories/privacy.repository.js';
+import { guestMatcher, onlyAbout, redactChanges, redactMentions, type GuestMatcher } from '../domain/personal-data.js';
+import { ApiError } from '../errors.js';
+
+export type GuestSelector = { pmsGuestId: string } | { guestId: string };
+
+/** Idempotency records live 24 h: stays checked out longer ago than this have none left (the purge runs first). */
+const IDEMPOTENCY_REACH_MS = 25 * 60 * 60 * 1000;
+const BATCH = 200;
+
+/** What a request-log body that named an erased guest is replaced with. */
+export const ERASED_BODY = '[erased: this body named a guest whose personal data was erased on request]';
+
+// ---------------------------------------------------------------- retention
+
+/**
+ * Anonymises every guest checked out at least `retentionDays` ago (0: every checked-out
+ * guest): personal values leave the guest row, its activity entries and any stored
+ * idempotent response; room, dates, counts and the fact of each change stay. Returns how
+ * many stays were anonymised. Runs in batches, one transaction each.
+ */
+export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowMs: number = Date.now()): Promise<number> {
+  const cutoff = new Date(nowMs - retentionDays * 24 * 60 * 60 * 1000).toISOString();
+  const idempotencyFrom = new Date(nowMs - IDEMPOTENCY_REACH_MS).toISOString();
+  let total = 0;
+  for (;;) {
+    const batch = await repo.listGuestsToAnonymise(db, cutoff, BATCH);
+    if (batch.length === 0) return total;
+    const now = new Date().toISOString();
+    total += await runTransaction(db, async (trx) => {
+      const n = await repo.anonymiseGuestRows(trx, batch.map((g) => g.id), now);
+      await redactActivity(trx, batch.map((g) => g.id));
+      // Only stays checked out within the records' lifetime can still be named by one.
+      const recent = batch.filter((g) => (g.checked_out_at ?? '') >= idempotencyFrom);
+      for (const g of recent) await redactIdempotency(trx, g.hotel_id, g.pms_guest_id, [g.id]);
+      return n;
+    });
+    if (batch.length < BATCH) return total;
+  }
+}
+
+// ---------------------------------------------------------------- erasure
+
+export interface ErasureResult {
+  guestId: string;
+  pmsGuestId: string | null;
+  /** Records whose personal data was removed, per kind. */
+  erased: { guests: number; activity: number; idempotency: number; requestLog: number };
+}
+
+/**
+ * Art. 17: removes the guest's personal data from every stay with its pmsGuestId (or the
+ * one receptionist stay), their activity entries, stored idempotent responses and the
+ * request-log bodies that name it, and records one `guest.erased` entry without personal
+ * data. Refused (409 GUEST_ACTIVE) while a stay is active; 404 when no stay matches.
+ */
+export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelector, actor: Actor): Promise<ErasureResult> {
+  // Request-log bodies are searched before the transaction (the log is large; the write
+  // lock is held only for the updates). A row written later names a checked-out guest
+  // only if a client sent its data again after the erasure.
+  const before = await repo.findStays(db, hotel.id, selector);
+  const stays0 = checkErasable(before);
+  const logRows = (await repo.requestLogMentioning(db, hotel, mentionTexts(stays0))).filter((r) => !isRosterDigest(r));
+  const result = await runTransaction(db, async (trx) => {
+    const stays = checkErasable(await repo.findStays(trx, hotel.id, selector, true));
+    const ids = stays.map((s) => s.id);
+    const pmsGuestId = stays[0]?.pms_guest_id ?? null;
+    const now = new Date().toISOString();
+    await repo.anonymiseGuestRows(trx, ids, now);
+    const activity = await redactActivity(trx, ids);
+    const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
+    const requestLog = await repo.replaceRequestLogBodies(trx, logRows.map((r) => r.id), ERASED_BODY);
+    const erased = { guests: stays.length, activity, idempotency, requestLog };
+    const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
+    await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
+    return { guestId: subject ?? '', pmsGuestId, erased };
+  });
+  // SQLite: the erased values' old page images must leave the WAL too.
+  await repo.checkpointAndTruncateWal(db);
+  return result;
+}
+
+function checkErasable(stays: repo.GuestRow[]): repo.GuestRow[] {
+  if (stays.length === 0) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in this hotel.' });
+  if (stays.some((s) => s.status === 'active')) throw new ApiError('GUEST_ACTIVE');
+  return stays;
+}
+
+/**
+ * The texts by which a stored body names the guest: its pmsGuestId as a JSON string, its
+ * e-mail and phone, and (for a receptionist guest named in a ROOM_OCCUPIED answer) the
+ * name and arrival date as that answer writes them. Names alone are not searched: they
+ * would find other people with the same name.
+ */
+function mentionTexts(stays: repo.GuestRow[]): string[] {
+  const texts = new Set<string>();
+  for (const s of stays) {
+    if (s.pms_guest_id !== null) texts.add(JSON.stringify(s.pms_guest_id));
+    if (s.email) texts.add(s.email);
+    if (s.phone) texts.add(s.phone);
+    if (s.last_name) texts.add(`"lastName":${JSON.stringify(s.last_name)},"checkInDate":${JSON.stringify(s.check_in_date)}`);
+  }
+  return [...texts];
+}
+
+/** A stored GET /guests answer is the roster's count and ids only: no personal data to erase. */
+function isRosterDigest(r: { method: string; path: string; status_code: number }): boolean {
+  return r.method === 'GET' && Number(r.status_code) === 200 && /^\/api\/pms\/v1\/[^/]+\/guests(\?|$)/.test(r.path);
+}
+
+async function redactActivity(trx: DbOrTrx, guestIds: string[]): Promise<number> {
+  let n = 0;
+  for (const e of await repo.activityOfGuests(trx, guestIds)) {
+    if (e.changes === null) continue;
+    const redacted = JSON.stringify(redactChanges(JSON.parse(e.changes)));
+    if (redacted === e.changes) continue;
+    await repo.setActivityChanges(trx, e.id, redacted);
+    n++;
+  }
+  return n;
+}
+
+async function redactIdempotency(trx: DbOrTrx, hotelId: string, pmsGuestId: string | null, guestIds: string[], extraTexts: string[] = []): Promise<number> {
+  const texts = [...guestIds.map((id) => JSON.stringify(id)), ...(pmsGuestId === null ? [] : [JSON.stringify(pmsGuestId)]), ...extraTexts];
+  const matcher = guestMatcher(pmsGuestId, guestIds);
+  let n = 0;
+  for (const r of await repo.idempotencyMentioning(trx, hotelId, texts)) {
+    if (r.response_body === null) continue;
+    let redacted: string | null;
+    try {
+      redacted = JSON.stringify(redactMentions(JSON.parse(r.response_body), matcher));
+    } catch {
+      redacted = null; // not JSON (never written so): the response goes, the record stays
+    }
+    if (redacted === r.response_body) continue;
+    await repo.setIdempotencyResponse(trx, r.api_key_id, r.idempotency_key, redacted);
+    n++;
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- export
+
+/** Art. 15: every stay of the guest (all fields, room history, activity) and the request-log rows that name it. */
+export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelector): Promise<Record<string, unknown>> {
+  const stays = await repo.findStays(db, hotel.id, selector);
+  if (stays.length === 0) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in this hotel.' });
+  const ids = stays.map((s) => s.id);
+  const pmsGuestId = stays[0]?.pms_guest_id ?? null;
+  const matcher = guestMatcher(pmsGuestId, ids);
+  const activity = await db
+    .selectFrom('activity_log')
+    .select(['id', 'guest_id', 'created_at', 'actor_type', 'actor_id', 'actor_mode', 'action', 'changes'])
+    .where('hotel_id', '=', hotel.id)
+    .where('guest_id', 'in', ids)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const logRows = await repo.requestLogMentioning(db, hotel, [...mentionTexts(stays), ...ids.map((id) => JSON.stringify(id))]);
+  const requestLog = logRows
+    .map((r) => ({ row: r, requestBody: bodyAbout(r.request_body, matcher, ids), responseBody: bodyAbout(r.response_body, matcher, ids) }))
+    .filter((x) => x.requestBody !== undefined || x.responseBody !== undefined)
+    .map(({ row: r, requestBody, responseBody }) => ({
+      id: r.id,
+      at: r.created_at,
+      method: r.method,
+      path: r.path,
+      statusCode: Number(r.status_code),
+      mode: r.key_mode,
+      clientIp: r.client_ip,
+      userAgent: r.user_agent,
+      idempotencyKey: r.idempotency_key,
+      requestBody: requestBody ?? null,
+      responseBody: responseBody ?? null,
+    }));
+  const out = [];
+  for (const s of stays) {
+    out.push({
+      guestId: s.id,
+      pmsGuestId: s.pms_guest_id,
+      source: s.source,
+      status: s.status,
+      firstName: s.first_name,
+      lastName: s.last_name === '' && s.anonymised_at !== null ? null : s.last_name,
+      phone: s.phone,
+      email: s.email,
+      language: s.language,
+      nationality: s.nationality,
+      adults: s.adults === null ? null : Number(s.adults),
+      children: s.children === null ? null : Number(s.children),
+      checkInDate: s.check_in_date,
+      checkOutDate: s.check_out_date,
+      roomNumber: s.room_number,
+      createdAt: s.created_at,
+      updatedAt: s.updated_at,
+      checkedOutAt: s.checked_out_at,
+      anonymisedAt: s.anonymised_at ?? null,
+      roomHistory: await listRoomHistory(db, s.id),
+      activity: activity
+        .filter((a) => a.guest_id === s.id)
+        .map((a) => ({
+          id: a.id,
+          at: a.created_at,
+          action: a.action,
+          actorType: a.actor_type,
+          actorId: a.actor_id,
+          actorMode: a.actor_mode,
+          changes: a.changes === null ? null : (JSON.parse(a.changes) as unknown),
+        })),
+    });
+  }
+  return { exportedAt: new Date().toISOString(), hotel: { slug: hotel.slug, name: hotel.name }, subject: selector, stays: out, requestLog };
+}
+
+/**
+ * A logged body as it concerns the guest: parsed, with other guests taken out. A body
+ * that is not JSON (cut at 64 KiB, or sent malformed) cannot be separated from other
+ * guests' data, so only a note says it was there. Undefined: nothing about the guest.
+ */
+function bodyAbout(text: string | null, matcher: GuestMatcher, ids: string[]): unknown {
+  if (text === null) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { withheld: 'This body is not complete JSON (cut at 64 KiB, erased, or malformed as sent), so it cannot be separated from other guests\' data.' };
+  }
+  const about = onlyAbout(parsed, matcher);
+  if (about === undefined) return undefined;
+  // A stored GET /guests answer: its count, and of its ids only this guest's.
+  if (typeof about === 'object' && about !== null && Array.isArray((about as { ids?: unknown }).ids)) {
+    const digest = about as { ids: unknown[] };
+    return { ...digest, ids: digest.ids.filter((id) => typeof id === 'string' && ids.includes(id)) };
+  }
+  return about;
+}
