@@ -12,6 +12,7 @@ import { authenticate } from './pms/auth.js';
 import { parseIdempotencyKey, requestFingerprint } from './pms/idempotency.js';
 import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from './pms/rate-limit.js';
 import type { RequestLogWriter } from './pms/request-log.js';
+import { loggedBodies } from './pms/request-log-body.js';
 import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { registerHealthRoutes } from './http/health.js';
@@ -318,8 +319,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         method: req.method,
         path: req.url,
         status_code: reply.statusCode,
-        request_body: req.rawBody,
-        response_body: req.responsePayload,
+        // Capped, GET /guests as its count and ids, none when unattributed (pms/request-log-body.ts).
+        ...loggedBodies({ attributed: Boolean(req.auth), route: req.routeOptions.url, statusCode: reply.statusCode, requestBody: req.rawBody, contentLength: req.headers['content-length'], responseBody: req.responsePayload }),
         client_ip: req.clientIp ?? req.ip ?? 'unknown',
         user_agent: req.headers['user-agent'] ?? null,
         duration_ms: durationMs,

@@ -109,12 +109,15 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       hotel_id: hotelId,
     });
     expect(JSON.parse(rows.get(bad.body.requestId)?.response_body ?? '{}')).toMatchObject({ code: 'INVALID_DATE_FORMAT' });
-    // Refused before authentication: no key, no hotel, but the rest of the request. (Its body is
-    // never read, so request_body is not asserted here: see the report on unauthenticated payloads.)
+    // Refused before authentication: no key, no hotel, but the rest of the request, and the
+    // sizes of its bodies without the bodies (decisions.md: not attributed to a hotel).
     expect(rows.get(denied.body.requestId)).toMatchObject({
       ...common,
       status_code: 401,
-      response_body: denied.text,
+      request_body: null,
+      request_bytes: Buffer.byteLength(JSON.stringify(deniedBody)),
+      response_body: null,
+      response_bytes: Buffer.byteLength(denied.text),
       idempotency_key: deniedKey,
       api_key_id: null,
       key_mode: null,
@@ -127,7 +130,9 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       path: `${base}/guests?source=pms`,
       status_code: 200,
       request_body: null,
-      response_body: list.text,
+      // decisions.md: a GET /guests answer is logged as its count and guest ids, not the roster.
+      response_body: JSON.stringify({ count: list.body.count, ids: list.body.guests.map((g: { guestId: string }) => g.guestId) }),
+      response_bytes: Buffer.byteLength(list.text),
       idempotency_key: null,
       api_key_id: pair.keyId,
       key_mode: 'live',

@@ -1,10 +1,11 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
+import { BODY_CAP_BYTES, isRosterDigest, readStoredBody, ROSTER_DIGEST } from '../../pms/request-log-body.js';
 
 export type RequestLogRow = Insertable<RequestLogTable>;
 
-// SQLite allows 32,766 bound values per statement; 15 columns per row.
+// SQLite allows 32,766 bound values per statement; 17 columns per row.
 const ROWS_PER_STATEMENT = 500;
 
 export async function insertRequestLogRows(db: DbOrTrx, rows: RequestLogRow[]): Promise<void> {
@@ -51,6 +52,19 @@ export interface RequestLogDetail extends RequestLogSummary {
   responseBody: string | null;
   clientIp: string;
   userAgent: string | null;
+  /** Full sizes of the bodies as sent and answered (null: no body, or a row older than the cap). */
+  requestBytes: number | null;
+  responseBytes: number | null;
+  /** The stored body is the first 64 KiB of it, then the cut marker (pms/request-log-body.ts). */
+  requestCut: boolean;
+  responseCut: boolean;
+  /** SHA-256 of the whole body (for a roster digest: of the whole digest) when it was cut. */
+  requestSha256: string | null;
+  responseSha256: string | null;
+  /** `count-and-ids`: the response stored is a GET /guests roster's count and guest ids, not the roster. */
+  responseDigest: typeof ROSTER_DIGEST | null;
+  /** `unattributed`: no key of the hotel was given, so only the sizes of the bodies were kept. */
+  bodyWithheld: 'unattributed' | null;
 }
 
 /**
@@ -107,11 +121,27 @@ export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: s
     .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
     .executeTakeFirst();
   if (!r) return null;
+  const requestBytes = r.request_bytes === null || r.request_bytes === undefined ? null : Number(r.request_bytes);
+  const responseBytes = r.response_bytes === null || r.response_bytes === undefined ? null : Number(r.response_bytes);
+  // A client's body could end with a marker of its own: only a body longer than the cap was cut.
+  const requestMarker = readStoredBody(r.request_body).cut;
+  const requestCut = requestMarker !== null && requestBytes !== null && requestBytes > BODY_CAP_BYTES && requestMarker.bytes > BODY_CAP_BYTES ? requestMarker : null;
+  // Responses are JSON documents of the service's own (ending in `}`): a marker is the cut's.
+  const responseCut = readStoredBody(r.response_body).cut;
+  const unattributed = r.hotel_id === null && r.request_body === null && r.response_body === null && (requestBytes ?? responseBytes) !== null;
   return {
     ...toSummary(r),
     requestBody: r.request_body,
     responseBody: r.response_body,
     clientIp: r.client_ip,
     userAgent: r.user_agent,
+    requestBytes,
+    responseBytes,
+    requestCut: requestCut !== null,
+    responseCut: responseCut !== null,
+    requestSha256: requestCut?.sha256 ?? null,
+    responseSha256: responseCut?.sha256 ?? null,
+    responseDigest: isRosterDigest(r) ? ROSTER_DIGEST : null,
+    bodyWithheld: unattributed ? 'unattributed' : null,
   };
 }

@@ -2,7 +2,7 @@
 // stored request and response in a modal panel.
 
 import { api, enc, query } from '../api.js';
-import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty } from '../dom.js';
+import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty, uid } from '../dom.js';
 import { field, openPanel, showError, announce, busy } from '../ui.js';
 
 const PAGE = 50;
@@ -144,9 +144,55 @@ function detailContent(r) {
     'div',
     { class: 'request-detail-body', dataset: { requestId: r.id, status: r.statusCode } },
     h('dl', { class: 'details' }, facts.map(([label, value]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, value)))),
-    h('h3', null, 'Request body'),
-    h('pre', { class: 'payload', dataset: { field: 'requestBody' }, tabindex: '0' }, prettyJson(r.requestBody)),
-    h('h3', null, 'Response body'),
-    h('pre', { class: 'payload', dataset: { field: 'responseBody' }, tabindex: '0' }, prettyJson(r.responseBody)),
+    payload('Request body', 'requestBody', r.requestBody, requestNote(r)),
+    payload('Response body', 'responseBody', r.responseBody, responseNote(r)),
   );
+}
+
+/** A stored body under its heading, with the note (if any) saying what of it was kept. */
+function payload(title, name, body, note) {
+  const noteId = note ? uid('payload-note') : null;
+  return [
+    h('h3', null, title),
+    note ? h('p', { id: noteId, class: 'hint payload-note', role: 'note', dataset: { note: name } }, note) : null,
+    h('pre', { class: 'payload', dataset: { field: name }, tabindex: '0', 'aria-describedby': noteId }, prettyJson(body)),
+  ];
+}
+
+const CAP = 64 * 1024;
+
+/** 812 bytes, 64 KiB, 7.4 MiB. */
+export function formatBytes(n) {
+  if (n < 1024) return `${n} byte${n === 1 ? '' : 's'}`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Bodies of a request no key of the hotel was given for are not kept, only their sizes. */
+function withheldNote(r, bytes) {
+  if (r.bodyWithheld !== 'unattributed' || bytes === null || bytes === undefined) return null;
+  return `No body stored: the request was not attributed to a hotel (${formatBytes(bytes)}).`;
+}
+
+function cutNote(bytes, sha256) {
+  return `Cut: the first ${formatBytes(CAP)} of ${formatBytes(bytes)} are shown; SHA-256 of the whole: ${sha256}.`;
+}
+
+export function requestNote(r) {
+  const withheld = withheldNote(r, r.requestBytes);
+  if (withheld) return withheld;
+  if (r.requestCut) return cutNote(r.requestBytes, r.requestSha256);
+  return null;
+}
+
+export function responseNote(r) {
+  const withheld = withheldNote(r, r.responseBytes);
+  if (withheld) return withheld;
+  if (r.responseDigest === 'count-and-ids') {
+    const size = r.responseBytes === null || r.responseBytes === undefined ? '' : ` (the answer was ${formatBytes(r.responseBytes)})`;
+    const cut = r.responseCut ? `; the list of ids is cut after the first ${formatBytes(CAP)}, SHA-256 of the whole list: ${r.responseSha256}` : '';
+    return `Roster not stored: its count and guest ids${size}${cut}.`;
+  }
+  if (r.responseCut) return cutNote(r.responseBytes, r.responseSha256);
+  return null;
 }

@@ -1,0 +1,132 @@
+// What a request-log row keeps of a request's bodies (issue 10, decisions.md "Request and
+// activity logs"): pure functions, no I/O. app.ts builds each row's body columns here;
+// the dashboard's request explorer reads them back with readStoredBody().
+//
+// - A body is stored as sent up to BODY_CAP_BYTES (64 KiB of UTF-8). A longer one keeps
+//   its first part, cut on a character boundary (at most 64 KiB), followed by the marker
+//   `\n…[cut: <full size> bytes in all, sha256 <hex of the whole body>]`.
+// - A 200 answer of GET /guests is stored as `{"count":n,"ids":["guest_…",…]}`: the
+//   roster's count and each guest's `guestId` (in the roster's order), never the roster;
+//   the cap then applies to this digest.
+// - A request not attributed to a hotel (no valid key: 401, unknown path, 405, 429 by
+//   IP, plain HTTP…) keeps no body, only the sizes.
+// - `request_bytes` / `response_bytes` always hold the full size of the body as sent or
+//   answered (null: no body).
+
+import { createHash } from 'node:crypto';
+
+/** The most bytes of a body a row keeps (decisions.md: 64 KiB). */
+export const BODY_CAP_BYTES = 64 * 1024;
+
+/** The route whose 200 answers are stored as a digest (PMS_PREFIX + '/guests'). */
+export const ROSTER_ROUTE = '/api/pms/v1/:slug/guests';
+
+/** Names the digest a stored GET /guests answer is (the dashboard's `responseDigest`). */
+export const ROSTER_DIGEST = 'count-and-ids';
+
+const MARKER = /\n…\[cut: (\d+) bytes in all, sha256 ([0-9a-f]{64})\]$/;
+
+/** What logResponse knows of a finished request. */
+export interface LoggedExchange {
+  /** The request was authenticated by a key of a hotel (req.auth set). */
+  attributed: boolean;
+  /** The route pattern that answered (req.routeOptions.url), if any. */
+  route: string | undefined;
+  statusCode: number;
+  /** The request body as read (the whole of it, or what was read before a refusal); null if none was read. */
+  requestBody: string | null;
+  /** The Content-Length header as sent, if any. */
+  contentLength: string | string[] | undefined;
+  /** The response body as answered; null if none. */
+  responseBody: string | null;
+}
+
+/** The body columns of a request-log row. */
+export interface LoggedBodies {
+  request_body: string | null;
+  response_body: string | null;
+  request_bytes: number | null;
+  response_bytes: number | null;
+}
+
+/** The body columns of a request-log row for this exchange. */
+export function loggedBodies(x: LoggedExchange): LoggedBodies {
+  const request_bytes = requestSize(x.requestBody, x.contentLength);
+  const response_bytes = x.responseBody === null ? null : Buffer.byteLength(x.responseBody, 'utf8');
+  if (!x.attributed) return { request_body: null, response_body: null, request_bytes, response_bytes };
+  let response = x.responseBody;
+  if (response !== null && x.route === ROSTER_ROUTE && x.statusCode === 200) response = rosterDigest(response);
+  return {
+    request_body: x.requestBody === null ? null : capBody(x.requestBody),
+    response_body: response === null ? null : capBody(response),
+    request_bytes,
+    response_bytes,
+  };
+}
+
+/**
+ * The full size of the request body: its Content-Length as declared (also when the body
+ * was refused before it was read, or read only in part), else the bytes read; null when
+ * there was no body.
+ */
+function requestSize(body: string | null, contentLength: string | string[] | undefined): number | null {
+  const declared = Array.isArray(contentLength) ? contentLength[0] : contentLength;
+  if (declared !== undefined && /^\s*\d{1,15}\s*$/.test(declared)) return Number(declared);
+  return body === null ? null : Buffer.byteLength(body, 'utf8');
+}
+
+/** `text` as stored: whole up to BODY_CAP_BYTES, else its first part, the marker, the full size and the SHA-256. */
+export function capBody(text: string): string {
+  // A string of n UTF-16 units takes at most 3n bytes: most bodies need no encoding at all.
+  if (text.length * 3 <= BODY_CAP_BYTES) return text;
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size <= BODY_CAP_BYTES) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  // Back off to the first byte of the character that would be cut (10xxxxxx continues one).
+  let end = BODY_CAP_BYTES;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  return `${bytes.subarray(0, end).toString('utf8')}\n…[cut: ${size} bytes in all, sha256 ${sha256}]`;
+}
+
+/**
+ * A GET /guests answer (`{guests: [...], count, requestId}`) as `{"count":n,"ids":[...]}`:
+ * the count and each guest's `guestId`, the roster's own key for the stay, which the
+ * guests table maps to its pmsGuestId (and erasure and export search by). The pmsGuestId
+ * is not kept: it is the PMS's identifier, chosen by the client, and may carry personal
+ * data. An answer that is not such a document is kept as it is (then capped).
+ */
+export function rosterDigest(response: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(response);
+  } catch {
+    return response;
+  }
+  if (parsed === null || typeof parsed !== 'object' || !Array.isArray((parsed as { guests?: unknown }).guests)) return response;
+  const { guests, count } = parsed as { guests: unknown[]; count?: unknown };
+  const ids = guests.map((g) => (g !== null && typeof g === 'object' && typeof (g as { guestId?: unknown }).guestId === 'string' ? (g as { guestId: string }).guestId : null));
+  return JSON.stringify({ count: typeof count === 'number' ? count : guests.length, ids });
+}
+
+/** A stored body read back: whether it was cut, and if so the full size and SHA-256 its marker gives. */
+export interface StoredBody {
+  cut: { bytes: number; sha256: string } | null;
+}
+
+/** Reads the cut marker at the end of a stored body, if there is one. */
+export function readStoredBody(stored: string | null): StoredBody {
+  const m = stored === null ? null : MARKER.exec(stored);
+  return { cut: m ? { bytes: Number(m[1]), sha256: m[2] ?? '' } : null };
+}
+
+/** Says whether a stored response body is a GET /guests digest (not the answer as sent). */
+export function isRosterDigest(row: { method: string; path: string; status_code: number; response_body: string | null }): boolean {
+  return (
+    (row.method === 'GET' || row.method === 'HEAD') &&
+    Number(row.status_code) === 200 &&
+    /^\/api\/pms\/v1\/[^/?]+\/guests(\?|$)/.test(row.path) &&
+    row.response_body !== null &&
+    row.response_body.startsWith('{"count":')
+  );
+}
