@@ -12,6 +12,7 @@ type HotelRef = Pick<Hotel, 'id' | 'slug' | 'name'>;
 import * as repo from '../db/repositories/privacy.repository.js';
 import { guestMatcher, onlyAbout, redactChanges, redactMentions, type GuestMatcher } from '../domain/personal-data.js';
 import { ApiError } from '../errors.js';
+import { isRosterDigest } from '../pms/request-log-body.js';
 
 export type GuestSelector = { pmsGuestId: string } | { guestId: string };
 
@@ -71,6 +72,7 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
   // only if a client sent its data again after the erasure.
   const before = await repo.findStays(db, hotel.id, selector);
   const stays0 = checkErasable(before);
+  // A stored GET /guests answer is the roster's count and guest ids: no personal data in it.
   const logRows = (await repo.requestLogMentioning(db, hotel, mentionTexts(stays0))).filter((r) => !isRosterDigest(r));
   const result = await runTransaction(db, async (trx) => {
     const stays = checkErasable(await repo.findStays(trx, hotel.id, selector, true));
@@ -112,11 +114,6 @@ function mentionTexts(stays: repo.GuestRow[]): string[] {
     if (s.last_name) texts.add(`"lastName":${JSON.stringify(s.last_name)},"checkInDate":${JSON.stringify(s.check_in_date)}`);
   }
   return [...texts];
-}
-
-/** A stored GET /guests answer is the roster's count and ids only: no personal data to erase. */
-function isRosterDigest(r: { method: string; path: string; status_code: number }): boolean {
-  return r.method === 'GET' && Number(r.status_code) === 200 && /^\/api\/pms\/v1\/[^/]+\/guests(\?|$)/.test(r.path);
 }
 
 async function redactActivity(trx: DbOrTrx, guestIds: string[]): Promise<number> {
@@ -230,18 +227,17 @@ export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelect
  */
 function bodyAbout(text: string | null, matcher: GuestMatcher, ids: string[]): unknown {
   if (text === null) return undefined;
+  // A stored GET /guests answer (its count and guest ids, perhaps cut): the count, and of its ids only this guest's.
+  const digest = /^\{"count":(\d+),"ids":\[/.exec(text);
+  if (digest) {
+    const own = ids.filter((id) => text.includes(JSON.stringify(id)));
+    return own.length === 0 ? undefined : { count: Number(digest[1]), ids: own };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { withheld: 'This body is not complete JSON (cut at 64 KiB, erased, or malformed as sent), so it cannot be separated from other guests\' data.' };
+    return { withheld: 'This body is not complete JSON (cut at 64 KiB, or malformed as sent), so it cannot be separated from other guests\' data.' };
   }
-  const about = onlyAbout(parsed, matcher);
-  if (about === undefined) return undefined;
-  // A stored GET /guests answer: its count, and of its ids only this guest's.
-  if (typeof about === 'object' && about !== null && Array.isArray((about as { ids?: unknown }).ids)) {
-    const digest = about as { ids: unknown[] };
-    return { ...digest, ids: digest.ids.filter((id) => typeof id === 'string' && ids.includes(id)) };
-  }
-  return about;
+  return onlyAbout(parsed, matcher);
 }

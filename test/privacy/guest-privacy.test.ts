@@ -76,6 +76,8 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     const rooms = [`E${randomId(5)}`, `F${randomId(5)}`, `G${randomId(5)}`];
     const first = await t.post(`${base}/guests/checkin`, guest({ ...p, phone: '+15550100', email: null, roomNumber: rooms[0] }));
     expect(first.status).toBe(200);
+    // The roster read while the guest is in house: logged as its count and guest ids.
+    expect((await t.api('GET', `${base}/guests`)).status).toBe(200);
     const updateKey = uniqueKey('upd');
     const update = { pmsGuestId: p.pmsGuestId, phone: p.phone, email: p.email, roomNumber: rooms[1] };
     const updated = await t.post(`${base}/guests/update`, update, { idempotencyKey: updateKey });
@@ -110,6 +112,8 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     // The request log: the check-ins, update, sync and check-outs of this guest.
     const paths = doc.requestLog.map((x: { path: string }) => x.path.replace(base, ''));
     expect(paths).toEqual(expect.arrayContaining(['/guests/checkin', '/guests/update', '/guests/sync', '/guests/checkout']));
+    const roster = doc.requestLog.find((x: { method: string }) => x.method === 'GET');
+    expect(roster.responseBody).toEqual({ count: expect.any(Number), ids: [firstId] });
     const sync = doc.requestLog.find((x: { path: string }) => x.path.endsWith('/guests/sync'));
     expect(sync.requestBody.guests.map((g: { pmsGuestId: string }) => g.pmsGuestId)).toEqual([p.pmsGuestId]);
     // Nothing of the other guest anywhere in the document.
@@ -138,6 +142,16 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     const refused = await admin.post(`/guests/${otherRow.id}/erase`, {});
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('GUEST_ACTIVE');
+
+    // The command names its guest exactly once, in a hotel that exists.
+    const neither = await runCli(['guest', 'erase', t.slug], { env: env() });
+    expect([neither.code, neither.stderr]).toEqual([1, 'innsync: name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>\n']);
+    const both = await runCli(['guest', 'export', t.slug, '--pms-guest-id', p.pmsGuestId, '--guest-id', firstId], { env: env() });
+    expect(both.code).toBe(1);
+    const unknown = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', 'PMS-nobody'], { env: env() });
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'innsync: No guest with this id in this hotel.\n']);
+    expect((await runCli(['guest', 'erase', 'no-such-hotel', '--guest-id', firstId], { env: env() })).stderr).toBe('innsync: no hotel with slug "no-such-hotel"\n');
+    expect(await storedText(t)).toContain(p.email);
 
     const r = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', p.pmsGuestId, '--json'], { env: env() });
     const result = parseJsonOutput(r);
