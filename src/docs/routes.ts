@@ -32,7 +32,8 @@ const RULES = `## Rules
 - **Order of checks**: HTTPS → route and method → authentication → rate limit → idempotency header → content type, size, JSON → field validation → state.
 - **503 and retries**: \`SERVICE_UNAVAILABLE\` (with \`Retry-After\`) means storage was unreachable or too busy. Send the same request again with the same \`Idempotency-Key\`: you get the stored response if it was applied after all, else it is processed now.
 - **Transport**: HTTPS only (TLS 1.2 or newer). Plain HTTP is answered 403 \`HTTPS_REQUIRED\`.
-- **Logging**: every request is logged for 90 days with payload, status, response, client IP, User-Agent, duration and idempotency key; the key is recorded by its id, never in plain text.`;
+- **Logging**: every request is logged for 90 days with payload, status, response, client IP, User-Agent, duration and idempotency key; the key is recorded by its id, never in plain text. A body over 64 KiB is kept as its first 64 KiB, a marker, its full size and SHA-256; a \`GET /guests\` answer as its \`count\` and guest ids; a request without a valid key keeps its metadata and body sizes only.
+- **Personal data**: guests checked out longer ago than the operator's retention period (90 days by default) are anonymised; a hotel can erase or export one guest's data on request (GDPR Art. 17 and 15).`;
 
 export const OPENAPI_INFO = {
   openapi: '3.1.0',
