@@ -1,6 +1,6 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Db } from './db/database.js';
+import { uniqueViolation, type Db } from './db/database.js';
 import { findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
 import { insertKeyPair, keyPairExists, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { newId, sha256Hex } from './domain/ids.js';
@@ -76,12 +76,18 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   const normalized = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) throw new OperationError(`invalid e-mail address "${email}"`);
   if (password.length < 10) throw new OperationError('the password must be at least 10 characters');
-  const existing = await db.selectFrom('staff_users').select('id').where('email', '=', normalized).executeTakeFirst();
-  if (existing) throw new OperationError(`a user with e-mail ${normalized} already exists`);
   const userId = newId('user');
-  await db
-    .insertInto('staff_users')
-    .values({ id: userId, hotel_id: hotel.id, email: normalized, role, password_hash: await hashPassword(password), created_at: new Date().toISOString(), deactivated_at: null })
-    .execute();
+  const passwordHash = await hashPassword(password);
+  try {
+    await db
+      .insertInto('staff_users')
+      .values({ id: userId, hotel_id: hotel.id, email: normalized, role, password_hash: passwordHash, created_at: new Date().toISOString(), deactivated_at: null })
+      .execute();
+  } catch (err) {
+    // E-mails are unique per hotel, held by the database (migration 0005); the same
+    // e-mail at another hotel is a separate account.
+    if (uniqueViolation(err) !== null) throw new OperationError(`hotel "${slug}" already has a user with e-mail ${normalized}`);
+    throw err;
+  }
   return { userId, email: normalized, role };
 }

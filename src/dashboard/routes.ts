@@ -201,16 +201,20 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         headers: { 'retry-after': String(retryAfter) },
       });
     }
-    const found = await authenticateStaff(db, email, req.body.password);
-    if (found) {
-      await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
-      await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
-      const { token, csrfToken } = await startSession(db, found.user);
-      setSessionCookie(reply, token);
-      return sessionView(found, csrfToken);
+    const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
+    if (outcome.kind === 'failed') {
+      // Logged as a security event with the client's address (app.ts), never with the e-mail.
+      throw new ApiError('LOGIN_FAILED');
     }
-    // Logged as a security event with the client's address (app.ts), never with the e-mail.
-    throw new ApiError('LOGIN_FAILED');
+    // The password was right (one account, or several to choose from): not a failure.
+    await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
+    await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
+    // The same e-mail and password at several hotels: the form asks which, and sends the
+    // login again with `hotel`. Only the hotels this password opened are named.
+    if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
+    const { token, csrfToken } = await startSession(db, outcome.user);
+    setSessionCookie(reply, token);
+    return sessionView(outcome, csrfToken);
   });
 
   app.post(`${API}/logout`, { ...staffOnly, schema: hidden }, async (req, reply) => {

@@ -21,7 +21,12 @@ export const SetupBody = Type.Object(
 export type SetupBody = Static<typeof SetupBody>;
 
 export const LoginBody = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 200 }) },
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 200 }),
+    // The hotel's slug, after a 409 HOTEL_CHOICE_REQUIRED listed the hotels this login opens.
+    hotel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+  },
   { additionalProperties: false },
 );
 export type LoginBody = Static<typeof LoginBody>;

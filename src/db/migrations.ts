@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isLockTimeout } from './database.js';
 
 // Migrations live in code (not files found at run time) so the built service and the
@@ -177,6 +177,48 @@ const migrations: Record<string, Migration> = {
       // GUEST_RETENTION_DAYS and erasure: when a guest's personal data was removed.
       await db.schema.alterTable('guests').addColumn('anonymised_at', 'text').execute();
       await sql`create index guests_checked_out_idx on guests (checked_out_at) where anonymised_at is null and status = 'checked_out'`.execute(db);
+    },
+  },
+  '0005_staff_email_per_hotel': {
+    async up(db: Kysely<unknown>) {
+      // Staff e-mails are unique per hotel, no longer across the installation (issue 10):
+      // one person may hold accounts at two hotels. (email, hotel_id) also serves the
+      // login's lookup by e-mail.
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        // The name PostgreSQL gave the column's UNIQUE in 0001.
+        await sql`alter table staff_users drop constraint staff_users_email_key`.execute(db);
+        await sql`create unique index staff_users_email_hotel_uq on staff_users (email, hotel_id)`.execute(db);
+        return;
+      }
+      // SQLite cannot drop a column's UNIQUE: the table is rebuilt, in one transaction
+      // (the migrator runs SQLite migrations outside one), with foreign keys left on.
+      // Dropping staff_users counts every staff_sessions row as a broken reference
+      // (deferred to the commit) and only rows inserted into a table of that name mend
+      // them: renaming a new table into place fails at commit, and renaming the old one
+      // away makes SQLite rewrite staff_sessions to reference the old name. So the rows
+      // go to a scratch table and come back into the recreated staff_users.
+      const done = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'index' and name = 'staff_users_email_hotel_uq'`.execute(db);
+      if (Number(done.rows[0]?.n ?? 0) > 0) return; // a rebuild committed before the migration was recorded
+      await db.transaction().execute(async (trx) => {
+        await sql`pragma defer_foreign_keys = on`.execute(trx);
+        await sql`create table staff_users_0005_copy as select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users`.execute(trx);
+        await sql`drop table staff_users`.execute(trx);
+        await trx.schema
+          .createTable('staff_users')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+          .addColumn('email', 'text', (c) => c.notNull())
+          .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('admin', 'receptionist')`))
+          .addColumn('password_hash', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('deactivated_at', 'text')
+          .execute();
+        await sql`insert into staff_users (id, hotel_id, email, role, password_hash, created_at, deactivated_at) select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users_0005_copy`.execute(trx);
+        await sql`drop table staff_users_0005_copy`.execute(trx);
+        await sql`create unique index staff_users_email_hotel_uq on staff_users (email, hotel_id)`.execute(trx);
+        const broken = await sql<Record<string, unknown>>`pragma foreign_key_check`.execute(trx);
+        if (broken.rows.length > 0) throw new Error(`rebuilding staff_users broke ${broken.rows.length} foreign-key references: ${JSON.stringify(broken.rows.slice(0, 5))}`);
+      });
     },
   },
 };

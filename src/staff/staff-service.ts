@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import { uniqueViolation } from '../db/database.js';
-import { findHotelById, insertHotel, type Hotel } from '../db/repositories/hotel.repository.js';
+import { insertHotel, type Hotel } from '../db/repositories/hotel.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
@@ -38,14 +38,53 @@ export async function setUpFirstHotel(
   }
 }
 
-/** The active user with this e-mail and password, with their hotel; null for any failure. */
-export async function authenticateStaff(db: Db, email: string, password: string): Promise<{ user: staff.StaffUser; hotel: Hotel } | null> {
-  const user = await staff.findUserForLogin(db, normalizeEmail(email));
-  // An unknown e-mail costs the same scrypt as a wrong password: the answer time tells nothing.
-  const ok = await verifyPassword(password, user?.passwordHash ?? NOBODY_HASH);
-  if (!user || !ok || user.deactivatedAt !== null) return null;
-  const hotel = await findHotelById(db, user.hotelId);
-  return hotel ? { user, hotel } : null;
+/** At most this many accounts of one e-mail are tried by a login that names no hotel. */
+export const MAX_LOGIN_ACCOUNTS = 20;
+
+/**
+ * Every login answers no sooner than this many password checks take, whatever the
+ * outcome: the answer time does not tell how many accounts an e-mail has (up to this
+ * many), not even to someone who holds the password of one of them (say, an admin who
+ * gave the e-mail an account at their own hotel, to learn whether it has others). The
+ * wait is a timer, not work: it costs no CPU.
+ */
+export const LOGIN_TIMED_CHECKS = 4;
+
+export type LoginOutcome =
+  | { kind: 'ok'; user: staff.StaffUser; hotel: { id: string; slug: string; name: string } }
+  /** The password opens accounts at several hotels: log in again naming one of these. */
+  | { kind: 'choose-hotel'; hotels: Array<{ slug: string; name: string }> }
+  | { kind: 'failed' };
+
+/**
+ * A login (docs/dashboard.md). E-mails are unique per hotel, so one e-mail may have an
+ * active account at several hotels: the password is checked against each (at most
+ * MAX_LOGIN_ACCOUNTS), or against the one at `hotelSlug` when the login names a hotel.
+ * One match logs in; several ask which hotel, naming only the hotels whose account the
+ * password opened, so nothing is told to someone without it. Unknown e-mail, wrong
+ * password, deactivated user, a hotel where the e-mail has no account: 'failed', alike.
+ */
+export async function authenticateStaff(db: Db, email: string, password: string, hotelSlug?: string): Promise<LoginOutcome> {
+  const accounts = await staff.findLoginAccounts(db, normalizeEmail(email), { hotelSlug, limit: MAX_LOGIN_ACCOUNTS });
+  // An unknown e-mail costs the same scrypt as a wrong password. The checks run one after
+  // another (each the same scrypt), and the answer then waits as long as the checks not
+  // needed would have taken, at the pace the ones made took: every login takes the time
+  // of LOGIN_TIMED_CHECKS checks.
+  const hashes = accounts.length > 0 ? accounts.map((a) => a.passwordHash) : [NOBODY_HASH];
+  const started = performance.now();
+  const opened: staff.LoginAccount[] = [];
+  for (const [i, hash] of hashes.entries()) {
+    const account = accounts[i];
+    if ((await verifyPassword(password, hash)) && account) opened.push(account);
+  }
+  const perCheck = (performance.now() - started) / hashes.length;
+  const wait = (LOGIN_TIMED_CHECKS - hashes.length) * perCheck;
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+
+  const [first] = opened;
+  if (!first) return { kind: 'failed' };
+  if (opened.length === 1) return { kind: 'ok', user: first.user, hotel: first.hotel };
+  return { kind: 'choose-hotel', hotels: opened.map((a) => ({ slug: a.hotel.slug, name: a.hotel.name })) };
 }
 
 export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: staff.StaffRole; password: string }): Promise<staff.StaffUser> {
@@ -53,7 +92,9 @@ export async function addStaffUser(db: Db, hotelId: string, input: { email: stri
   try {
     return await staff.insertUser(db, { id: newId('user'), hotelId, email: normalizeEmail(input.email), role: input.role, passwordHash, now: new Date().toISOString() });
   } catch (err) {
-    if (uniqueViolation(err) !== null) throw new ApiError('EMAIL_TAKEN', { extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'A user with this e-mail already exists.' }] } });
+    // (email, hotel_id) is unique (migration 0005): the same e-mail at another hotel is a
+    // separate account, and this answer says nothing about other hotels.
+    if (uniqueViolation(err) !== null) throw new ApiError('EMAIL_TAKEN', { extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'This hotel already has a user with this e-mail.' }] } });
     throw err;
   }
 }

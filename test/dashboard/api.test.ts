@@ -115,7 +115,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     for (const p of ['/session', '/guests', '/activity']) expect((await deskClient.get(p)).status, p).toBe(200);
   });
 
-  it('docs/dashboard.md JSON API /users: POST creates a receptionist (e-mail lower-cased) who can log in; GET lists it; a duplicate e-mail, any case, any hotel, is 409 EMAIL_TAKEN', async () => {
+  it('docs/dashboard.md JSON API /users: POST creates a receptionist (e-mail lower-cased) who can log in; GET lists it; a duplicate e-mail in the same hotel, any case, is 409 EMAIL_TAKEN; at another hotel it is a separate account', async () => {
     const email = `New.Desk-${engine}@API.example`;
     const res = await adminClient.post('/users', { email, role: 'receptionist', password: 'a-new-password-1' });
     expect(res.status).toBe(201);
@@ -136,15 +136,14 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       expect(again.status, dup).toBe(409);
       expect(again.body.code).toBe('EMAIL_TAKEN');
     }
-    // E-mails are the login name: unique across hotels too.
+    // E-mails are unique per hotel (issue 10): another hotel's e-mail is a separate account here.
     const otherSlug = `users-other-${engine}`;
     await t.addHotel(otherSlug);
     const foreign = await addStaffUser(db(), otherSlug, `foreign-${engine}@api.example`, 'admin');
-    const taken = await adminClient.post('/users', { email: foreign.email, role: 'receptionist', password: 'another-password-2' });
-    expect(taken.status).toBe(409);
-    expect(taken.body.code).toBe('EMAIL_TAKEN');
+    const twin = await adminClient.post('/users', { email: foreign.email, role: 'receptionist', password: 'another-password-2' });
+    expect(twin.status).toBe(201);
     const rows = await db().selectFrom('staff_users').select('hotel_id').where('email', 'in', [email.toLowerCase(), foreign.email]).execute();
-    expect(rows).toHaveLength(2);
+    expect(rows).toHaveLength(3);
   });
 
   it('docs/dashboard.md JSON API POST /users: field rules name the field (email, role, password)', async () => {

@@ -27,10 +27,37 @@ function toUser(r: UserRow): StaffUser {
   return { id: r.id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.created_at, deactivatedAt: r.deactivated_at };
 }
 
-/** The user with this (lower-cased) e-mail, with the password hash for the login check. */
-export async function findUserForLogin(db: DbOrTrx, email: string): Promise<(StaffUser & { passwordHash: string }) | null> {
-  const r = await db.selectFrom('staff_users').selectAll().where('email', '=', email).executeTakeFirst();
-  return r ? { ...toUser(r), passwordHash: r.password_hash } : null;
+/** An active account a login may open: the user, their hotel and the password hash to check. */
+export interface LoginAccount {
+  user: StaffUser;
+  hotel: { id: string; slug: string; name: string };
+  passwordHash: string;
+}
+
+/**
+ * The active accounts with this (lower-cased) e-mail, one per hotel (e-mails are unique
+ * per hotel), by hotel slug, at most `limit`; only the one at `hotelSlug` when given.
+ */
+export async function findLoginAccounts(db: DbOrTrx, email: string, opts: { hotelSlug?: string; limit: number }): Promise<LoginAccount[]> {
+  let q = db
+    .selectFrom('staff_users')
+    .innerJoin('hotels', 'hotels.id', 'staff_users.hotel_id')
+    .select([
+      'staff_users.id',
+      'staff_users.hotel_id',
+      'staff_users.email',
+      'staff_users.role',
+      'staff_users.password_hash',
+      'staff_users.created_at',
+      'staff_users.deactivated_at',
+      'hotels.slug',
+      'hotels.name',
+    ])
+    .where('staff_users.email', '=', email)
+    .where('staff_users.deactivated_at', 'is', null);
+  if (opts.hotelSlug !== undefined) q = q.where('hotels.slug', '=', opts.hotelSlug);
+  const rows = await q.orderBy('hotels.slug').limit(opts.limit).execute();
+  return rows.map((r) => ({ user: toUser(r), hotel: { id: r.hotel_id, slug: r.slug, name: r.name }, passwordHash: r.password_hash }));
 }
 
 export async function insertUser(

@@ -1,34 +1,65 @@
 // #/login: email and password. A 401 here means wrong credentials, not "session gone".
+// One e-mail may have accounts at several hotels (e-mails are unique per hotel): when the
+// password opens more than one, the server answers 409 HOTEL_CHOICE_REQUIRED with those
+// hotels, the form shows a choice, and the login is sent again with `hotel`.
 
 import { api } from '../api.js';
 import { h, pageHeading } from '../dom.js';
-import { field, busy, clearFieldErrors, showFormErrors, showAlert, clearAlert } from '../ui.js';
+import { field, busy, clearFieldErrors, showFormErrors, showAlert, clearAlert, announce } from '../ui.js';
 
 export function loginView(ctx) {
   ctx.setTitle('Log in');
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Log in');
+  const actions = h('div', { class: 'form-actions' }, submit);
   const form = h(
     'form',
     { class: 'form narrow', novalidate: true, 'aria-labelledby': 'login-title' },
     field({ name: 'email', label: 'Email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
     field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'current-password' } }),
-    h('div', { class: 'form-actions' }, submit),
+    actions,
   );
+
+  /** The hotel choice, while one is shown: it belongs to the e-mail and password it was given for. */
+  let choice = null;
+  const dropChoice = () => {
+    choice?.remove();
+    choice = null;
+  };
+  const showChoice = (hotels) => {
+    dropChoice();
+    choice = field({
+      name: 'hotel',
+      label: 'Hotel',
+      required: true,
+      hint: 'Your e-mail and password open accounts at several hotels: choose the one to log in to.',
+      options: hotels.map((hotel) => [hotel.slug, `${hotel.name} (${hotel.slug})`]),
+    });
+    form.insertBefore(choice, actions);
+    const select = form.elements.namedItem('hotel');
+    select.focus();
+    announce('Choose the hotel to log in to, then log in again.');
+  };
+  for (const name of ['email', 'password']) form.elements.namedItem(name).addEventListener('input', dropChoice);
+
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearFieldErrors(form);
     clearAlert();
     const email = form.elements.namedItem('email').value.trim();
     const password = form.elements.namedItem('password').value;
+    const hotel = choice ? form.elements.namedItem('hotel').value : undefined;
     await busy(submit, async () => {
       try {
-        const session = await api.post('/login', { email, password }, { authRedirect: false });
+        const session = await api.post('/login', hotel ? { email, password, hotel } : { email, password }, { authRedirect: false });
         ctx.onLoggedIn(session);
       } catch (err) {
-        if (err.status === 429) {
+        if (err.code === 'HOTEL_CHOICE_REQUIRED' && Array.isArray(err.body?.hotels) && err.body.hotels.length > 0) {
+          showChoice(err.body.hotels);
+        } else if (err.status === 429) {
           const minutes = err.retryAfter ? Math.ceil(err.retryAfter / 60) : null;
           showAlert(`Too many failed logins. ${minutes ? `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` : 'Try again later.'}`);
         } else if (err.code === 'LOGIN_FAILED') {
+          dropChoice();
           showAlert(err.message || 'Email or password is not correct.');
           form.elements.namedItem('password').value = '';
           form.elements.namedItem('password').focus();
