@@ -369,7 +369,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());
-  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams, metrics: deps.metrics });
+  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams, metrics: deps.metrics, requestLog: deps.requestLog });
 
   await app.after();
   for (const [url, methods] of [...methodsByUrl]) {

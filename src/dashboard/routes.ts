@@ -17,6 +17,7 @@ import { createReceptionistGuest, checkOutGuestByStaff, updateReceptionistGuest 
 import { listGuests } from '../roster/roster-service.js';
 import { registerDashboardAssets } from './assets.js';
 import type { LiveStreams } from './live-events.js';
+import type { RequestLogWriter } from '../pms/request-log.js';
 import {
   ActivityQuery,
   GuestPatchBody,
@@ -38,6 +39,8 @@ export interface DashboardDeps {
   setupLink: SetupLink;
   streams: LiveStreams;
   metrics?: Metrics;
+  /** Flushed before an erasure, so request-log rows still queued are searched too. */
+  requestLog?: Pick<RequestLogWriter, 'flush'>;
 }
 
 const API = '/dashboard/api';
@@ -359,7 +362,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return { request: row };
   });
 
-  registerPrivacyRoutes(app, db, adminOnly, API);
+  registerPrivacyRoutes(app, { db, requestLog: deps.requestLog }, adminOnly, API);
 
   // ------------------------------------------------------------------ staff (admins)
 
