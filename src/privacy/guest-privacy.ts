@@ -5,11 +5,12 @@
 
 import { runTransaction, type Db, type DbOrTrx } from '../db/database.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
-import { listRoomHistory } from '../db/repositories/guest.repository.js';
+import { listRoomHistory, toGuest } from '../db/repositories/guest.repository.js';
 import type { Hotel } from '../db/repositories/hotel.repository.js';
 
 type HotelRef = Pick<Hotel, 'id' | 'slug' | 'name'>;
 import * as repo from '../db/repositories/privacy.repository.js';
+import { toSummary } from '../db/repositories/request-log.repository.js';
 import { guestMatcher, onlyAbout, redactChanges, redactMentions, type GuestMatcher } from '../domain/personal-data.js';
 import { ApiError } from '../errors.js';
 import { isRosterDigest } from '../pms/request-log-body.js';
@@ -169,40 +170,20 @@ export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelect
     .map((r) => ({ row: r, requestBody: bodyAbout(r.request_body, matcher, ids), responseBody: bodyAbout(r.response_body, matcher, ids) }))
     .filter((x) => x.requestBody !== undefined || x.responseBody !== undefined)
     .map(({ row: r, requestBody, responseBody }) => ({
-      id: r.id,
-      at: r.created_at,
-      method: r.method,
-      path: r.path,
-      statusCode: Number(r.status_code),
-      mode: r.key_mode,
+      ...toSummary(r),
       clientIp: r.client_ip,
       userAgent: r.user_agent,
-      idempotencyKey: r.idempotency_key,
       requestBody: requestBody ?? null,
       responseBody: responseBody ?? null,
     }));
   const out = [];
   for (const s of stays) {
+    const { id, hotelId: _hotelId, ...guest } = toGuest(s);
     out.push({
-      guestId: s.id,
-      pmsGuestId: s.pms_guest_id,
-      source: s.source,
-      status: s.status,
-      firstName: s.first_name,
-      lastName: s.last_name === '' && s.anonymised_at !== null ? null : s.last_name,
-      phone: s.phone,
-      email: s.email,
-      language: s.language,
-      nationality: s.nationality,
-      adults: s.adults === null ? null : Number(s.adults),
-      children: s.children === null ? null : Number(s.children),
-      checkInDate: s.check_in_date,
-      checkOutDate: s.check_out_date,
-      roomNumber: s.room_number,
-      createdAt: s.created_at,
-      updatedAt: s.updated_at,
+      guestId: id,
+      ...guest,
+      lastName: guest.anonymisedAt !== null ? null : guest.lastName,
       checkedOutAt: s.checked_out_at,
-      anonymisedAt: s.anonymised_at ?? null,
       roomHistory: await listRoomHistory(db, s.id),
       activity: activity
         .filter((a) => a.guest_id === s.id)

@@ -23,7 +23,8 @@ export interface RoomHolder {
   checkInDate: string;
 }
 
-function toGuest(r: Selectable<GuestTable>): Guest {
+/** A guest row as the code above the repositories sees it. */
+export function toGuest(r: Selectable<GuestTable>): Guest {
   return {
     id: r.id,
     hotelId: r.hotel_id,

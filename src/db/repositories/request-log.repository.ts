@@ -99,7 +99,7 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
 
 type SummaryColumns = Pick<Selectable<RequestLogTable>, 'id' | 'created_at' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'>;
 
-function toSummary(r: SummaryColumns): RequestLogSummary {
+export function toSummary(r: SummaryColumns): RequestLogSummary {
   return {
     id: r.id,
     at: r.created_at,
