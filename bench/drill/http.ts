@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { readResponse } from '../../scripts/http-response.js';
 import { drillAgent } from './instance.js';
 
 /** One answer of the service, or none (status 0: the connection failed or timed out). */
@@ -37,16 +38,8 @@ export async function call(baseUrl: string, method: 'GET' | 'POST', urlPath: str
       headersTimeout: timeout,
       bodyTimeout: timeout,
     });
-    const text = await res.body.text();
-    let body: unknown = null;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = text;
-    }
-    const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-    return { status: res.statusCode, body, headers: flat, error: null, sentAt, receivedAt: Date.now() };
+    const { status, body, headers: flat } = await readResponse(res, (text) => text);
+    return { status, body, headers: flat, error: null, sentAt, receivedAt: Date.now() };
   } catch (err) {
     const e = err as { code?: string; message?: string };
     return { status: 0, body: null, headers: {}, error: e.code ?? e.message ?? String(err), sentAt, receivedAt: Date.now() };

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { readResponse, type ReadResponse } from '../../scripts/http-response.js';
 
 // Helpers for running the real `innsync` command (bin/innsync.js → dist/) as a child
 // process. The build must be current: `npm test` builds first.
@@ -88,13 +89,7 @@ export function trustingAgent(certPem: string): Agent {
   return new Agent({ connect: { ca: certPem, servername: 'localhost' } });
 }
 
-export interface HttpResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary members
-  body: any;
-  text: string;
-}
+export type HttpResult = ReadResponse;
 
 let idemCounter = 0;
 
@@ -110,27 +105,12 @@ export async function postJson(agent: Agent, url: string, key: string, body: unk
     },
     body: JSON.stringify(body),
   });
-  const text = await res.body.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  return { status: res.statusCode, headers: res.headers, body: parsed, text };
+  return readResponse(res);
 }
 
 /** GET with a Bearer key (or none). */
 export async function getJson(agent: Agent | undefined, url: string, key?: string): Promise<HttpResult> {
-  const res = await request(url, { method: 'GET', ...(agent ? { dispatcher: agent } : {}), headers: key ? { authorization: `Bearer ${key}` } : {} });
-  const text = await res.body.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  return { status: res.statusCode, headers: res.headers, body: parsed, text };
+  return readResponse(await request(url, { method: 'GET', ...(agent ? { dispatcher: agent } : {}), headers: key ? { authorization: `Bearer ${key}` } : {} }));
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -12,6 +12,7 @@ import type { Engine } from '../../src/db/database.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import { readResponse } from '../../scripts/http-response.js';
 import { expectRateLimitHeaders } from '../support/rate-limit-headers.js';
 
 type Handshake = { ok: true; protocol: string | null; fingerprint256: string } | { ok: false; error: Error & { code?: string } };
@@ -37,17 +38,7 @@ const fingerprintOf = (pem: string): string => new X509Certificate(pem).fingerpr
 
 /** A plain-HTTP request (no TLS) through `agent`, parsed like the harness's `api`. */
 async function plain(agent: Agent, url: string, method = 'GET', headers: Record<string, string> = {}, body?: string): Promise<ApiResponse> {
-  const res = await request(url, { method: method as 'GET', headers, body, dispatcher: agent });
-  const text = await res.body.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  const flat: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-  return { status: res.statusCode, headers: flat, body: parsed, text };
+  return readResponse(await request(url, { method: method as 'GET', headers, body, dispatcher: agent }));
 }
 
 /** The server started directly (for start-ups the harness does not cover: own certificate, a reused DATA_DIR). */

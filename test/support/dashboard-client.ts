@@ -3,6 +3,7 @@ import { request, type Agent } from 'undici';
 import type { Db } from '../../src/db/database.js';
 import { newId } from '../../src/domain/ids.js';
 import { hashPassword } from '../../src/operations.js';
+import { flatHeaders, readResponse } from '../../scripts/http-response.js';
 import { SseParser } from '../../scripts/sse.js';
 import type { ApiResponse } from './harness.js';
 
@@ -49,18 +50,9 @@ export async function send(target: Target, method: string, urlPath: string, opts
     headers['content-type'] ??= 'application/json';
   }
   const res = await request(`${target.baseUrl}${urlPath}`, { method: method as 'GET', headers, body, dispatcher: target.agent });
-  const text = await res.body.text();
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  const flat: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
   const raw = res.headers['set-cookie'];
   const setCookies = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  return { status: res.statusCode, headers: flat, body: parsed, text, setCookies };
+  return { ...(await readResponse(res)), setCookies };
 }
 
 /** The __Host-innsync_session value a Set-Cookie list sets ('' when it clears it), or undefined. */
@@ -171,9 +163,7 @@ export class EventStream {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (cookie) headers.cookie = `${SESSION_COOKIE}=${cookie}`;
     const res = await request(`${target.baseUrl}${DASHBOARD_API}/events`, { method: 'GET', headers, dispatcher: target.agent });
-    const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-    const stream = new EventStream(res.statusCode, flat, () => res.body.destroy());
+    const stream = new EventStream(res.statusCode, flatHeaders(res.headers), () => res.body.destroy());
     const decoder = new StringDecoder('utf8');
     res.body.on('data', (chunk: Buffer) => stream.feed(decoder.write(chunk)));
     res.body.on('end', () => stream.finish());

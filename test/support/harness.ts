@@ -9,6 +9,7 @@ import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { readResponse } from '../../scripts/http-response.js';
 import { createDatabase } from './postgres-cluster.js';
 
 export { testEngines } from './engines.js';
@@ -94,17 +95,7 @@ export async function startTestServer(engine: Engine, env: Record<string, string
       headers['content-type'] ??= 'application/json';
     }
     if (opts.idempotencyKey !== undefined && opts.idempotencyKey !== null) headers['idempotency-key'] = opts.idempotencyKey;
-    const res = await request(`${baseUrl}${urlPath}`, { method: method as 'GET', headers, body, dispatcher: agent });
-    const text = await res.body.text();
-    let parsed: unknown = null;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = null;
-    }
-    const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-    return { status: res.statusCode, headers: flat, body: parsed, text };
+    return readResponse(await request(`${baseUrl}${urlPath}`, { method: method as 'GET', headers, body, dispatcher: agent }));
   };
 
   return {
