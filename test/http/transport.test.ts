@@ -14,6 +14,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 import { readResponse } from '../../scripts/http-response.js';
 import { expectRateLimitHeaders } from '../support/rate-limit-headers.js';
+import { loggedRows } from '../support/request-log.js';
 
 type Handshake = { ok: true; protocol: string | null; fingerprint256: string } | { ok: false; error: Error & { code?: string } };
 
@@ -49,14 +50,9 @@ async function startRaw(engine: Engine, env: Record<string, string>, storage?: {
   return { server, dataDir: s.dataDir, databaseUrl: s.databaseUrl };
 }
 
-/** Polls the request log for the row of `requestId` (the writer flushes in batches). */
+/** The request-log row of `requestId`, once the batched writer has written it. */
 async function logRow(t: TestServer, requestId: string) {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    const row = await t.server.database.db.selectFrom('request_log').selectAll().where('id', '=', requestId).executeTakeFirst();
-    if (row || Date.now() > deadline) return row;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return (await loggedRows(t.server.database.db, [requestId])).get(requestId);
 }
 
 describe.each(testEngines())('transport (%s)', (engine) => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { issueKeyPair, revokeKeys } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, type ApiResponse, type TestServer } from '../support/harness.js';
+import { awaitLoggedForPair } from '../support/request-log.js';
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
@@ -149,11 +150,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     for (const r of rows) expect(r.key_hash).toMatch(/^[0-9a-f]{64}$/);
 
     // Wait for the batched request log, then search every stored value.
-    const deadline = Date.now() + 3000;
-    while ((await db.selectFrom('request_log').select('id').where('api_key_id', '=', pair.keyId).execute()).length < 3 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect((await db.selectFrom('request_log').select('id').where('api_key_id', '=', pair.keyId).execute()).length).toBe(3);
+    await awaitLoggedForPair(db, pair.keyId, 3);
     const stored = await allStoredText(db);
     // The scan does see the stored hashes and the logged requests.
     expect(stored).toContain(sha256(pair.live));

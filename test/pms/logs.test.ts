@@ -3,8 +3,8 @@ import type { RosterChange } from '../../src/events/roster-events.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { awaitLoggedForPair, loggedRows } from '../support/request-log.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const DAY = 24 * 60 * 60 * 1000;
 
 describe.each(testEngines())('request log, activity log and roster events (%s)', (engine) => {
@@ -21,15 +21,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
   const db = () => t.server.database.db;
   const freshPair = (): Promise<IssuedKeyPair> => issueKeyPair(db(), t.slug);
 
-  /** The request-log rows with these ids, waiting up to 3 s for the batched writer. */
-  async function logRows(ids: string[]) {
-    const deadline = Date.now() + 3000;
-    for (;;) {
-      const rows = await db().selectFrom('request_log').selectAll().where('id', 'in', ids).execute();
-      if (rows.length >= ids.length || Date.now() > deadline) return new Map(rows.map((r) => [r.id, r]));
-      await sleep(50);
-    }
-  }
+  const logRows = (ids: string[]) => loggedRows(db(), ids);
 
   const activityOf = (pmsGuestId: unknown) =>
     db().selectFrom('activity_log').selectAll().where('hotel_id', '=', hotelId).where('pms_guest_id', '=', String(pmsGuestId)).orderBy('created_at').execute();
@@ -165,8 +157,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     await t.api('GET', `${base}/guests`, { key: null, headers: { authorization: `Basic ${pair.live}` } });
     await logRows([denied.body.requestId as string]);
     // Wait until every request above is logged: three with the pair's id.
-    const deadline = Date.now() + 3000;
-    while ((await db().selectFrom('request_log').select('id').where('api_key_id', '=', pair.keyId).execute()).length < 3 && Date.now() < deadline) await sleep(50);
+    await awaitLoggedForPair(db(), pair.keyId, 3);
 
     const rows = await db().selectFrom('request_log').selectAll().execute();
     expect(rows.length).toBeGreaterThanOrEqual(5);
@@ -297,14 +288,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(await db().selectFrom('activity_log').select('id').where('actor_id', '=', pair.keyId).execute()).toEqual([]);
     expect(await db().selectFrom('activity_log').select('id').where('actor_mode', '=', 'test').execute()).toEqual([]);
     // The test requests are in the request log, marked as test.
-    const deadline = Date.now() + 3000;
-    let logged: Array<{ key_mode: string | null }> = [];
-    while (Date.now() < deadline) {
-      logged = await db().selectFrom('request_log').select('key_mode').where('api_key_id', '=', pair.keyId).execute();
-      if (logged.length >= 3) break;
-      await sleep(50);
-    }
-    expect(logged.map((r) => r.key_mode)).toEqual(['test', 'test', 'test']);
+    await expect.poll(async () => (await db().selectFrom('request_log').select('key_mode').where('api_key_id', '=', pair.keyId).execute()).map((r) => r.key_mode)).toEqual(['test', 'test', 'test']);
   });
 
   it('spec 3 / spec 5: live check-in, update, room move and checkout publish roster events; test-key requests publish none', async () => {
@@ -328,8 +312,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       await t.post(`${base}/guests/checkout`, { pmsGuestId: tg.pmsGuestId }, { key: pair.test });
       const barrier = guest();
       await t.post(`${base}/guests/checkin`, barrier, { key: pair.live });
-      const deadline = Date.now() + 3000;
-      while (events.length < 5 && Date.now() < deadline) await sleep(20);
+      await expect.poll(() => events.length).toBeGreaterThanOrEqual(5);
 
       const flat = events.flatMap((e) => {
         expect(e.hotelId).toBe(hotelId);

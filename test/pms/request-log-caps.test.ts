@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { issueKeyPair } from '../../src/operations.js';
 import { capBody } from '../../src/pms/request-log-body.js';
-import { addStaffUser, DashboardClient, eventually } from '../support/dashboard-client.js';
+import { addStaffUser, DashboardClient, eventually, sleep } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { loggedRows } from '../support/request-log.js';
 
 // Issue 10 / decisions.md "Request and activity logs": request-log bodies are capped at
 // 64 KiB (first part + marker + full size + SHA-256), a GET /guests answer is stored as its
@@ -15,19 +16,10 @@ import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from 
 const CAP = 64 * 1024;
 const MARKER = /\n…\[cut: (\d+) bytes in all, sha256 ([0-9a-f]{64})\]$/;
 const ROSTER = 5_000;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
-/** The request-log rows with these ids, waiting up to 10 s for the batched writer. */
-async function logRows(db: Db, ids: string[]) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const rows = await db.selectFrom('request_log').selectAll().where('id', 'in', ids).execute();
-    if (rows.length >= ids.length || Date.now() > deadline) return new Map(rows.map((r) => [r.id, r]));
-    await sleep(50);
-  }
-}
+const logRows = loggedRows;
 
 /** Bytes the data takes: SQLite pages in use (database and WAL as one), PostgreSQL the request log's relation (TOAST, indexes) and the whole database. */
 async function storageBytes(t: TestServer): Promise<{ requestLog: number; database: number }> {

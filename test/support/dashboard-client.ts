@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { request, type Agent } from 'undici';
+import { vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { newId } from '../../src/domain/ids.js';
 import { hashPassword } from '../../src/operations.js';
@@ -255,14 +256,16 @@ export async function hotelIdOf(db: Db, slug: string): Promise<string> {
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `probe` until it returns a value other than undefined (the batched request log, key last use). */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+export function eventually<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  // vi.waitFor (not expect.poll) so hooks may wait too; the same timeout as expect.poll's.
+  return vi.waitFor(
+    async () => {
+      const value = await probe();
+      if (value === undefined) throw new Error('not there yet');
+      return value;
+    },
+    { timeout: 10_000, interval: 50 },
+  );
 }
 
 /** An error answer without its requestId, for comparing two refusals. */
