@@ -81,8 +81,16 @@ function cpuMessage(): FromChild {
 // ---------------------------------------------------------------- child: the real server
 
 async function countRows(db: Db, hotelId: string): Promise<Counts> {
-  const guests = await db.selectFrom('guests').select((eb) => eb.fn.countAll().as('n')).where('hotel_id', '=', hotelId).executeTakeFirstOrThrow();
-  const activity = await db.selectFrom('activity_log').select((eb) => eb.fn.countAll().as('n')).where('hotel_id', '=', hotelId).executeTakeFirstOrThrow();
+  const guests = await db
+    .selectFrom('guests')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('hotel_id', '=', hotelId)
+    .executeTakeFirstOrThrow();
+  const activity = await db
+    .selectFrom('activity_log')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('hotel_id', '=', hotelId)
+    .executeTakeFirstOrThrow();
   const done = await db
     .selectFrom('idempotency_records')
     .innerJoin('api_keys', 'api_keys.id', 'idempotency_records.api_key_id')
@@ -127,7 +135,11 @@ async function runPipelineServer(dataDir: string): Promise<void> {
           const again = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
           try {
             const counts = await countRows(again.db, hotel.id);
-            const log = await again.db.selectFrom('request_log').select((eb) => eb.fn.countAll().as('n')).where('hotel_id', '=', hotel.id).executeTakeFirstOrThrow();
+            const log = await again.db
+              .selectFrom('request_log')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('hotel_id', '=', hotel.id)
+              .executeTakeFirstOrThrow();
             send({ type: 'stopped', counts: { ...counts, requestLog: Number(log.n) } });
           } finally {
             await again.close();
@@ -218,7 +230,11 @@ class Child {
   }
 }
 
-async function startChild(role: 'pipeline' | 'bare', dataDir: string, cpuProfDir: string | null): Promise<{ child: Child; port: number; engine: string; slug: string }> {
+async function startChild(
+  role: 'pipeline' | 'bare',
+  dataDir: string,
+  cpuProfDir: string | null,
+): Promise<{ child: Child; port: number; engine: string; slug: string }> {
   const execArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `${role}-${Date.now()}.cpuprofile`] : [];
   const proc = fork(fileURLToPath(import.meta.url), [`--${role}`, dataDir], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const child = new Child(proc);
@@ -276,7 +292,16 @@ class CheckinFactory {
 function probe(port: number, cert: string, path_: string, req: { headers: Record<string, string>; body: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const r = https.request(
-      { host: '127.0.0.1', port, path: path_, method: 'POST', ca: cert, servername: 'localhost', minVersion: 'TLSv1.2', headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: path_,
+        method: 'POST',
+        ca: cert,
+        servername: 'localhost',
+        minVersion: 'TLSv1.2',
+        headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -307,7 +332,14 @@ interface Measured {
   statusCodes: Record<string, number>;
 }
 
-async function load(label: string, server: { child: Child; port: number }, urlPath: string, factory: CheckinFactory, amount: number, connections: number): Promise<Measured> {
+async function load(
+  label: string,
+  server: { child: Child; port: number },
+  urlPath: string,
+  factory: CheckinFactory,
+  amount: number,
+  connections: number,
+): Promise<Measured> {
   const port = server.port;
   const cpuBefore = await server.child.cpu();
   let last = 0;
@@ -465,7 +497,19 @@ async function main(): Promise<void> {
   const line = (name: string, m: Measured) =>
     console.log(
       row(
-        [name, fmt(m.rps), String(m.p50), String(m.p99), fmt(m.mean, 2), String(m.requests), fmt(m.seconds, 2), String(m.non2xx), String(m.errors), fmt(m.cpuPerRequest, 0), `${fmt(m.serverBusy * 100, 0)} %`],
+        [
+          name,
+          fmt(m.rps),
+          String(m.p50),
+          String(m.p99),
+          fmt(m.mean, 2),
+          String(m.requests),
+          fmt(m.seconds, 2),
+          String(m.non2xx),
+          String(m.errors),
+          fmt(m.cpuPerRequest, 0),
+          `${fmt(m.serverBusy * 100, 0)} %`,
+        ],
         widths,
       ),
     );
@@ -478,7 +522,9 @@ async function main(): Promise<void> {
     ratios.push(ratio);
     console.log(`${`ratio pipeline/bare${suffix}`.padEnd(widths[0] ?? 0)}  ${fmt(ratio * 100, 1)} %   (req/s; target >= 50 %)`);
     // Were both servers the bottleneck, the req/s ratio would be the inverse CPU-cost ratio.
-    console.log(`${''.padEnd(widths[0] ?? 0)}  ${fmt((res.bare.cpuPerRequest / res.pipeline.cpuPerRequest) * 100, 1)} %   (server CPU per request, bare ÷ pipeline)`);
+    console.log(
+      `${''.padEnd(widths[0] ?? 0)}  ${fmt((res.bare.cpuPerRequest / res.pipeline.cpuPerRequest) * 100, 1)} %   (server CPU per request, bare ÷ pipeline)`,
+    );
   });
   const bareBusy = Math.max(...results.map((r) => r.bare.serverBusy));
   if (bareBusy < 0.9) {
@@ -491,7 +537,9 @@ async function main(): Promise<void> {
     const sorted = [...ratios].sort((a, b2) => a - b2);
     const mid = Math.floor(sorted.length / 2);
     const median = sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-    console.log(`ratio over ${rounds} rounds: median ${fmt(median * 100)} %, min ${fmt((sorted[0] ?? 0) * 100)} %, max ${fmt((sorted[sorted.length - 1] ?? 0) * 100)} %`);
+    console.log(
+      `ratio over ${rounds} rounds: median ${fmt(median * 100)} %, min ${fmt((sorted[0] ?? 0) * 100)} %, max ${fmt((sorted[sorted.length - 1] ?? 0) * 100)} %`,
+    );
   }
 
   // ------------------------------------------------------------ verification
@@ -505,7 +553,9 @@ async function main(): Promise<void> {
   if (live.exhausted) problems.push('ran out of API keys (raise the key budget)');
   const guestsDelta = after.guests - before.guests;
   console.log('');
-  console.log(`verification (measured runs): guests created ${guestsDelta}, 200 responses ${measuredOk}, activity entries ${after.activity - before.activity}, idempotency records completed ${after.idempotencyDone - before.idempotencyDone}`);
+  console.log(
+    `verification (measured runs): guests created ${guestsDelta}, 200 responses ${measuredOk}, activity entries ${after.activity - before.activity}, idempotency records completed ${after.idempotencyDone - before.idempotencyDone}`,
+  );
   if (guestsDelta !== measuredOk) problems.push(`guests created (${guestsDelta}) != 200 responses (${measuredOk})`);
   if (after.activity - before.activity !== measuredOk) problems.push('activity entries != 200 responses');
   if (after.idempotencyDone - before.idempotencyDone !== measuredOk) problems.push('completed idempotency records != 200 responses');

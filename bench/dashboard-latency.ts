@@ -109,7 +109,14 @@ async function main(): Promise<void> {
       const wait = due - now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const room = `L${String(i + 1).padStart(4, '0')}`;
-      const body = JSON.stringify({ pmsGuestId: `LAT-${tag}-${i}`, lastName: `Guest${i}`, firstName: 'Bench', roomNumber: room, checkInDate: '2026-11-23', checkOutDate: '2026-11-25' });
+      const body = JSON.stringify({
+        pmsGuestId: `LAT-${tag}-${i}`,
+        lastName: `Guest${i}`,
+        firstName: 'Bench',
+        roomNumber: room,
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-25',
+      });
       inFlight.push(
         request(`${base}/api/pms/v1/${slug}/guests/checkin`, {
           method: 'POST',
@@ -126,7 +133,10 @@ async function main(): Promise<void> {
     await Promise.all(inFlight);
     const sendSeconds = (now() - started) / 1000;
     await page.waitForFunction(`Object.keys(window.__paint).length >= ${Object.keys(answered).length}`, undefined, { timeout: 15_000 }).catch(() => undefined);
-    const seen = (await page.evaluate('({ tile: window.__tile, paint: window.__paint, event: window.__event })')) as Record<'tile' | 'paint' | 'event', Record<string, number>>;
+    const seen = (await page.evaluate('({ tile: window.__tile, paint: window.__paint, event: window.__event })')) as Record<
+      'tile' | 'paint' | 'event',
+      Record<string, number>
+    >;
 
     const tile: number[] = [];
     const paint: number[] = [];
@@ -149,7 +159,9 @@ async function main(): Promise<void> {
       console.log(`${name.padEnd(40)}${fmt(d.median)}${fmt(d.p95)}${fmt(d.max)}${String(v.length).padStart(8)}`);
     };
     console.log(`innsync dashboard latency benchmark, ${new Date().toISOString()}`);
-    console.log(`engine ${server.database.engine}, node ${process.version}, ${os.cpus().length} CPUs, ${total} live check-ins at ${rate}/s (sent in ${sendSeconds.toFixed(1)} s), chromium ${browser.version()}`);
+    console.log(
+      `engine ${server.database.engine}, node ${process.version}, ${os.cpus().length} CPUs, ${total} live check-ins at ${rate}/s (sent in ${sendSeconds.toFixed(1)} s), chromium ${browser.version()}`,
+    );
     console.log('');
     console.log(`${'ms after the 200 response'.padEnd(40)}${'median'.padStart(8)}${'p95'.padStart(8)}${'max'.padStart(8)}${'n'.padStart(8)}`);
     row('tile in the room board (DOM)', tile);
@@ -158,7 +170,9 @@ async function main(): Promise<void> {
     const tileP95 = describe(paint).p95;
     const eventP95 = describe(event).p95;
     console.log('');
-    console.log(`p95 drawn tile: ${tileP95.toFixed(1)} ms (target < 250 ms: ${tileP95 < 250 ? 'MET' : 'NOT MET'}); baseline p95 ${eventP95.toFixed(1)} ms; difference ${(tileP95 - eventP95).toFixed(1)} ms`);
+    console.log(
+      `p95 drawn tile: ${tileP95.toFixed(1)} ms (target < 250 ms: ${tileP95 < 250 ? 'MET' : 'NOT MET'}); baseline p95 ${eventP95.toFixed(1)} ms; difference ${(tileP95 - eventP95).toFixed(1)} ms`,
+    );
     if (failures > 0 || missing > 0) {
       console.log(`INVALID RUN: ${failures} check-ins not answered 200, ${missing} tiles never appeared`);
       process.exitCode = 1;

@@ -201,7 +201,14 @@ class SlowBodyAttack {
     const s = this.stats;
     s.attempted++;
     // tls.connect hands localAddress to the TCP connect (its type does not list it).
-    const options: tls.ConnectionOptions & { localAddress: string } = { host: SERVER_HOST, port: this.c.port, localAddress: this.c.slowAddress, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] };
+    const options: tls.ConnectionOptions & { localAddress: string } = {
+      host: SERVER_HOST,
+      port: this.c.port,
+      localAddress: this.c.slowAddress,
+      servername: 'localhost',
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    };
     const socket = tls.connect(options);
     this.sockets.add(socket);
     let established = 0;
@@ -305,7 +312,16 @@ class JsonFlood {
       { kind: 'wide → login', path: '/dashboard/api/login', body: wide, auth: false },
       { kind: 'deep → login', path: '/dashboard/api/login', body: deep, auth: false },
     ];
-    this.stats = { address: c.floodAddress, rate: c.floodRate, scheduled: 0, sent: 0, skipped: 0, outcomes: {}, megabytesSent: 0, latencyMs: { count: 0, p50: NaN, max: NaN } };
+    this.stats = {
+      address: c.floodAddress,
+      rate: c.floodRate,
+      scheduled: 0,
+      sent: 0,
+      skipped: 0,
+      outcomes: {},
+      megabytesSent: 0,
+      latencyMs: { count: 0, p50: NaN, max: NaN },
+    };
     for (const b of this.bodies) this.stats.outcomes[b.kind] = {};
   }
 
@@ -338,7 +354,14 @@ class JsonFlood {
     }
     const t0 = performance.now();
     try {
-      const res = await request(`https://${SERVER_HOST}:${this.c.port}${b.path}`, { method: 'POST', headers, body: b.body, dispatcher: this.agent, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      const res = await request(`https://${SERVER_HOST}:${this.c.port}${b.path}`, {
+        method: 'POST',
+        headers,
+        body: b.body,
+        dispatcher: this.agent,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
       await res.body.dump();
       bump(outcome, String(res.statusCode));
       this.stats.megabytesSent += b.body.length / MB;
@@ -399,7 +422,10 @@ async function runAttacker(): Promise<void> {
           await flood.stop();
           const used = process.cpuUsage(cpu);
           const seconds = (performance.now() - began) / 1000;
-          send({ type: 'stats', stats: { seconds: round(seconds, 1), cpuPercent: round((used.user + used.system) / 1e4 / seconds, 0), slow: slow.stats, flood: flood.stats } });
+          send({
+            type: 'stats',
+            stats: { seconds: round(seconds, 1), cpuPercent: round((used.user + used.system) / 1e4 / seconds, 0), slow: slow.stats, flood: flood.stats },
+          });
           process.disconnect();
         }
       } catch (err) {
@@ -586,7 +612,16 @@ class PmsClient {
       '/guests/checkin',
       key,
       `pms-${n}`,
-      { pmsGuestId: `G-${n}`, lastName: 'Lovelace', firstName: 'Ada', roomNumber: `R${n}`, checkInDate: '2026-11-23', checkOutDate: '2026-11-26', language: 'en', adults: 2 },
+      {
+        pmsGuestId: `G-${n}`,
+        lastName: 'Lovelace',
+        firstName: 'Ada',
+        roomNumber: `R${n}`,
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-26',
+        language: 'en',
+        adults: 2,
+      },
       30_000,
     );
     return { status: a.status, error: a.error };
@@ -678,7 +713,9 @@ function parseOptions(argv: string[]): Options {
     },
   });
   if (values.help) {
-    console.log('node dist/bench/hostile-load.js [--seconds 20] [--rate 20] [--slow 2000] [--flood 200] [--engine sqlite|postgres] [--env KEY=VALUE]… [--attacker-address 127.0.0.2] [--flood-address ADDR] [--drip-ms 3000] [--reconnect-ms 1000] [--json]');
+    console.log(
+      'node dist/bench/hostile-load.js [--seconds 20] [--rate 20] [--slow 2000] [--flood 200] [--engine sqlite|postgres] [--env KEY=VALUE]… [--attacker-address 127.0.0.2] [--flood-address ADDR] [--drip-ms 3000] [--reconnect-ms 1000] [--json]',
+    );
     process.exit(0);
   }
   const int = (name: string, raw: string | undefined, min: number, max: number): number => {
@@ -720,7 +757,16 @@ interface Report {
   phases: PmsPhase[];
   ratioP99: number;
   attack: AttackStats | null;
-  server: { pid: number; peakRssMb: number; vmHwmMb: number | null; peakFds: number; fdsAtStart: number; survived: boolean; exit: string; log: { levels: Record<string, number>; messages: Record<string, { count: number; first: string }>; tailIfDied: string | null } };
+  server: {
+    pid: number;
+    peakRssMb: number;
+    vmHwmMb: number | null;
+    peakFds: number;
+    fdsAtStart: number;
+    survived: boolean;
+    exit: string;
+    log: { levels: Record<string, number>; messages: Record<string, { count: number; first: string }>; tailIfDied: string | null };
+  };
   targets: Array<{ target: string; value: string; pass: boolean }>;
   pass: boolean;
 }
@@ -764,13 +810,25 @@ async function main(): Promise<void> {
       `innsync ${SERVER_BIN} (pid ${serverPid}) on ${o.engine}, port ${instance.port}; ${os.cpus().length} CPUs, Node ${process.version}; ` +
         `PMS client from ${PMS_CLIENT_ADDRESS}, slow-body from ${o.attackerAddress}, flood from ${o.floodAddress}`,
     );
-    say(`server env: ${Object.keys(o.env).length === 0 ? 'connection limits at their defaults (none set)' : Object.entries(o.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    say(
+      `server env: ${
+        Object.keys(o.env).length === 0
+          ? 'connection limits at their defaults (none set)'
+          : Object.entries(o.env)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')
+      }`,
+    );
 
     attacker = new AttackerProcess();
     if ((await attacker.next()).type !== 'ready') throw new Error('the attacker did not start');
     sampler = new ProcSampler(serverPid);
     const fdsAtStart = fs.readdirSync(`/proc/${serverPid}/fd`).length;
-    const client = new PmsClient(instance.baseUrl, pmsHotel.slug, pmsHotel.pairs.map((p) => p.live));
+    const client = new PmsClient(
+      instance.baseUrl,
+      pmsHotel.slug,
+      pmsHotel.pairs.map((p) => p.live),
+    );
     if (client.capacity < pmsCheckins) throw new Error('not enough PMS keys');
 
     // The server leaving by itself ends the run: when, and in which phase, is reported.
@@ -827,7 +885,9 @@ async function main(): Promise<void> {
     const shutdownMs = round(performance.now() - stopAt, 0);
     const how = instance.exit ? (instance.exit.signal ? `signal ${instance.exit.signal}` : `code ${instance.exit.code}`) : 'running';
     // Exit code 0 unasked for: the service's graceful shutdown, i.e. a SIGTERM or SIGINT from outside this run.
-    const exit = survived ? `SIGTERM at the end → ${how} in ${shutdownMs} ms` : `exited by itself ${fate.died ?? ''} (${how}${how === 'code 0' ? ': a graceful shutdown, so a SIGTERM/SIGINT from outside this run' : ''})`;
+    const exit = survived
+      ? `SIGTERM at the end → ${how} in ${shutdownMs} ms`
+      : `exited by itself ${fate.died ?? ''} (${how}${how === 'code 0' ? ': a graceful shutdown, so a SIGTERM/SIGINT from outside this run' : ''})`;
 
     const quiet = phases.find((p) => p.phase === 'quiet');
     const hostile = phases.find((p) => p.phase === 'hostile');
@@ -838,9 +898,21 @@ async function main(): Promise<void> {
     const ratioP99 = quiet && hostile ? round(hostile.p99 / quiet.p99, 2) : NaN;
     const rssForTarget = Math.max(peakRssMb, vmHwmMb ?? 0);
     const targets = [
-      { target: 'no PMS error under attack', value: hostile ? `${hostile.errors} of ${hostile.sent}` : 'no hostile phase', pass: hostile !== undefined && hostile.errors === 0 },
-      { target: 'PMS p99 within 3× of the quiet run', value: hostile && quiet ? `${ratioP99}× (${hostile.p99} vs ${quiet.p99} ms)` : 'not measured', pass: ratioP99 <= 3 },
-      { target: 'server RSS under 300 MB', value: `${rssForTarget} MB peak${vmHwmMb === null ? ' (sampled only: VmHWM not read)' : ''}`, pass: rssForTarget < 300 },
+      {
+        target: 'no PMS error under attack',
+        value: hostile ? `${hostile.errors} of ${hostile.sent}` : 'no hostile phase',
+        pass: hostile !== undefined && hostile.errors === 0,
+      },
+      {
+        target: 'PMS p99 within 3× of the quiet run',
+        value: hostile && quiet ? `${ratioP99}× (${hostile.p99} vs ${quiet.p99} ms)` : 'not measured',
+        pass: ratioP99 <= 3,
+      },
+      {
+        target: 'server RSS under 300 MB',
+        value: `${rssForTarget} MB peak${vmHwmMb === null ? ' (sampled only: VmHWM not read)' : ''}`,
+        pass: rssForTarget < 300,
+      },
       { target: 'the server process survived', value: survived ? 'yes' : `no: ${exit}`, pass: survived },
     ];
     const report: Report = {
@@ -854,7 +926,16 @@ async function main(): Promise<void> {
       phases,
       ratioP99,
       attack,
-      server: { pid: serverPid, peakRssMb, vmHwmMb, peakFds, fdsAtStart, survived, exit, log: { levels: log.levels, messages: log.messages, tailIfDied: survived ? null : instance.tail(30) } },
+      server: {
+        pid: serverPid,
+        peakRssMb,
+        vmHwmMb,
+        peakFds,
+        fdsAtStart,
+        survived,
+        exit,
+        log: { levels: log.levels, messages: log.messages, tailIfDied: survived ? null : instance.tail(30) },
+      },
       targets,
       pass: targets.every((t) => t.pass),
     };
@@ -871,12 +952,30 @@ async function main(): Promise<void> {
 }
 
 function printReport(r: Report, sampler: ProcSampler): void {
-  const pad = (cells: Array<string | number>, widths: number[]) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i] ?? 0) : String(c).padStart(widths[i] ?? 0))).join('  ');
+  const pad = (cells: Array<string | number>, widths: number[]) =>
+    cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i] ?? 0) : String(c).padStart(widths[i] ?? 0))).join('  ');
   const widths = [9, 7, 6, 7, 8, 8, 8, 11, 12, 9, 12];
   console.log('');
   console.log(pad(['phase', 'sent', 'ok', 'errors', 'p50 ms', 'p99 ms', 'max ms', 'server CPU', 'peak RSS MB', 'peak fds', 'client lag'], widths));
   for (const p of r.phases) {
-    console.log(pad([p.phase, p.sent, p.ok, p.errors, p.p50, p.p99, p.max, Number.isFinite(p.serverCpuPercent) ? `${p.serverCpuPercent} %` : '-', p.peakRssMb, p.peakFds, `${p.clientLoopDelayP99} ms`], widths));
+    console.log(
+      pad(
+        [
+          p.phase,
+          p.sent,
+          p.ok,
+          p.errors,
+          p.p50,
+          p.p99,
+          p.max,
+          Number.isFinite(p.serverCpuPercent) ? `${p.serverCpuPercent} %` : '-',
+          p.peakRssMb,
+          p.peakFds,
+          `${p.clientLoopDelayP99} ms`,
+        ],
+        widths,
+      ),
+    );
     if (p.errors > 0) console.log(`          errors: ${JSON.stringify(p.errorKinds)}`);
   }
   const ramp = sampler.peaks.get('ramp-up');
@@ -897,7 +996,9 @@ function printReport(r: Report, sampler: ProcSampler): void {
         `${s.lifetimeMs.count === 0 ? '' : `, after p50 ${s.lifetimeMs.p50} / max ${s.lifetimeMs.max} ms`}; ${s.bytesDripped} bytes dripped`,
     );
     const f = a.flood;
-    console.log(`  flood (${f.rate}/s from ${f.address}): ${f.scheduled} scheduled, ${f.sent} sent, ${f.skipped} skipped (${MAX_FLOOD_IN_FLIGHT} unanswered), ${f.megabytesSent} MB of bodies answered; latency of the answered p50 ${f.latencyMs.p50} / max ${f.latencyMs.max} ms`);
+    console.log(
+      `  flood (${f.rate}/s from ${f.address}): ${f.scheduled} scheduled, ${f.sent} sent, ${f.skipped} skipped (${MAX_FLOOD_IN_FLIGHT} unanswered), ${f.megabytesSent} MB of bodies answered; latency of the answered p50 ${f.latencyMs.p50} / max ${f.latencyMs.max} ms`,
+    );
     for (const [kind, outcomes] of Object.entries(f.outcomes)) console.log(`    ${kind.padEnd(15)} ${JSON.stringify(outcomes)}`);
   }
   const s = r.server;

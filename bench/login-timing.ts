@@ -27,18 +27,25 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? '12');
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`BENCH_ROUNDS must be a positive integer, got "${process.env.BENCH_ROUNDS}"`);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-login-'));
-const server = await startServer(loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+const server = await startServer(
+  loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+  pino({ level: 'silent' }),
+);
 const db = server.database.db;
 for (const slug of ['bench-a', 'bench-b', 'bench-c']) await createHotel(db, slug, `Hotel ${slug}`);
 // Failed logins are limited per e-mail (5) and per address (20) in 15 minutes: each round
 // has an e-mail of three accounts of its own and comes from an address of its own.
 for (let r = 0; r < rounds; r++) {
-  for (const [i, slug] of ['bench-a', 'bench-b', 'bench-c'].entries()) await createStaffUser(db, slug, `three-${r}@bench.example`, 'receptionist', `three-password-${i}`);
+  for (const [i, slug] of ['bench-a', 'bench-b', 'bench-c'].entries())
+    await createStaffUser(db, slug, `three-${r}@bench.example`, 'receptionist', `three-password-${i}`);
 }
 await createStaffUser(db, 'bench-a', 'one@bench.example', 'receptionist', 'one-password-0');
 
 const cert = fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8');
-const agents = Array.from({ length: rounds }, (_, r) => new Agent({ connect: { ca: cert, servername: 'localhost', localAddress: `127.0.${Math.floor(r / 250) + 1}.${(r % 250) + 2}` } }));
+const agents = Array.from(
+  { length: rounds },
+  (_, r) => new Agent({ connect: { ca: cert, servername: 'localhost', localAddress: `127.0.${Math.floor(r / 250) + 1}.${(r % 250) + 2}` } }),
+);
 const base = `https://127.0.0.1:${server.httpsPort}`;
 
 async function timed(agent: Agent, email: string, password: string, expected: number): Promise<number> {

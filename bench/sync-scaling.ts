@@ -115,8 +115,42 @@ function prng(seed: number): () => number {
   };
 }
 
-const LAST_NAMES = ['Lovelace', 'Hopper', 'Turing', 'Noether', 'Curie', 'Meitner', 'Hamilton', 'Liskov', 'Knuth', 'Dijkstra', 'Goldberg', 'Shannon', 'Babbage', 'Franklin', 'Johnson', 'Berners-Lee'];
-const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Emmy', 'Marie', 'Lise', 'Margaret', 'Barbara', 'Donald', 'Edsger', 'Adele', 'Claude', 'Charles', 'Rosalind', 'Katherine', 'Tim'];
+const LAST_NAMES = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Noether',
+  'Curie',
+  'Meitner',
+  'Hamilton',
+  'Liskov',
+  'Knuth',
+  'Dijkstra',
+  'Goldberg',
+  'Shannon',
+  'Babbage',
+  'Franklin',
+  'Johnson',
+  'Berners-Lee',
+];
+const FIRST_NAMES = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Emmy',
+  'Marie',
+  'Lise',
+  'Margaret',
+  'Barbara',
+  'Donald',
+  'Edsger',
+  'Adele',
+  'Claude',
+  'Charles',
+  'Rosalind',
+  'Katherine',
+  'Tim',
+];
 const LANGUAGES = ['en', 'de', 'fr', 'it', 'es', 'nl', 'pt', 'ja'];
 const COUNTRIES = ['DE', 'US', 'FR', 'IT', 'ES', 'NL', 'GB', 'CH', 'AT', 'JP'];
 
@@ -263,7 +297,8 @@ class Pms {
     for (const i of moveIdx.slice(2 * swapPairs)) {
       const g = next[i];
       if (!g) continue;
-      const room = freed.length > 0 && expected.intoFreedRooms < Math.ceil(moves / 4) ? (expected.intoFreedRooms++, freed.shift() ?? this.newRoom()) : this.newRoom();
+      const room =
+        freed.length > 0 && expected.intoFreedRooms < Math.ceil(moves / 4) ? (expected.intoFreedRooms++, freed.shift() ?? this.newRoom()) : this.newRoom();
       vacated.push(g.roomNumber);
       next[i] = { ...g, roomNumber: room };
     }
@@ -451,11 +486,17 @@ async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
         const started = performance.now();
         await floorDb.transaction().execute(async (trx) => {
           for (let i = 0; i < floorRows.length; i += FLOOR_ROWS_PER_STATEMENT) {
-            await trx.insertInto(FLOOR_TABLE).values(floorRows.slice(i, i + FLOOR_ROWS_PER_STATEMENT)).execute();
+            await trx
+              .insertInto(FLOOR_TABLE)
+              .values(floorRows.slice(i, i + FLOOR_ROWS_PER_STATEMENT))
+              .execute();
           }
         });
         const ms = performance.now() - started;
-        const count = await floorDb.selectFrom(FLOOR_TABLE).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        const count = await floorDb
+          .selectFrom(FLOOR_TABLE)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow();
         if (Number(count.n) !== floorRows.length) throw new Error(`floor table holds ${String(count.n)} rows, expected ${floorRows.length}`);
         return { type: 'floor', ms };
       }
@@ -568,7 +609,10 @@ interface Target {
 
 async function startTarget(storage: Storage, cpuProfDir: string | null): Promise<Target> {
   const execArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
-  const proc = fork(fileURLToPath(import.meta.url), ['--server', storage.dataDir, storage.databaseUrl], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const proc = fork(fileURLToPath(import.meta.url), ['--server', storage.dataDir, storage.databaseUrl], {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const child = new Child(proc);
   const ready = await child.next();
   if (ready.type !== 'ready') throw new Error('the server process did not start');
@@ -596,7 +640,12 @@ function postSync(t: Target, key: string, idempotencyKey: string, body: string):
         ca: t.ca,
         servername: 'localhost',
         minVersion: 'TLSv1.2',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey, 'content-length': Buffer.byteLength(body) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+          'content-length': Buffer.byteLength(body),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -641,15 +690,36 @@ async function sync(t: Target, pms: Pms, expected: Expected, received: number, l
   const res = JSON.parse(answer.text) as SyncBody;
   const problems: string[] = [];
   const unchanged = received - expected.checkedIn.size - expected.updated.size;
-  const wantSummary = { received, checkedIn: expected.checkedIn.size, updated: expected.updated.size, checkedOut: expected.checkedOut.size, unchanged, manualSkipped: 0 };
+  const wantSummary = {
+    received,
+    checkedIn: expected.checkedIn.size,
+    updated: expected.updated.size,
+    checkedOut: expected.checkedOut.size,
+    unchanged,
+    manualSkipped: 0,
+  };
   for (const [k, v] of Object.entries(wantSummary)) if (res.summary[k] !== v) problems.push(`summary.${k} ${String(res.summary[k])}, expected ${v}`);
   const sameSet = (name: string, got: string[], want: Set<string>) => {
-    if (got.length !== want.size || got.some((id) => !want.has(id))) problems.push(`details.${name} lists ${got.length} guests, expected exactly the ${want.size} changed`);
+    if (got.length !== want.size || got.some((id) => !want.has(id)))
+      problems.push(`details.${name} lists ${got.length} guests, expected exactly the ${want.size} changed`);
   };
-  sameSet('checkedIn', res.details.checkedIn.map((g) => g.pmsGuestId), expected.checkedIn);
-  sameSet('checkedOut', res.details.checkedOut.map((g) => g.pmsGuestId), expected.checkedOut);
-  sameSet('updated', res.details.updated.map((g) => g.pmsGuestId), expected.updated);
-  for (const u of res.details.updated) if (u.roomNumber !== expected.roomOf.get(u.pmsGuestId)) problems.push(`details.updated ${u.pmsGuestId} in room ${u.roomNumber}`);
+  sameSet(
+    'checkedIn',
+    res.details.checkedIn.map((g) => g.pmsGuestId),
+    expected.checkedIn,
+  );
+  sameSet(
+    'checkedOut',
+    res.details.checkedOut.map((g) => g.pmsGuestId),
+    expected.checkedOut,
+  );
+  sameSet(
+    'updated',
+    res.details.updated.map((g) => g.pmsGuestId),
+    expected.updated,
+  );
+  for (const u of res.details.updated)
+    if (u.roomNumber !== expected.roomOf.get(u.pmsGuestId)) problems.push(`details.updated ${u.pmsGuestId} in room ${u.roomNumber}`);
 
   // The roster afterwards is exactly the list sent, every field.
   const { roster } = await t.child.request({ type: 'roster' }, 'roster');
@@ -662,7 +732,13 @@ async function sync(t: Target, pms: Pms, expected: Expected, received: number, l
   if (problems.length > 0) throw new Error(`${label}: INVALID: ${problems.join('; ')}`);
 
   const { ms } = await t.child.request({ type: 'serverTime', requestId: res.requestId }, 'serverTime');
-  return { serverMs: ms, clientMs: answer.clientMs, serverCpuMs: cpuAfter.ms - cpuBefore.ms, requestBytes: Buffer.byteLength(body), responseBytes: Buffer.byteLength(answer.text) };
+  return {
+    serverMs: ms,
+    clientMs: answer.clientMs,
+    serverCpuMs: cpuAfter.ms - cpuBefore.ms,
+    requestBytes: Buffer.byteLength(body),
+    responseBytes: Buffer.byteLength(answer.text),
+  };
 }
 
 interface SizeResult {
@@ -687,14 +763,29 @@ const median = (xs: number[]): number => {
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const spread = (xs: number[]): string => `${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}`;
 
-async function benchSize(engine: EngineName, size: number, rounds: number, warmup: number, seed: number, pgAdminUrl: string | null, cpuProfDir: string | null): Promise<SizeResult> {
+async function benchSize(
+  engine: EngineName,
+  size: number,
+  rounds: number,
+  warmup: number,
+  seed: number,
+  pgAdminUrl: string | null,
+  cpuProfDir: string | null,
+): Promise<SizeResult> {
   const storage = await freshStorage(engine, pgAdminUrl);
   const t = await startTarget(storage, cpuProfDir);
   try {
     const pms = new Pms(prng(seed * 1_000_003 + size));
     pms.initial(size);
     const all = new Set(pms.list.map((g) => g.pmsGuestId));
-    const initialExpected: Expected = { checkedIn: all, checkedOut: new Set(), updated: new Set(), roomOf: new Map(pms.list.map((g) => [g.pmsGuestId, g.roomNumber])), swaps: 0, intoFreedRooms: 0 };
+    const initialExpected: Expected = {
+      checkedIn: all,
+      checkedOut: new Set(),
+      updated: new Set(),
+      roomOf: new Map(pms.list.map((g) => [g.pmsGuestId, g.roomNumber])),
+      swaps: 0,
+      intoFreedRooms: 0,
+    };
     const initial = await sync(t, pms, initialExpected, size, `${engine}-${size}-initial`);
     await t.child.request({ type: 'floorRows', guests: pms.list }, 'floorRows');
 
@@ -727,7 +818,13 @@ async function benchSize(engine: EngineName, size: number, rounds: number, warmu
       result.floorMs.push(floor.ms);
       result.requestBytes = m.requestBytes;
       result.responseBytes = m.responseBytes;
-      result.changesPerSync = { checkedIn: expected.checkedIn.size, checkedOut: expected.checkedOut.size, updated: expected.updated.size, swaps: expected.swaps, intoFreedRooms: expected.intoFreedRooms };
+      result.changesPerSync = {
+        checkedIn: expected.checkedIn.size,
+        checkedOut: expected.checkedOut.size,
+        updated: expected.updated.size,
+        swaps: expected.swaps,
+        intoFreedRooms: expected.intoFreedRooms,
+      };
       console.log(
         `  ${engine} ${fmt(size)} round ${r}: sync ${fmt(m.serverMs, 1)} ms server (${fmt(m.serverCpuMs, 0)} ms CPU), ${fmt(m.clientMs, 1)} ms client; floor ${fmt(floor.ms, 1)} ms ` +
           `(in ${expected.checkedIn.size}, out ${expected.checkedOut.size}, updated ${expected.updated.size} incl. ${expected.swaps} swapped pairs and ${expected.intoFreedRooms} moves into freed rooms; verified)`,
@@ -754,7 +851,20 @@ function report(results: SizeResult[], engine: EngineName, rounds: number): { li
     const s = median(r.syncServerMs);
     const f = median(r.floorMs);
     lines.push(
-      row([fmt(r.size), fmt(s, 1), spread(r.syncServerMs), fmt(median(r.syncClientMs), 1), fmt(median(r.syncCpuMs), 0), fmt(f, 1), spread(r.floorMs), `${fmt(s / f, 2)}x`, fmt(r.initial.serverMs, 0)], widths),
+      row(
+        [
+          fmt(r.size),
+          fmt(s, 1),
+          spread(r.syncServerMs),
+          fmt(median(r.syncClientMs), 1),
+          fmt(median(r.syncCpuMs), 0),
+          fmt(f, 1),
+          spread(r.floorMs),
+          `${fmt(s / f, 2)}x`,
+          fmt(r.initial.serverMs, 0),
+        ],
+        widths,
+      ),
     );
   }
   lines.push(
@@ -772,7 +882,10 @@ function report(results: SizeResult[], engine: EngineName, rounds: number): { li
   }
   if (big && small) {
     const g = median(big.syncServerMs) / median(small.syncServerMs);
-    targets.push({ name: `${engine}: growth ${fmt(TARGET_SIZE)} / ${fmt(GROWTH_FROM)} = ${fmt(g, 2)}x (target <= ${GROWTH_LIMIT}x; the list is ${TARGET_SIZE / GROWTH_FROM}x longer)`, met: g <= GROWTH_LIMIT });
+    targets.push({
+      name: `${engine}: growth ${fmt(TARGET_SIZE)} / ${fmt(GROWTH_FROM)} = ${fmt(g, 2)}x (target <= ${GROWTH_LIMIT}x; the list is ${TARGET_SIZE / GROWTH_FROM}x longer)`,
+      met: g <= GROWTH_LIMIT,
+    });
   }
   const notes: string[] = [];
   if (big && small) {
@@ -804,7 +917,9 @@ async function main(): Promise<void> {
     `node ${process.version}, ${os.cpus().length} CPUs (client and server share them), load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}; sizes ${sizes.map((s) => fmt(s)).join(', ')}; ${warmup} warm-up and ${rounds} measured syncs per size, ${CHANGE_FRACTION * 100} % of the list changed in each`,
+      .join(
+        ' ',
+      )}; sizes ${sizes.map((s) => fmt(s)).join(', ')}; ${warmup} warm-up and ${rounds} measured syncs per size, ${CHANGE_FRACTION * 100} % of the list changed in each`,
   );
 
   const results: SizeResult[] = [];
@@ -844,13 +959,17 @@ async function main(): Promise<void> {
 
   console.log(summary.join('\n'));
   if (jsonOut) {
-    fs.writeFileSync(jsonOut, JSON.stringify({ at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, rounds, results, targets: allTargets }, null, 2));
+    fs.writeFileSync(
+      jsonOut,
+      JSON.stringify({ at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, rounds, results, targets: allTargets }, null, 2),
+    );
     console.log(`\nresults written to ${jsonOut}`);
   }
   if (cpuProfDir) console.log(`CPU profiles of the server processes written to ${cpuProfDir}`);
   const missed = allTargets.filter((t) => !t.met);
   if (allTargets.length === 0) console.log(`\nno target evaluated (they need the sizes ${fmt(GROWTH_FROM)} and ${fmt(TARGET_SIZE)})`);
-  else console.log(missed.length === 0 ? `\nevery target evaluated was met (${allTargets.length})` : `\n${missed.length} of ${allTargets.length} targets not met`);
+  else
+    console.log(missed.length === 0 ? `\nevery target evaluated was met (${allTargets.length})` : `\n${missed.length} of ${allTargets.length} targets not met`);
 }
 
 const role = process.argv[2];

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const out = path.join(root, 'docs', 'room-board.png');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-shot-'));
-  const server = await startServer(loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+  const server = await startServer(
+    loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+    pino({ level: 'silent' }),
+  );
   const db = server.database.db;
   const hotel = await createHotel(db, 'grand-hotel', 'Grand Hotel');
   await createStaffUser(db, 'grand-hotel', 'frontdesk@grand-hotel.example', 'admin', 'front-desk-password-1');

@@ -44,8 +44,6 @@ export interface AppDeps {
   limits?: ConnectionLimits;
 }
 
-
-
 const HSTS = 'max-age=31536000; includeSubDomains';
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 /** Every method Node's parser accepts but CONNECT (a tunnel, never a route): a known path answers each it does not serve with 405. */
@@ -107,7 +105,14 @@ function toApiError(err: FastifyError | Error, req: FastifyRequest, metrics: Met
 }
 
 /** Refusals an operator watches for (guessing, forging, flooding): each gets its own log line with the client's address. */
-const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['UNAUTHORIZED', 'LOGIN_FAILED', 'CSRF_REJECTED', 'FORBIDDEN', 'RATE_LIMITED', 'SETUP_LINK_INVALID']);
+const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'UNAUTHORIZED',
+  'LOGIN_FAILED',
+  'CSRF_REJECTED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'SETUP_LINK_INVALID',
+]);
 
 /**
  * What the log says a request was for: its route pattern (`/api/pms/v1/:slug/guests`),
@@ -155,17 +160,29 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16 * 1024 },
     // HTTPS with HTTP/2 by ALPN and HTTP/1.1 on one port (http/transport.ts); typed as
     // Fastify's HTTP/1 server, whose interface the compatibility API serves.
-    ...(tls ? { serverFactory: (handler: http.RequestListener) => createHttpsServer(tls, deps.limits ?? loadConfig({}).limits, handler, (raw) => {
-            const req = requestsByRaw.get(raw);
-            if (req) endEarly(req);
-          }, deps.metrics) as unknown as http.Server } : {}),
+    ...(tls
+      ? {
+          serverFactory: (handler: http.RequestListener) =>
+            createHttpsServer(
+              tls,
+              deps.limits ?? loadConfig({}).limits,
+              handler,
+              (raw) => {
+                const req = requestsByRaw.get(raw);
+                if (req) endEarly(req);
+              },
+              deps.metrics,
+            ) as unknown as http.Server,
+        }
+      : {}),
     // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
     clientErrorHandler: clientErrorHandler(deps.logger, deps.metrics),
     frameworkErrors: (err, req, reply) => {
       // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
       // check and per-IP limit as for any request not attributed to a key, so this answer
       // too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
-      const routingError = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
+      const routingError =
+        err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
       consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
         .then((rl) => {
           void reply.headers(rl.headers);
@@ -263,7 +280,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // key is claimed later, inside the change's own transaction (pms/idempotency.ts).
   app.addHook('preValidation', async (req) => {
     if (req.idempotencyKey !== null && req.auth) {
-      req.idempotency = { apiKeyId: req.auth.keyId, key: req.idempotencyKey, fingerprint: requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body) };
+      req.idempotency = {
+        apiKeyId: req.auth.keyId,
+        key: req.idempotencyKey,
+        fingerprint: requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body),
+      };
     }
   });
 
@@ -305,7 +326,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const logResponse = (req: FastifyRequest, reply: FastifyReply): void => {
     const durationMs = reply.elapsedTime;
-    req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 }, 'request');
+    req.log.info(
+      { ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms: Math.round(durationMs * 10) / 10 },
+      'request',
+    );
     if (!req.url.startsWith('/api/pms/') || req.routeOptions.config.docs) return;
     const slug = (req.params as { slug?: string } | undefined)?.slug ?? null;
     deps.requestLog.write(
@@ -320,7 +344,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         path: req.url,
         status_code: reply.statusCode,
         // Capped, GET /guests as its count and ids, none when unattributed (pms/request-log-body.ts).
-        ...loggedBodies({ attributed: Boolean(req.auth), route: req.routeOptions.url, statusCode: reply.statusCode, requestBody: req.rawBody, contentLength: req.headers['content-length'], responseBody: req.responsePayload }),
+        ...loggedBodies({
+          attributed: Boolean(req.auth),
+          route: req.routeOptions.url,
+          statusCode: reply.statusCode,
+          requestBody: req.rawBody,
+          contentLength: req.headers['content-length'],
+          responseBody: req.responsePayload,
+        }),
         client_ip: req.clientIp ?? req.ip ?? 'unknown',
         user_agent: req.headers['user-agent'] ?? null,
         duration_ms: durationMs,
@@ -369,7 +400,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());
-  registerDashboardRoutes(app, { db: deps.db, bus: deps.bus, rateLimits: deps.rateLimits, setupLink: deps.setupLink ?? new SetupLink(), streams, metrics: deps.metrics, requestLog: deps.requestLog });
+  registerDashboardRoutes(app, {
+    db: deps.db,
+    bus: deps.bus,
+    rateLimits: deps.rateLimits,
+    setupLink: deps.setupLink ?? new SetupLink(),
+    streams,
+    metrics: deps.metrics,
+    requestLog: deps.requestLog,
+  });
 
   await app.after();
   for (const [url, methods] of [...methodsByUrl]) {

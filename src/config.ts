@@ -88,7 +88,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     .filter(Boolean);
   const badProxy = trustProxy.find((entry) => parseProxyEntry(entry) === null);
   if (badProxy !== undefined) {
-    throw new ConfigError(`TRUST_PROXY must list addresses, subnets (10.0.0.0/8) or ${Object.keys(PROXY_RANGE_NAMES).join(', ')}, separated by commas; "${badProxy}" is none of these`);
+    throw new ConfigError(
+      `TRUST_PROXY must list addresses, subnets (10.0.0.0/8) or ${Object.keys(PROXY_RANGE_NAMES).join(', ')}, separated by commas; "${badProxy}" is none of these`,
+    );
   }
   return Object.freeze({
     port: parsePort('PORT', get('PORT') ?? '8443'),

@@ -4,41 +4,165 @@
  * from it, and a test checks that each code is documented.
  */
 export const ERRORS = {
-  IDEMPOTENCY_KEY_REQUIRED: { status: 400, message: 'The Idempotency-Key header is required on every POST request.', meaning: 'POST without an `Idempotency-Key` header.' },
-  IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'The Idempotency-Key header must be 1 to 255 characters.', meaning: 'The key is empty or longer than 255 characters.' },
-  MALFORMED_REQUEST: { status: 400, message: 'The request is not valid HTTP/1.1: check the request line, the headers and the chunked encoding, then send it again on a new connection.', meaning: 'The request line or headers could not be parsed (not HTTP, a bad header, a bad chunk). The connection is closed after the answer.' },
-  INVALID_JSON: { status: 400, message: 'The request body must be a JSON object.', meaning: 'The body is not parseable JSON, or not a JSON object (`[]`, `42`).' },
-  UNAUTHORIZED: { status: 401, message: 'Missing or invalid API key for this hotel.', meaning: 'Missing, malformed, unknown or revoked key, or a key of another hotel. One code and message for all, so a caller learns nothing about which.' },
+  IDEMPOTENCY_KEY_REQUIRED: {
+    status: 400,
+    message: 'The Idempotency-Key header is required on every POST request.',
+    meaning: 'POST without an `Idempotency-Key` header.',
+  },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    message: 'The Idempotency-Key header must be 1 to 255 characters.',
+    meaning: 'The key is empty or longer than 255 characters.',
+  },
+  MALFORMED_REQUEST: {
+    status: 400,
+    message: 'The request is not valid HTTP/1.1: check the request line, the headers and the chunked encoding, then send it again on a new connection.',
+    meaning: 'The request line or headers could not be parsed (not HTTP, a bad header, a bad chunk). The connection is closed after the answer.',
+  },
+  INVALID_JSON: {
+    status: 400,
+    message: 'The request body must be a JSON object.',
+    meaning: 'The body is not parseable JSON, or not a JSON object (`[]`, `42`).',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    message: 'Missing or invalid API key for this hotel.',
+    meaning: 'Missing, malformed, unknown or revoked key, or a key of another hotel. One code and message for all, so a caller learns nothing about which.',
+  },
   HTTPS_REQUIRED: { status: 403, message: 'This service is served over HTTPS only.', meaning: 'Any request over plain HTTP.' },
-  GUEST_NOT_FOUND: { status: 404, message: 'No active guest with this pmsGuestId.', meaning: 'Update or checkout of a `pmsGuestId` with no active PMS guest (never checked in, or already checked out).' },
+  GUEST_NOT_FOUND: {
+    status: 404,
+    message: 'No active guest with this pmsGuestId.',
+    meaning: 'Update or checkout of a `pmsGuestId` with no active PMS guest (never checked in, or already checked out).',
+  },
   NOT_FOUND: { status: 404, message: 'No such endpoint.', meaning: 'Unknown path.' },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'This endpoint does not accept this method.', meaning: 'Known path, wrong method. The `Allow` header lists the accepted methods.' },
-  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time; send it again (with the same Idempotency-Key, if it had one).', meaning: 'Headers not complete within `HEADERS_TIMEOUT_SECONDS` (default 10, HTTP/1.1), or the whole request not within `REQUEST_TIMEOUT_SECONDS` (default 60): a stalled or very slow upload. Nothing was processed; the HTTP/1.1 connection (or HTTP/2 stream) is closed after the answer.' },
-  ROOM_OCCUPIED: { status: 409, message: 'The room is held by another active guest.', meaning: 'Check-in, room move or sync targets a room held by another active guest. Adds `currentGuest` = `{ pmsGuestId, lastName, checkInDate }` (`pmsGuestId` is null for a receptionist guest).' },
-  GUEST_ALREADY_CHECKED_IN: { status: 409, message: 'A guest with this pmsGuestId is already checked in.', meaning: 'Check-in of a `pmsGuestId` that is already active. Adds `guestId` and `roomNumber` of the active stay.' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this Idempotency-Key is still being processed; retry it in a few seconds with the same key.', meaning: 'A request with the same key was still in progress after this one waited 5 seconds for it. Retry after a moment: you then get its stored response, or your retry is processed if the first one failed.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'This endpoint does not accept this method.',
+    meaning: 'Known path, wrong method. The `Allow` header lists the accepted methods.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'The request was not received in time; send it again (with the same Idempotency-Key, if it had one).',
+    meaning:
+      'Headers not complete within `HEADERS_TIMEOUT_SECONDS` (default 10, HTTP/1.1), or the whole request not within `REQUEST_TIMEOUT_SECONDS` (default 60): a stalled or very slow upload. Nothing was processed; the HTTP/1.1 connection (or HTTP/2 stream) is closed after the answer.',
+  },
+  ROOM_OCCUPIED: {
+    status: 409,
+    message: 'The room is held by another active guest.',
+    meaning:
+      'Check-in, room move or sync targets a room held by another active guest. Adds `currentGuest` = `{ pmsGuestId, lastName, checkInDate }` (`pmsGuestId` is null for a receptionist guest).',
+  },
+  GUEST_ALREADY_CHECKED_IN: {
+    status: 409,
+    message: 'A guest with this pmsGuestId is already checked in.',
+    meaning: 'Check-in of a `pmsGuestId` that is already active. Adds `guestId` and `roomNumber` of the active stay.',
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed; retry it in a few seconds with the same key.',
+    meaning:
+      'A request with the same key was still in progress after this one waited 5 seconds for it. Retry after a moment: you then get its stored response, or your retry is processed if the first one failed.',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.', meaning: 'Body over 1 MiB (check-in, update, checkout) or 16 MiB (sync).' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json.', meaning: 'POST whose `Content-Type` is not `application/json` (parameters such as `charset` are allowed, case does not matter).' },
-  INVALID_DATE_FORMAT: { status: 422, message: 'A date field is not a real YYYY-MM-DD date.', meaning: 'Any date field not a real `YYYY-MM-DD` calendar date. Wins over other field errors; `errors` still lists all.' },
-  VALIDATION_ERROR: { status: 422, message: 'The request does not satisfy the field rules.', meaning: 'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This Idempotency-Key was already used for a different request.', meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.' },
-  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded.', meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.' },
-  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large; send at most 16 KiB of headers.', meaning: 'HTTP/1.1: request line and headers over 16 KiB together. The connection is closed after the answer. (HTTP/2 refuses such a stream at the protocol level.)' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Content-Type must be application/json.',
+    meaning: 'POST whose `Content-Type` is not `application/json` (parameters such as `charset` are allowed, case does not matter).',
+  },
+  INVALID_DATE_FORMAT: {
+    status: 422,
+    message: 'A date field is not a real YYYY-MM-DD date.',
+    meaning: 'Any date field not a real `YYYY-MM-DD` calendar date. Wins over other field errors; `errors` still lists all.',
+  },
+  VALIDATION_ERROR: {
+    status: 422,
+    message: 'The request does not satisfy the field rules.',
+    meaning:
+      'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    message: 'This Idempotency-Key was already used for a different request.',
+    meaning: 'The key was already used, within its 24 h lifetime, for a different endpoint or a different body.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    message: 'Rate limit exceeded.',
+    meaning: 'Limit exceeded. Adds `retryAfter` (seconds); the `Retry-After` header carries the same value.',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'The request headers are too large; send at most 16 KiB of headers.',
+    meaning:
+      'HTTP/1.1: request line and headers over 16 KiB together. The connection is closed after the answer. (HTTP/2 refuses such a stream at the protocol level.)',
+  },
   // The staff dashboard's JSON API (/dashboard/api, docs/dashboard.md).
-  NOT_AUTHENTICATED: { status: 401, message: 'Log in to continue.', meaning: 'Dashboard: no session, or the session expired (30 minutes idle, 12 hours at most) or was ended.' },
-  LOGIN_FAILED: { status: 401, message: 'E-mail or password is wrong.', meaning: 'Dashboard: unknown e-mail, wrong password or deactivated user; one answer for all.' },
-  CSRF_REJECTED: { status: 403, message: 'The request did not carry this session\'s CSRF token or came from another site.', meaning: 'Dashboard: a state-changing request without the session\'s `X-CSRF-Token`, or a login or setup from another origin.' },
+  NOT_AUTHENTICATED: {
+    status: 401,
+    message: 'Log in to continue.',
+    meaning: 'Dashboard: no session, or the session expired (30 minutes idle, 12 hours at most) or was ended.',
+  },
+  LOGIN_FAILED: {
+    status: 401,
+    message: 'E-mail or password is wrong.',
+    meaning: 'Dashboard: unknown e-mail, wrong password or deactivated user; one answer for all.',
+  },
+  CSRF_REJECTED: {
+    status: 403,
+    message: "The request did not carry this session's CSRF token or came from another site.",
+    meaning: "Dashboard: a state-changing request without the session's `X-CSRF-Token`, or a login or setup from another origin.",
+  },
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.', meaning: 'Dashboard: an admin-only action by a receptionist.' },
-  SETUP_LINK_INVALID: { status: 404, message: 'This setup link is not valid. It works once, while no hotel exists.', meaning: 'Dashboard: a first-run setup link that is wrong or already used.' },
-  RECORD_NOT_FOUND: { status: 404, message: 'Not found in your hotel.', meaning: "Dashboard: no guest, key pair, request or user with this id in the user's hotel (another hotel's ids answer the same)." },
-  GUEST_MANAGED_BY_PMS: { status: 409, message: 'This guest belongs to the PMS; change it there.', meaning: 'Dashboard: an edit or room move of a PMS guest (staff edit walk-in guests only).' },
-  CONFIRMATION_REQUIRED: { status: 409, message: 'Checking out a PMS guest here needs confirmation: the PMS will send the guest again on its next sync unless it is checked out there too.', meaning: 'Dashboard: staff check-out of a PMS guest without `confirmPmsGuest: true`.' },
-  HOTEL_CHOICE_REQUIRED: { status: 409, message: 'This e-mail and password open accounts at more than one hotel: log in again naming one of the listed hotels (its slug as "hotel").', meaning: 'Dashboard: a login without `hotel` whose e-mail and password open active accounts at several hotels. Adds `hotels` = `[{ slug, name }]`, only the hotels whose account the password opened. No session is started and the attempt does not count as a failed login.' },
-  EMAIL_TAKEN: { status: 409, message: 'This hotel already has a user with this e-mail.', meaning: 'Dashboard: a new staff user with an e-mail that already has an account at the same hotel. E-mails are unique per hotel: the same address at another hotel is a separate account.' },
-  GUEST_ACTIVE: { status: 409, message: 'This guest is still checked in: check the guest out first, then erase the personal data.', meaning: 'Dashboard and `innsync guest erase`: erasure of a guest with an active stay.' },
+  SETUP_LINK_INVALID: {
+    status: 404,
+    message: 'This setup link is not valid. It works once, while no hotel exists.',
+    meaning: 'Dashboard: a first-run setup link that is wrong or already used.',
+  },
+  RECORD_NOT_FOUND: {
+    status: 404,
+    message: 'Not found in your hotel.',
+    meaning: "Dashboard: no guest, key pair, request or user with this id in the user's hotel (another hotel's ids answer the same).",
+  },
+  GUEST_MANAGED_BY_PMS: {
+    status: 409,
+    message: 'This guest belongs to the PMS; change it there.',
+    meaning: 'Dashboard: an edit or room move of a PMS guest (staff edit walk-in guests only).',
+  },
+  CONFIRMATION_REQUIRED: {
+    status: 409,
+    message: 'Checking out a PMS guest here needs confirmation: the PMS will send the guest again on its next sync unless it is checked out there too.',
+    meaning: 'Dashboard: staff check-out of a PMS guest without `confirmPmsGuest: true`.',
+  },
+  HOTEL_CHOICE_REQUIRED: {
+    status: 409,
+    message: 'This e-mail and password open accounts at more than one hotel: log in again naming one of the listed hotels (its slug as "hotel").',
+    meaning:
+      'Dashboard: a login without `hotel` whose e-mail and password open active accounts at several hotels. Adds `hotels` = `[{ slug, name }]`, only the hotels whose account the password opened. No session is started and the attempt does not count as a failed login.',
+  },
+  EMAIL_TAKEN: {
+    status: 409,
+    message: 'This hotel already has a user with this e-mail.',
+    meaning:
+      'Dashboard: a new staff user with an e-mail that already has an account at the same hotel. E-mails are unique per hotel: the same address at another hotel is a separate account.',
+  },
+  GUEST_ACTIVE: {
+    status: 409,
+    message: 'This guest is still checked in: check the guest out first, then erase the personal data.',
+    meaning: 'Dashboard and `innsync guest erase`: erasure of a guest with an active stay.',
+  },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
-  INTERNAL_ERROR: { status: 500, message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.', meaning: 'Unexpected failure. Never contains a stack trace or SQL text.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Storage is unreachable; retry in a few seconds.', meaning: 'Storage unreachable, or too busy to finish the request in time (a lock held past 5 s: then nothing was changed). When the connection broke while the change was being committed, it may or may not have been applied: send the request again with the same `Idempotency-Key` to get the outcome. Adds `Retry-After`.' },
+  INTERNAL_ERROR: {
+    status: 500,
+    message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.',
+    meaning: 'Unexpected failure. Never contains a stack trace or SQL text.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'Storage is unreachable; retry in a few seconds.',
+    meaning:
+      'Storage unreachable, or too busy to finish the request in time (a lock held past 5 s: then nothing was changed). When the connection broke while the change was being committed, it may or may not have been applied: send the request again with the same `Idempotency-Key` to get the outcome. Adds `Retry-After`.',
+  },
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -74,10 +198,7 @@ export class ApiError extends Error {
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(
-    code: ErrorCode,
-    opts: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ErrorCode, opts: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
     super(opts.message ?? ERRORS[code].message);
     this.code = code;
     this.status = ERRORS[code].status;
@@ -97,7 +218,13 @@ export function validationError(errors: FieldError[]): ApiError {
   const dateError = errors.some((e) => e.code === 'INVALID_DATE_FORMAT');
   const code: ErrorCode = dateError ? 'INVALID_DATE_FORMAT' : 'VALIDATION_ERROR';
   const first = errors[0];
-  const shown = errors.length > MAX_LISTED_ERRORS ? (dateError ? [...errors.filter((e) => e.code === 'INVALID_DATE_FORMAT'), ...errors.filter((e) => e.code !== 'INVALID_DATE_FORMAT')] : errors).slice(0, MAX_LISTED_ERRORS) : errors;
+  const shown =
+    errors.length > MAX_LISTED_ERRORS
+      ? (dateError ? [...errors.filter((e) => e.code === 'INVALID_DATE_FORMAT'), ...errors.filter((e) => e.code !== 'INVALID_DATE_FORMAT')] : errors).slice(
+          0,
+          MAX_LISTED_ERRORS,
+        )
+      : errors;
   const message =
     errors.length === 1 && first
       ? `${first.field}: ${first.message}`

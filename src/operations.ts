@@ -45,7 +45,12 @@ export async function revokeKeys(db: Db, keyId: string): Promise<void> {
   await revokeKeyPair(db, keyId, new Date().toISOString());
 }
 
-const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, opts: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  opts: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>;
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /** Staff passwords: scrypt with a random salt (slow by design). */
@@ -81,7 +86,15 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   try {
     await db
       .insertInto('staff_users')
-      .values({ id: userId, hotel_id: hotel.id, email: normalized, role, password_hash: passwordHash, created_at: new Date().toISOString(), deactivated_at: null })
+      .values({
+        id: userId,
+        hotel_id: hotel.id,
+        email: normalized,
+        role,
+        password_hash: passwordHash,
+        created_at: new Date().toISOString(),
+        deactivated_at: null,
+      })
       .execute();
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same

@@ -47,7 +47,8 @@ export function createLogger(level: string): Logger {
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   // DATA_DIR holds the database (SQLite) and the certificate's key: the service's user alone may read it.
   const tightened = secureDataDir(config.dataDir);
-  if (tightened.length > 0) logger.warn({ dataDir: config.dataDir, tightened: tightened.length }, 'DATA_DIR was readable by other users: tightened to 0700 (folders) and 0600 (files)');
+  if (tightened.length > 0)
+    logger.warn({ dataDir: config.dataDir, tightened: tightened.length }, 'DATA_DIR was readable by other users: tightened to 0700 (folders) and 0600 (files)');
   const database = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -85,7 +86,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const metrics = config.metricsPort === null ? undefined : new Metrics();
   const requestLog = new RequestLogWriter(database.background, logger, metrics);
   const setupLink = new SetupLink();
-  const app = await orUndo(buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }));
+  const app = await orUndo(
+    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }),
+  );
   undo.push(() => app.close());
   // One count of open connections across both listeners (http/transport.ts).
   const gate = new ConnectionGate(config.limits, config.trustProxy, logger, metrics);

@@ -37,26 +37,30 @@ export class DashboardStream {
       this.req = null;
       if (!this.closed) setTimeout(() => this.open(), 500);
     };
-    const req = https.get(`${this.baseUrl()}/dashboard/api/events`, { rejectUnauthorized: false, headers: { cookie: `__Host-innsync_session=${this.cookie}` } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        retry();
-        return;
-      }
-      const parser = new SseParser();
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        for (const m of parser.push(chunk)) {
-          if (m.event === 'ready') this.readyCount += 1;
-          if (m.event !== 'roster') continue;
-          const e = { receivedAt: Date.now(), changes: (JSON.parse(m.data) as { changes: RosterChange['changes'] }).changes };
-          this.events.push(e);
-          for (const fn of this.listeners) fn(e);
+    const req = https.get(
+      `${this.baseUrl()}/dashboard/api/events`,
+      { rejectUnauthorized: false, headers: { cookie: `__Host-innsync_session=${this.cookie}` } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          retry();
+          return;
         }
-      });
-      res.on('end', retry);
-      res.on('error', () => undefined);
-    });
+        const parser = new SseParser();
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          for (const m of parser.push(chunk)) {
+            if (m.event === 'ready') this.readyCount += 1;
+            if (m.event !== 'roster') continue;
+            const e = { receivedAt: Date.now(), changes: (JSON.parse(m.data) as { changes: RosterChange['changes'] }).changes };
+            this.events.push(e);
+            for (const fn of this.listeners) fn(e);
+          }
+        });
+        res.on('end', retry);
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', retry);
     this.req = req;
   }

@@ -108,9 +108,18 @@ export async function eventsDrill(o: EventsDrillOptions): Promise<DrillResult> {
         'answers by status': JSON.stringify(stats.byStatus),
         'changes followed on a stream': lags.length + missing,
         'of which announced by a re-read (backlog dropped)': rereads,
-        'lag from answer to dashboard event (ms)': lags.length ? `p50 ${percentile(lags, 50)}, p95 ${percentile(lags, 95)}, p99 ${percentile(lags, 99)}, max ${worstLag}` : 'n/a',
+        'lag from answer to dashboard event (ms)': lags.length
+          ? `p50 ${percentile(lags, 50)}, p95 ${percentile(lags, 95)}, p99 ${percentile(lags, 99)}, max ${worstLag}`
+          : 'n/a',
         'events missing': missing,
-        ...Object.fromEntries(rss.map((series, i) => [`RSS instance ${i + 1} (MB): start, max, at the end, 5 s after`, series.length ? `${round((series[0] ?? 0) / MB)}, ${round(Math.max(...series) / MB)}, ${round((series[series.length - 2] ?? 0) / MB)}, ${round((series[series.length - 1] ?? 0) / MB)}` : 'n/a'])),
+        ...Object.fromEntries(
+          rss.map((series, i) => [
+            `RSS instance ${i + 1} (MB): start, max, at the end, 5 s after`,
+            series.length
+              ? `${round((series[0] ?? 0) / MB)}, ${round(Math.max(...series) / MB)}, ${round((series[series.length - 2] ?? 0) / MB)}, ${round((series[series.length - 1] ?? 0) / MB)}`
+              : 'n/a',
+          ]),
+        ),
       },
       violations,
     };

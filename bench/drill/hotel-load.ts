@@ -161,7 +161,9 @@ export class HotelWorker {
     const giveUpAt = Date.now() + 120_000;
     for (let attempt = 0; ; attempt++) {
       if (Date.now() > giveUpAt) {
-        this.stats.violations.push(`${this.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}): no 2xx within 120 s (${op.answers.length} attempts, last ${describeAnswer(op.answers[op.answers.length - 1] as Answer)})`);
+        this.stats.violations.push(
+          `${this.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}): no 2xx within 120 s (${op.answers.length} attempts, last ${describeAnswer(op.answers[op.answers.length - 1] as Answer)})`,
+        );
         return;
       }
       if (attempt > 0) this.count(op.apiKey, op.endpoint);
@@ -170,7 +172,8 @@ export class HotelWorker {
       this.stats.sent += 1;
       const label = a.status === 0 ? 'no answer' : String(a.status);
       this.stats.byStatus[label] = (this.stats.byStatus[label] ?? 0) + 1;
-      if (a.status !== 0 && !isReplay(a) && typeof a.body?.requestId === 'string') this.answered.push({ requestId: a.body.requestId as string, receivedAt: a.receivedAt });
+      if (a.status !== 0 && !isReplay(a) && typeof a.body?.requestId === 'string')
+        this.answered.push({ requestId: a.body.requestId as string, receivedAt: a.receivedAt });
       if (a.status === 0) {
         this.stats.unanswered += 1;
         await sleep(this.opts.retryPauseMs);
@@ -196,7 +199,9 @@ export class HotelWorker {
   }
 
   private violation(op: Op, a: Answer, what: string): void {
-    this.stats.violations.push(`${this.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}, attempt ${op.answers.length}): ${what}: ${JSON.stringify(a.body).slice(0, 300)}`);
+    this.stats.violations.push(
+      `${this.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}, attempt ${op.answers.length}): ${what}: ${JSON.stringify(a.body).slice(0, 300)}`,
+    );
   }
 
   /** A 2xx must say what the model expects; a fresh one that changed nothing means the operation ran twice. */
@@ -213,7 +218,13 @@ export class HotelWorker {
       return;
     }
     if (JSON.stringify(body.changes) !== JSON.stringify(op.expect.changes)) {
-      this.violation(op, a, Object.keys((body.changes as object | undefined) ?? {}).length === 0 ? 'processed twice (a fresh 200 that changed nothing)' : 'update answer differs from the model');
+      this.violation(
+        op,
+        a,
+        Object.keys((body.changes as object | undefined) ?? {}).length === 0
+          ? 'processed twice (a fresh 200 that changed nothing)'
+          : 'update answer differs from the model',
+      );
     }
     const guest = this.model.get(op.pmsGuestId);
     if (!guest) return;
@@ -252,7 +263,9 @@ export async function compareWithModels(db: Db, workers: HotelWorker[]): Promise
       const a = actual.get(pmsGuestId);
       if (!a || a.room !== g.room || a.firstName !== g.firstName) {
         lost += 1;
-        lines.push(`${w.hotel.slug}: ${pmsGuestId} expected in ${g.room} as ${g.firstName}, database has ${a ? `${a.room} as ${a.firstName}` : 'no active stay'}`);
+        lines.push(
+          `${w.hotel.slug}: ${pmsGuestId} expected in ${g.room} as ${g.firstName}, database has ${a ? `${a.room} as ${a.firstName}` : 'no active stay'}`,
+        );
       }
     }
     for (const [pmsGuestId, a] of actual) {
@@ -280,7 +293,12 @@ export async function compareWithModels(db: Db, workers: HotelWorker[]): Promise
  * At most `perHotel` operations of each hotel (the keys' rate limits count these too),
  * the hotels in parallel.
  */
-export async function replayCheck(baseUrl: string, workers: HotelWorker[], pick: (op: Op) => boolean, perHotel = 20): Promise<{ checked: number; lines: string[] }> {
+export async function replayCheck(
+  baseUrl: string,
+  workers: HotelWorker[],
+  pick: (op: Op) => boolean,
+  perHotel = 20,
+): Promise<{ checked: number; lines: string[] }> {
   const lines: string[] = [];
   let checked = 0;
   await Promise.all(
@@ -297,7 +315,9 @@ export async function replayCheck(baseUrl: string, workers: HotelWorker[], pick:
         const { _idempotent: _a, ...firstBody } = first.body as Record<string, unknown>;
         const { _idempotent: _b, ...againBody } = (again.body ?? {}) as Record<string, unknown>;
         if (!isReplay(again) || JSON.stringify(againBody) !== JSON.stringify(firstBody)) {
-          lines.push(`${w.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}): acknowledged ${JSON.stringify(first.body)}, sent again: ${describeAnswer(again)} ${JSON.stringify(again.body).slice(0, 200)}`);
+          lines.push(
+            `${w.hotel.slug} ${op.kind} ${op.pmsGuestId} (key ${op.key}): acknowledged ${JSON.stringify(first.body)}, sent again: ${describeAnswer(again)} ${JSON.stringify(again.body).slice(0, 200)}`,
+          );
         }
       }
     }),

@@ -20,7 +20,25 @@ function projectRoot(): string {
 export const SERVER_BIN = process.env.DRILL_SERVER_BIN ?? path.join(projectRoot(), 'bin', 'innsync.js');
 
 /** Every variable the service reads (operations.md: Environment): none leaks in from the drill's own environment. */
-const SERVICE_VARS = ['PORT', 'HTTP_PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'LOG_LEVEL', 'SQLITE_SYNCHRONOUS', 'METRICS_PORT', 'METRICS_HOST', 'HEADERS_TIMEOUT_SECONDS', 'REQUEST_TIMEOUT_SECONDS', 'KEEP_ALIVE_TIMEOUT_SECONDS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP'];
+const SERVICE_VARS = [
+  'PORT',
+  'HTTP_PORT',
+  'HOST',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'SQLITE_SYNCHRONOUS',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'HEADERS_TIMEOUT_SECONDS',
+  'REQUEST_TIMEOUT_SECONDS',
+  'KEEP_ALIVE_TIMEOUT_SECONDS',
+  'MAX_CONNECTIONS',
+  'MAX_CONNECTIONS_PER_IP',
+];
 
 /** An HTTPS client for the drills. The service's self-signed certificate is not what they test. */
 export const drillAgent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 10_000, connections: 128, pipelining: 1 });

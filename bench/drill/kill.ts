@@ -86,7 +86,10 @@ export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
     }
     missingAges.sort((a, b) => a - b);
     const tooOld = missingAges.filter((age) => age > o.logLossWindowMs);
-    if (tooOld.length > 0) violations.push(`${tooOld.length} request-log rows lost for requests answered more than ${o.logLossWindowMs} ms before a kill (oldest ${Math.max(...tooOld)} ms)`);
+    if (tooOld.length > 0)
+      violations.push(
+        `${tooOld.length} request-log rows lost for requests answered more than ${o.logLossWindowMs} ms before a kill (oldest ${Math.max(...tooOld)} ms)`,
+      );
 
     Object.assign(figures, {
       kills: o.kills,
@@ -100,9 +103,11 @@ export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
       'processed twice': compared.doubled + stats.violations.filter((v) => v.includes('processed twice')).length,
       'acknowledged operations sent again and replayed': `${replays.checked - replays.lines.length} of ${replays.checked}`,
       'invariant violations': invariants.length,
-      'SQLite integrity checks': storage.engine === 'sqlite' ? `${integrityChecks} run, ${violations.filter((v) => v.startsWith('SQLite integrity')).length} failed` : 'n/a',
+      'SQLite integrity checks':
+        storage.engine === 'sqlite' ? `${integrityChecks} run, ${violations.filter((v) => v.startsWith('SQLite integrity')).length} failed` : 'n/a',
       'request-log rows missing after kills': `${missingAges.length} of ${logAnswered} answered (${round((100 * missingAges.length) / Math.max(1, logAnswered), 2)} %)`,
-      'age of missing rows at the kill (ms)': missingAges.length === 0 ? 'none missing' : `median ${percentile(missingAges, 50)}, max ${missingAges[missingAges.length - 1]}`,
+      'age of missing rows at the kill (ms)':
+        missingAges.length === 0 ? 'none missing' : `median ${percentile(missingAges, 50)}, max ${missingAges[missingAges.length - 1]}`,
     });
     return { drill: 'kill under load', engine: storage.engine, figures, violations };
   } finally {

@@ -34,7 +34,15 @@ export const DRILLS: DrillSpec[] = [
     name: 'kill',
     engines: ['sqlite', 'postgres'],
     run: (engine, pgAdminUrl, quick) =>
-      killDrill({ engine, pgAdminUrl, kills: quick ? 3 : engine === 'sqlite' ? 25 : 15, clients: quick ? 8 : 30, pairsPerHotel: quick ? 4 : 8, runMs: quick ? [500, 1500] : [1000, 4000], logLossWindowMs: quick ? 1000 : 250 }),
+      killDrill({
+        engine,
+        pgAdminUrl,
+        kills: quick ? 3 : engine === 'sqlite' ? 25 : 15,
+        clients: quick ? 8 : 30,
+        pairsPerHotel: quick ? 4 : 8,
+        runMs: quick ? [500, 1500] : [1000, 4000],
+        logLossWindowMs: quick ? 1000 : 250,
+      }),
   },
   {
     name: 'sync-kill',
@@ -82,7 +90,17 @@ export const DRILLS: DrillSpec[] = [
     name: 'events',
     engines: ['sqlite', 'postgres'],
     run: (engine, pgAdminUrl, quick) =>
-      eventsDrill({ engine, pgAdminUrl, hotels: 120, rate: 350, requests: quick ? 10_000 : 300_000, maxSeconds: quick ? 60 : 1_500, streamEvery: 4, maxLagMs: 5_000, maxRssBytes: 500 * 1024 * 1024 }),
+      eventsDrill({
+        engine,
+        pgAdminUrl,
+        hotels: 120,
+        rate: 350,
+        requests: quick ? 10_000 : 300_000,
+        maxSeconds: quick ? 60 : 1_500,
+        streamEvery: 4,
+        maxLagMs: 5_000,
+        maxRssBytes: 500 * 1024 * 1024,
+      }),
   },
 ];
 
@@ -95,7 +113,8 @@ async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const only = arg('--only')?.split(',') ?? null;
   const engines = (arg('--engine')?.split(',') ?? ['sqlite', 'postgres']) as Engine[];
-  for (const name of only ?? []) if (!DRILLS.some((d) => d.name === name)) throw new Error(`unknown drill ${name}; drills: ${DRILLS.map((d) => d.name).join(', ')}`);
+  for (const name of only ?? [])
+    if (!DRILLS.some((d) => d.name === name)) throw new Error(`unknown drill ${name}; drills: ${DRILLS.map((d) => d.name).join(', ')}`);
   let cluster: PostgresCluster | null = null;
   const results: DrillResult[] = [];
   try {
@@ -115,7 +134,9 @@ async function main(): Promise<void> {
     await drillAgent.close();
   }
   const failed = results.filter((r) => r.violations.length > 0);
-  console.log(`\n${results.length} drill runs, ${failed.length} with violations${failed.length ? `: ${failed.map((r) => `${r.drill} (${r.engine})`).join(', ')}` : ''}`);
+  console.log(
+    `\n${results.length} drill runs, ${failed.length} with violations${failed.length ? `: ${failed.map((r) => `${r.drill} (${r.engine})`).join(', ')}` : ''}`,
+  );
   process.exitCode = failed.length > 0 ? 1 : 0;
 }
 

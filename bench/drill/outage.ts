@@ -74,7 +74,10 @@ export async function outageDrill(o: OutageDrillOptions): Promise<DrillResult> {
       else {
         const heard = await Promise.all(streams.map((st) => st.waitFor(guestId ?? '', since, 10_000)));
         if (heard.every(Boolean) && reread.every(Boolean)) streamsResumed += 1;
-        else violations.push(`outage ${c + 1}: dashboard streams after the restart: re-read ${JSON.stringify(reread)}, next change heard ${JSON.stringify(heard)}`);
+        else
+          violations.push(
+            `outage ${c + 1}: dashboard streams after the restart: re-read ${JSON.stringify(reread)}, next change heard ${JSON.stringify(heard)}`,
+          );
       }
     }
     await sleep(1_000);
@@ -84,7 +87,9 @@ export async function outageDrill(o: OutageDrillOptions): Promise<DrillResult> {
     const replays = await replayCheck((instances[0] as Instance).baseUrl, workers, () => Math.random() < 0.1);
     violations.push(...stats.violations, ...compared.lines, ...replays.lines, ...(await invariantViolations(storage.db)));
     const exits = instances.filter((i) => !i.alive).length;
-    const fiveHundreds = Object.entries(stats.byStatus).filter(([s]) => s.startsWith('5') && s !== '503').reduce((n, [, v]) => n + v, 0);
+    const fiveHundreds = Object.entries(stats.byStatus)
+      .filter(([s]) => s.startsWith('5') && s !== '503')
+      .reduce((n, [, v]) => n + v, 0);
     recoveries.sort((a, b) => a - b);
     return {
       drill: 'PostgreSQL stopped and started under load',

@@ -14,6 +14,7 @@ export function printResult(r: DrillResult): void {
   if (r.violations.length > 20) console.log(`   ! … and ${r.violations.length - 20} more`);
 }
 
-export const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN));
+export const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN);
 
 export const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;

@@ -117,7 +117,8 @@ export function explainable(initial: Roster, ops: RaceOp[], answers: string[], f
   return false;
 }
 
-const describeOp = (op: RaceOp): string => (op.kind === 'sync' ? `sync ${JSON.stringify(op.rooms)}` : op.kind === 'checkout' ? `checkout ${op.pms}` : `${op.kind} ${op.pms}→${op.room}`);
+const describeOp = (op: RaceOp): string =>
+  op.kind === 'sync' ? `sync ${JSON.stringify(op.rooms)}` : op.kind === 'checkout' ? `checkout ${op.pms}` : `${op.kind} ${op.pms}→${op.room}`;
 
 /**
  * Concurrent room moves, swaps (a sync that exchanges two rooms), check-ins into one
@@ -137,7 +138,13 @@ export async function roomRaceDrill(o: RoomRaceDrillOptions): Promise<DrillResul
       const hotel = await addHotel(storage.db, 1);
       const key = hotel.pairs[0]?.live ?? '';
       const url = (i: number) => (instances[i % instances.length] as Instance).baseUrl;
-      const person = (pms: string, room: string) => ({ pmsGuestId: pms, lastName: `Guest ${pms}`, roomNumber: room, checkInDate: '2026-11-23', checkOutDate: '2026-11-26' });
+      const person = (pms: string, room: string) => ({
+        pmsGuestId: pms,
+        lastName: `Guest ${pms}`,
+        roomNumber: room,
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-26',
+      });
       const initial: Roster = new Map([
         ['A', '1'],
         ['B', '2'],
@@ -159,21 +166,51 @@ export async function roomRaceDrill(o: RoomRaceDrillOptions): Promise<DrillResul
       );
       requests += ops.length;
       const said = ops.map((op, i) => observed(op, answers[i] as Answer));
-      for (const s of said) tally[s.split(' ').slice(0, 2).join(' ').replace(/^200 .*/, '200')] = (tally[s.split(' ').slice(0, 2).join(' ').replace(/^200 .*/, '200')] ?? 0) + 1;
-      const rows = await storage.db.selectFrom('guests').select(['pms_guest_id', 'room_number']).where('hotel_id', '=', hotel.id).where('status', '=', 'active').execute();
+      for (const s of said)
+        tally[
+          s
+            .split(' ')
+            .slice(0, 2)
+            .join(' ')
+            .replace(/^200 .*/, '200')
+        ] =
+          (tally[
+            s
+              .split(' ')
+              .slice(0, 2)
+              .join(' ')
+              .replace(/^200 .*/, '200')
+          ] ?? 0) + 1;
+      const rows = await storage.db
+        .selectFrom('guests')
+        .select(['pms_guest_id', 'room_number'])
+        .where('hotel_id', '=', hotel.id)
+        .where('status', '=', 'active')
+        .execute();
       const final: Roster = new Map(rows.map((r) => [r.pms_guest_id ?? '', r.room_number]));
       if (!explainable(initial, ops, said, final)) {
         unexplained += 1;
-        violations.push(`round ${round + 1}: no serial order explains ${ops.map((op, i) => `${describeOp(op)} = ${said[i]}`).join('; ')}; final ${JSON.stringify([...final])}`);
+        violations.push(
+          `round ${round + 1}: no serial order explains ${ops.map((op, i) => `${describeOp(op)} = ${said[i]}`).join('; ')}; final ${JSON.stringify([...final])}`,
+        );
       }
     }
     violations.push(...(await invariantViolations(storage.db)));
     for (const inst of instances) if (!inst.alive) violations.push(`${inst.label} exited: ${JSON.stringify(inst.exit)}\n${inst.tail()}`);
-    const fiveXX = Object.entries(tally).filter(([k]) => k.startsWith('5')).reduce((n, [, v]) => n + v, 0);
+    const fiveXX = Object.entries(tally)
+      .filter(([k]) => k.startsWith('5'))
+      .reduce((n, [, v]) => n + v, 0);
     return {
       drill: 'room race (moves, swaps, check-ins into one room)',
       engine: storage.engine,
-      figures: { rounds: o.rounds, instances: instances.length, requests, answers: JSON.stringify(tally), '5xx': fiveXX, 'rounds no serial order explains': unexplained },
+      figures: {
+        rounds: o.rounds,
+        instances: instances.length,
+        requests,
+        answers: JSON.stringify(tally),
+        '5xx': fiveXX,
+        'rounds no serial order explains': unexplained,
+      },
       violations,
     };
   } finally {

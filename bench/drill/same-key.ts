@@ -52,7 +52,16 @@ export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult>
         if (scenario === 'checkin, different bodies') return { path: '/guests/checkin', body: { ...g, pmsGuestId: `P-diff-${i}`, roomNumber: `3${i}` } };
         if (scenario === 'move') return { path: '/guests/update', body: { pmsGuestId: g.pmsGuestId, roomNumber: '101' } };
         if (scenario === 'checkout') return { path: '/guests/checkout', body: { pmsGuestId: g.pmsGuestId } };
-        return { path: '/guests/sync', body: { syncMode: 'full', guests: [{ ...g, roomNumber: '102' }, { ...g, pmsGuestId: 'P-synced', roomNumber: '103' }] } };
+        return {
+          path: '/guests/sync',
+          body: {
+            syncMode: 'full',
+            guests: [
+              { ...g, roomNumber: '102' },
+              { ...g, pmsGuestId: 'P-synced', roomNumber: '103' },
+            ],
+          },
+        };
       });
       const answers = await Promise.all(bodies.map((b, i) => pmsPost(url(i), slug, b.path, key, idem, b.body)));
       requests += answers.length;
@@ -73,10 +82,12 @@ export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult>
       if (original) {
         const again = await pmsPost(url(1), slug, bodies[answers.indexOf(original)]?.path ?? '', key, idem, bodies[answers.indexOf(original)]?.body);
         requests += 1;
-        if (!isReplay(again) || !sameBody(again, original)) violations.push(`${label}: the key sent again answered ${describeAnswer(again)} ${JSON.stringify(again.body)}`);
+        if (!isReplay(again) || !sameBody(again, original))
+          violations.push(`${label}: the key sent again answered ${describeAnswer(again)} ${JSON.stringify(again.body)}`);
       }
       // The database: exactly one change.
-      const action = scenario === 'move' ? 'guest.room_moved' : scenario === 'checkout' ? 'guest.checked_out' : scenario === 'sync' ? 'sync.completed' : 'guest.checked_in';
+      const action =
+        scenario === 'move' ? 'guest.room_moved' : scenario === 'checkout' ? 'guest.checked_out' : scenario === 'sync' ? 'sync.completed' : 'guest.checked_in';
       const entries = await storage.db.selectFrom('activity_log').select('id').where('hotel_id', '=', hotel.id).where('action', '=', action).execute();
       // The set-up check-in is one more guest.checked_in entry (never the scenario's action otherwise).
       const setUpEntries = action === 'guest.checked_in' && (scenario === 'move' || scenario === 'checkout' || scenario === 'sync') ? 1 : 0;
@@ -89,7 +100,13 @@ export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult>
     return {
       drill: 'same key, concurrent',
       engine: storage.engine,
-      figures: { rounds: o.rounds, instances: instances.length, requests, answers: JSON.stringify(tally), 'processed twice or not at all': violations.filter((v) => v.includes('requests processed')).length },
+      figures: {
+        rounds: o.rounds,
+        instances: instances.length,
+        requests,
+        answers: JSON.stringify(tally),
+        'processed twice or not at all': violations.filter((v) => v.includes('requests processed')).length,
+      },
       violations,
     };
   } finally {

@@ -43,20 +43,29 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
       await installStall(storage);
     }
     // SQLite has no stall position to choose, and its 'resume' is a frozen process: one round per outcome.
-    const variants = storage.engine === 'sqlite' ? o.variants.filter((v, i) => v.then !== 'freeze' && o.variants.findIndex((w) => w.then === v.then) === i) : o.variants;
+    const variants =
+      storage.engine === 'sqlite' ? o.variants.filter((v, i) => v.then !== 'freeze' && o.variants.findIndex((w) => w.then === v.then) === i) : o.variants;
     for (const [round, { then: variant, at }] of variants.entries()) {
       const label = `round ${round + 1} (${storage.engine === 'postgres' ? `stalled at ${at === 'commit' ? 'COMMIT' : 'mid-transaction'}, ` : ''}${variant})`;
       const hotel = await addHotel(storage.db, 1);
       const key = hotel.pairs[0]?.live ?? '';
       const pmsGuestId = `P-${randomId(6)}`;
       const first = instances[0] as Instance;
-      const setUp = await pmsPost(first.baseUrl, hotel.slug, '/guests/checkin', key, `setup-${randomId(8)}`, { pmsGuestId, lastName: 'Stall', firstName: 'Before', roomNumber: '1', checkInDate: '2026-11-23', checkOutDate: '2026-11-25' });
+      const setUp = await pmsPost(first.baseUrl, hotel.slug, '/guests/checkin', key, `setup-${randomId(8)}`, {
+        pmsGuestId,
+        lastName: 'Stall',
+        firstName: 'Before',
+        roomNumber: '1',
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-25',
+      });
       if (setUp.status !== 200) violations.push(`${label}: set-up answered ${describeAnswer(setUp)}`);
       const idem = `stall-${randomId(10)}`;
       // A frozen process: the database stalls one second, the process stays stopped for the rest.
       const seconds = variant === 'freeze' ? 1 : o.stallSeconds;
       const body = { pmsGuestId, firstName: storage.engine === 'sqlite' ? 'After' : `${at === 'commit' ? 'STALL' : 'HOLD'}-${seconds}` };
-      const send = (inst: Instance, timeoutMs = (o.stallSeconds + 30) * 1000) => pmsPost(inst.baseUrl, hotel.slug, '/guests/update', key, idem, body, timeoutMs);
+      const send = (inst: Instance, timeoutMs = (o.stallSeconds + 30) * 1000) =>
+        pmsPost(inst.baseUrl, hotel.slug, '/guests/update', key, idem, body, timeoutMs);
       const answers: Answer[] = [];
       const original = send(first);
       let retryTo: Instance;
@@ -112,11 +121,18 @@ export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
       }
     }
     violations.push(...(await invariantViolations(storage.db)));
-    for (const inst of instances) if (!inst.alive && !inst.exit?.expected) violations.push(`${inst.label} exited: ${JSON.stringify(inst.exit)}\n${inst.tail()}`);
+    for (const inst of instances)
+      if (!inst.alive && !inst.exit?.expected) violations.push(`${inst.label} exited: ${JSON.stringify(inst.exit)}\n${inst.tail()}`);
     return {
       drill: 'request stalled in its transaction, retried meanwhile',
       engine: storage.engine,
-      figures: { rounds: variants.length, variants: variants.map((v) => (storage.engine === 'postgres' ? `${v.then} (stalled at ${v.at})` : v.then)).join(', '), 'stall (s)': o.stallSeconds, answers: JSON.stringify(tally), 'processed twice': violations.filter((v) => v.includes('processed 2') || v.includes('fresh 200')).length },
+      figures: {
+        rounds: variants.length,
+        variants: variants.map((v) => (storage.engine === 'postgres' ? `${v.then} (stalled at ${v.at})` : v.then)).join(', '),
+        'stall (s)': o.stallSeconds,
+        answers: JSON.stringify(tally),
+        'processed twice': violations.filter((v) => v.includes('processed 2') || v.includes('fresh 200')).length,
+      },
       violations,
     };
   } finally {
@@ -137,13 +153,17 @@ async function installStall(storage: DrillStorage): Promise<void> {
       if new.first_name like (tg_argv[0] || '-%') then perform pg_sleep(split_part(new.first_name, '-', 2)::float); end if;
       return new;
     end $$`.execute(storage.db);
-  await sql`create constraint trigger drill_stall_commit after update on guests deferrable initially deferred for each row execute function drill_stall('STALL')`.execute(storage.db);
+  await sql`create constraint trigger drill_stall_commit after update on guests deferrable initially deferred for each row execute function drill_stall('STALL')`.execute(
+    storage.db,
+  );
   await sql`create trigger drill_stall_now before update on guests for each row execute function drill_stall('HOLD')`.execute(storage.db);
 }
 
 async function waitForStall(storage: DrillStorage): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    const rows = await sql<{ n: number }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep'`.execute(storage.db);
+    const rows = await sql<{ n: number }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep'`.execute(
+      storage.db,
+    );
     if (Number(rows.rows[0]?.n ?? 0) > 0) return;
     await sleep(25);
   }

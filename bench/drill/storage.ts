@@ -61,7 +61,14 @@ export async function addHotel(db: Db, pairs = 1): Promise<DrillHotel> {
 
 /** A staff session of the hotel, as a login makes one: the cookie value for the dashboard's event stream. */
 export async function staffSessionCookie(db: Db, hotelId: string): Promise<string> {
-  const user = await insertUser(db, { id: newId('user'), hotelId, email: `${randomId(10)}@drill.example`, role: 'receptionist', passwordHash: 'not-for-login', now: new Date().toISOString() });
+  const user = await insertUser(db, {
+    id: newId('user'),
+    hotelId,
+    email: `${randomId(10)}@drill.example`,
+    role: 'receptionist',
+    passwordHash: 'not-for-login',
+    now: new Date().toISOString(),
+  });
   const { token } = await startSession(db, { id: user.id, hotelId });
   return token;
 }
@@ -78,7 +85,9 @@ export async function invariantViolations(db: Db): Promise<string[]> {
     select hotel_id, room_number, count(*) as n from room_assignments where released_at is null group by hotel_id, room_number having count(*) > 1`.execute(db);
   for (const r of rooms.rows) out.push(`room ${r.room_number} of ${r.hotel_id} held by ${r.n} active guests`);
   const stays = await sql<{ hotel_id: string; pms_guest_id: string; n: number }>`
-    select hotel_id, pms_guest_id, count(*) as n from guests where status = 'active' and pms_guest_id is not null group by hotel_id, pms_guest_id having count(*) > 1`.execute(db);
+    select hotel_id, pms_guest_id, count(*) as n from guests where status = 'active' and pms_guest_id is not null group by hotel_id, pms_guest_id having count(*) > 1`.execute(
+    db,
+  );
   for (const r of stays.rows) out.push(`pmsGuestId ${r.pms_guest_id} of ${r.hotel_id} has ${r.n} active stays`);
   const assignments = await sql<{ id: string; status: string; room_number: string; active: number; matching: number }>`
     select g.id, g.status, g.room_number,

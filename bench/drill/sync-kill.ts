@@ -75,13 +75,24 @@ export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResul
       if (!same(await activeRoster(storage, hotel.id), next)) violations.push(`kill ${k + 1}: after the sync was sent again, the roster is not the list`);
       list = next;
     }
-    const completed = await storage.db.selectFrom('activity_log').select('id').where('hotel_id', '=', hotel.id).where('action', '=', 'sync.completed').execute();
+    const completed = await storage.db
+      .selectFrom('activity_log')
+      .select('id')
+      .where('hotel_id', '=', hotel.id)
+      .where('action', '=', 'sync.completed')
+      .execute();
     if (completed.length !== syncs) violations.push(`${completed.length} sync.completed entries for ${syncs} syncs (each applied once)`);
     violations.push(...(await invariantViolations(storage.db)));
     return {
       drill: 'kill during a large sync',
       engine: storage.engine,
-      figures: { guests: o.guests, kills: o.kills, 'sync time (ms)': took, ...outcomes, 'half applied': violations.filter((v) => v.includes('half applied')).length },
+      figures: {
+        guests: o.guests,
+        kills: o.kills,
+        'sync time (ms)': took,
+        ...outcomes,
+        'half applied': violations.filter((v) => v.includes('half applied')).length,
+      },
       violations,
     };
   } finally {
@@ -91,11 +102,23 @@ export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResul
 }
 
 function guestOf(i: number, tag: string): Listed {
-  return { pmsGuestId: `P${i}`, lastName: `Guest ${i}`, firstName: `${tag}${i}`, roomNumber: String(1000 + i), checkInDate: '2026-11-23', checkOutDate: '2026-11-27' };
+  return {
+    pmsGuestId: `P${i}`,
+    lastName: `Guest ${i}`,
+    firstName: `${tag}${i}`,
+    roomNumber: String(1000 + i),
+    checkInDate: '2026-11-23',
+    checkOutDate: '2026-11-27',
+  };
 }
 
 async function activeRoster(storage: DrillStorage, hotelId: string): Promise<Map<string, string>> {
-  const rows = await storage.db.selectFrom('guests').select(['pms_guest_id', 'room_number', 'first_name']).where('hotel_id', '=', hotelId).where('status', '=', 'active').execute();
+  const rows = await storage.db
+    .selectFrom('guests')
+    .select(['pms_guest_id', 'room_number', 'first_name'])
+    .where('hotel_id', '=', hotelId)
+    .where('status', '=', 'active')
+    .execute();
   return new Map(rows.map((r) => [r.pms_guest_id ?? '', `${r.room_number}|${r.first_name ?? ''}`]));
 }
 

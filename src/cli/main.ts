@@ -33,7 +33,9 @@ async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new CliFailure('pipe the password on stdin, e.g. `printf %s "$PASSWORD" | innsync user create …`');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 interface SelectorOptions {
@@ -42,7 +44,8 @@ interface SelectorOptions {
 }
 
 function toSelector(opts: SelectorOptions): GuestSelector {
-  if ((opts.pmsGuestId === undefined) === (opts.guestId === undefined)) throw new CliFailure('name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>');
+  if ((opts.pmsGuestId === undefined) === (opts.guestId === undefined))
+    throw new CliFailure('name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>');
   return opts.pmsGuestId !== undefined ? { pmsGuestId: opts.pmsGuestId } : { guestId: opts.guestId ?? '' };
 }
 
@@ -54,11 +57,22 @@ async function hotelOf(db: Db, slug: string): Promise<Hotel> {
 
 export function buildCli(): Command {
   const program = new Command('innsync')
-    .description('innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, GUEST_RETENTION_DAYS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).')
+    .description(
+      'innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, GUEST_RETENTION_DAYS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).',
+    )
     .option('--json', 'print one JSON object on stdout')
     // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
     // commander's "(Did you mean …?)" hint is joined onto the same line).
-    .configureOutput({ outputError: (str, write) => write(`innsync: ${str.replace(/^error: /, '').trim().split(/\s*\n\s*/).join(' ')}\n`) })
+    .configureOutput({
+      outputError: (str, write) =>
+        write(
+          `innsync: ${str
+            .replace(/^error: /, '')
+            .trim()
+            .split(/\s*\n\s*/)
+            .join(' ')}\n`,
+        ),
+    })
     .exitOverride();
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
 
@@ -137,27 +151,38 @@ export function buildCli(): Command {
     .action(async () => {
       const config = loadConfig();
       const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
-      const guests = config.guestRetentionDays === null ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)' : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
+      const guests =
+        config.guestRetentionDays === null
+          ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
+          : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
       print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records; ${guests}`);
     });
 
   const guest = program.command('guest').description("a guest's personal data: erase (GDPR Art. 17) or export (Art. 15)");
   const selectorOptions = (c: Command): Command =>
-    c.option('--pms-guest-id <id>', 'every stay with this PMS guest id').option('--guest-id <id>', "the stay with this guest id (and, for a PMS guest, every stay with its pmsGuestId)");
+    c
+      .option('--pms-guest-id <id>', 'every stay with this PMS guest id')
+      .option('--guest-id <id>', 'the stay with this guest id (and, for a PMS guest, every stay with its pmsGuestId)');
   selectorOptions(guest.command('erase <slug>').description("erase a checked-out guest's personal data everywhere the service keeps it")).action(
     async (slug: string, opts: SelectorOptions) => {
       const selector = toSelector(opts);
       const r = await withDb(loadConfig(), async (db) => eraseGuest(db, await hotelOf(db, slug), selector, { type: 'system', id: null, mode: null }));
       const e = r.erased;
-      print(json(), r, `erased the personal data of ${e.guests} stay(s): ${e.activity} activity entries, ${e.idempotency} idempotency records and ${e.requestLog} request-log bodies changed`);
+      print(
+        json(),
+        r,
+        `erased the personal data of ${e.guests} stay(s): ${e.activity} activity entries, ${e.idempotency} idempotency records and ${e.requestLog} request-log bodies changed`,
+      );
     },
   );
-  selectorOptions(guest.command('export <slug>').description('print everything held about one guest as one JSON document')).action(async (slug: string, opts: SelectorOptions) => {
-    const selector = toSelector(opts);
-    const doc = await withDb(loadConfig(), async (db) => exportGuest(db, await hotelOf(db, slug), selector));
-    // The export is a JSON document with or without --json.
-    process.stdout.write(`${JSON.stringify(doc, null, json() ? undefined : 2)}\n`);
-  });
+  selectorOptions(guest.command('export <slug>').description('print everything held about one guest as one JSON document')).action(
+    async (slug: string, opts: SelectorOptions) => {
+      const selector = toSelector(opts);
+      const doc = await withDb(loadConfig(), async (db) => exportGuest(db, await hotelOf(db, slug), selector));
+      // The export is a JSON document with or without --json.
+      process.stdout.write(`${JSON.stringify(doc, null, json() ? undefined : 2)}\n`);
+    },
+  );
 
   program
     .command('backup <file>')

@@ -18,16 +18,7 @@ import { listGuests } from '../roster/roster-service.js';
 import { registerDashboardAssets } from './assets.js';
 import type { LiveStreams } from './live-events.js';
 import type { RequestLogWriter } from '../pms/request-log.js';
-import {
-  ActivityQuery,
-  GuestPatchBody,
-  IdParams,
-  LoginBody,
-  RequestsQuery,
-  SetupBody,
-  UserBody,
-  WalkInBody,
-} from './schemas.js';
+import { ActivityQuery, GuestPatchBody, IdParams, LoginBody, RequestsQuery, SetupBody, UserBody, WalkInBody } from './schemas.js';
 import { checkCsrf, checkSameOrigin, clearSessionCookie, endSession, loadSession, setSessionCookie, startSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
 import { registerPrivacyRoutes } from './privacy-routes.js';
@@ -63,9 +54,18 @@ export function dashboardRefinements(): Map<string, Refinement> {
     [`POST ${API}/guests body`, (b) => refineGuestFields(b)],
     [`PATCH ${API}/guests/:id body`, (b) => refineGuestFields(b)],
     // `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later.
-    [`GET ${API}/requests querystring`, (q) => (['since', 'until'] as const).filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f])))).map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`))],
+    [
+      `GET ${API}/requests querystring`,
+      (q) =>
+        (['since', 'until'] as const)
+          .filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f]))))
+          .map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`)),
+    ],
     // As `innsync hotel create`: a name of blanks only is no name.
-    [`POST ${API}/setup body`, (b) => (typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [])],
+    [
+      `POST ${API}/setup body`,
+      (b) => (typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : []),
+    ],
   ]);
 }
 
@@ -100,7 +100,11 @@ function guestView(g: Guest) {
 function parseCursor(cursor: string | undefined): { at: string; id: string } | undefined {
   if (cursor === undefined) return undefined;
   const cut = cursor.lastIndexOf('~');
-  if (cut <= 0) throw new ApiError('VALIDATION_ERROR', { message: 'before: not a cursor this API gave out.', extra: { errors: [{ field: 'before', code: 'INVALID_FORMAT', message: 'before must be the `next` value of a previous page.' }] } });
+  if (cut <= 0)
+    throw new ApiError('VALIDATION_ERROR', {
+      message: 'before: not a cursor this API gave out.',
+      extra: { errors: [{ field: 'before', code: 'INVALID_FORMAT', message: 'before must be the `next` value of a previous page.' }] },
+    });
   return { at: cursor.slice(0, cut), id: cursor.slice(cut + 1) };
 }
 
@@ -168,57 +172,65 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return { valid: true };
   });
 
-  app.post<{ Body: SetupBody }>(`${API}/setup`, { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } }, async (req, reply) => {
-    const body = req.body;
-    if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
-    let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
-    try {
-      created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password });
-    } catch (err) {
-      // A taken slug or e-mail leaves the link usable for a corrected try; a hotel made meanwhile does not.
-      if (!(err instanceof ApiError) || err.code !== 'SETUP_LINK_INVALID') deps.setupLink.restore(body.token);
-      throw err;
-    }
-    const { user, hotel } = created;
-    const { token, csrfToken } = await startSession(db, user);
-    setSessionCookie(reply, token);
-    req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
-    return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
-  });
+  app.post<{ Body: SetupBody }>(
+    `${API}/setup`,
+    { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } },
+    async (req, reply) => {
+      const body = req.body;
+      if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
+      let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
+      try {
+        created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password });
+      } catch (err) {
+        // A taken slug or e-mail leaves the link usable for a corrected try; a hotel made meanwhile does not.
+        if (!(err instanceof ApiError) || err.code !== 'SETUP_LINK_INVALID') deps.setupLink.restore(body.token);
+        throw err;
+      }
+      const { user, hotel } = created;
+      const { token, csrfToken } = await startSession(db, user);
+      setSessionCookie(reply, token);
+      req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
+      return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
+    },
+  );
 
-  app.post<{ Body: LoginBody }>(`${API}/login`, { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: LoginBody } }, async (req, reply) => {
-    const email = req.body.email.trim().toLowerCase();
-    const now = Date.now();
-    const byEmail = LOGIN_FAILURE_LIMITS.email;
-    const byIp = LOGIN_FAILURE_LIMITS.ip;
-    // Every attempt is counted before the (slow) password check, atomically, so parallel
-    // guesses cannot all slip in under the limit; a successful login takes its count back.
-    const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
-    const emailResult = await consume(deps.rateLimits, email, byEmail, now);
-    if (!ipResult.allowed || !emailResult.allowed) {
-      deps.metrics?.rateLimited('login');
-      const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
-      throw new ApiError('RATE_LIMITED', {
-        message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-        extra: { retryAfter },
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
-    const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
-    if (outcome.kind === 'failed') {
-      // Logged as a security event with the client's address (app.ts), never with the e-mail.
-      throw new ApiError('LOGIN_FAILED');
-    }
-    // The password was right (one account, or several to choose from): not a failure.
-    await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
-    await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
-    // The same e-mail and password at several hotels: the form asks which, and sends the
-    // login again with `hotel`. Only the hotels this password opened are named.
-    if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
-    const { token, csrfToken } = await startSession(db, outcome.user);
-    setSessionCookie(reply, token);
-    return sessionView(outcome, csrfToken);
-  });
+  app.post<{ Body: LoginBody }>(
+    `${API}/login`,
+    { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: LoginBody } },
+    async (req, reply) => {
+      const email = req.body.email.trim().toLowerCase();
+      const now = Date.now();
+      const byEmail = LOGIN_FAILURE_LIMITS.email;
+      const byIp = LOGIN_FAILURE_LIMITS.ip;
+      // Every attempt is counted before the (slow) password check, atomically, so parallel
+      // guesses cannot all slip in under the limit; a successful login takes its count back.
+      const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
+      const emailResult = await consume(deps.rateLimits, email, byEmail, now);
+      if (!ipResult.allowed || !emailResult.allowed) {
+        deps.metrics?.rateLimited('login');
+        const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
+        throw new ApiError('RATE_LIMITED', {
+          message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+          extra: { retryAfter },
+          headers: { 'retry-after': String(retryAfter) },
+        });
+      }
+      const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
+      if (outcome.kind === 'failed') {
+        // Logged as a security event with the client's address (app.ts), never with the e-mail.
+        throw new ApiError('LOGIN_FAILED');
+      }
+      // The password was right (one account, or several to choose from): not a failure.
+      await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
+      await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
+      // The same e-mail and password at several hotels: the form asks which, and sends the
+      // login again with `hotel`. Only the hotels this password opened are named.
+      if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
+      const { token, csrfToken } = await startSession(db, outcome.user);
+      setSessionCookie(reply, token);
+      return sessionView(outcome, csrfToken);
+    },
+  );
 
   app.post(`${API}/logout`, { ...staffOnly, schema: hidden }, async (req, reply) => {
     const s = session(req);
@@ -265,11 +277,15 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return reply.code(201).send({ guest: guestView(guest) });
   });
 
-  app.patch<{ Params: IdParams; Body: GuestPatchBody }>(`${API}/guests/:id`, { ...staffOnly, schema: { ...hidden, params: IdParams, body: GuestPatchBody } }, async (req) => {
-    const s = session(req);
-    const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
-    return { guest: guestView(guest), changes };
-  });
+  app.patch<{ Params: IdParams; Body: GuestPatchBody }>(
+    `${API}/guests/:id`,
+    { ...staffOnly, schema: { ...hidden, params: IdParams, body: GuestPatchBody } },
+    async (req) => {
+      const s = session(req);
+      const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
+      return { guest: guestView(guest), changes };
+    },
+  );
 
   app.post<{ Params: IdParams }>(`${API}/guests/:id/checkout`, { ...staffOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
     const s = session(req);
@@ -323,7 +339,11 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
         keyId: p.pairId,
         createdAt: p.createdAt,
         revokedAt: p.revokedAt,
-        lastUsedAt: [p.liveLastUsedAt, p.testLastUsedAt].filter((x): x is string => x !== null).sort().pop() ?? null,
+        lastUsedAt:
+          [p.liveLastUsedAt, p.testLastUsedAt]
+            .filter((x): x is string => x !== null)
+            .sort()
+            .pop() ?? null,
       })),
     };
   });

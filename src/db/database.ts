@@ -220,7 +220,19 @@ function errorCode(err: unknown): string | null {
 // (class 53: too many connections, disk full, out of memory), operator intervention (57P:
 // shutdown, crash, start-up, database dropped, idle-session timeout) and its
 // idle-in-transaction timeout (25P03); SQLite's I/O failures, a full disk, a file it cannot open.
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '25P03', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '25P03',
+  'SQLITE_CANTOPEN',
+  'SQLITE_FULL',
+]);
 const UNREACHABLE_PREFIXES = ['08', '53', '57P', 'SQLITE_IOERR'];
 // pg's own messages for a connection that died or a pool that could not get one in time.
 const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;

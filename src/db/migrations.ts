@@ -201,7 +201,9 @@ const migrations: Record<string, Migration> = {
       if (Number(done.rows[0]?.n ?? 0) > 0) return; // a rebuild committed before the migration was recorded
       await db.transaction().execute(async (trx) => {
         await sql`pragma defer_foreign_keys = on`.execute(trx);
-        await sql`create table staff_users_0005_copy as select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users`.execute(trx);
+        await sql`create table staff_users_0005_copy as select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users`.execute(
+          trx,
+        );
         await sql`drop table staff_users`.execute(trx);
         await trx.schema
           .createTable('staff_users')
@@ -213,11 +215,14 @@ const migrations: Record<string, Migration> = {
           .addColumn('created_at', 'text', (c) => c.notNull())
           .addColumn('deactivated_at', 'text')
           .execute();
-        await sql`insert into staff_users (id, hotel_id, email, role, password_hash, created_at, deactivated_at) select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users_0005_copy`.execute(trx);
+        await sql`insert into staff_users (id, hotel_id, email, role, password_hash, created_at, deactivated_at) select id, hotel_id, email, role, password_hash, created_at, deactivated_at from staff_users_0005_copy`.execute(
+          trx,
+        );
         await sql`drop table staff_users_0005_copy`.execute(trx);
         await sql`create unique index staff_users_email_hotel_uq on staff_users (email, hotel_id)`.execute(trx);
         const broken = await sql<Record<string, unknown>>`pragma foreign_key_check`.execute(trx);
-        if (broken.rows.length > 0) throw new Error(`rebuilding staff_users broke ${broken.rows.length} foreign-key references: ${JSON.stringify(broken.rows.slice(0, 5))}`);
+        if (broken.rows.length > 0)
+          throw new Error(`rebuilding staff_users broke ${broken.rows.length} foreign-key references: ${JSON.stringify(broken.rows.slice(0, 5))}`);
       });
     },
   },

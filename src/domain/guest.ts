@@ -54,11 +54,7 @@ export function normalizeRoomNumber(raw: string): string {
  * and checkOutDate not before checkInDate. `prefix` names
  * the field's place (`guests[3].`). `stored` gives the dates an update does not send.
  */
-export function refineGuestFields(
-  input: Record<string, unknown>,
-  prefix = '',
-  stored?: Pick<GuestData, 'checkInDate' | 'checkOutDate'>,
-): FieldError[] {
+export function refineGuestFields(input: Record<string, unknown>, prefix = '', stored?: Pick<GuestData, 'checkInDate' | 'checkOutDate'>): FieldError[] {
   const errors: FieldError[] = [];
   const room = input.roomNumber;
   if (typeof room === 'string' && !/[\u0000-\u001f\u007f-\u009f]/.test(room)) {
@@ -71,16 +67,8 @@ export function refineGuestFields(
   }
   const checkIn = input.checkInDate === undefined ? stored?.checkInDate : input.checkInDate;
   const checkOut = input.checkOutDate === undefined ? stored?.checkOutDate : input.checkOutDate;
-  if (
-    typeof checkIn === 'string' &&
-    typeof checkOut === 'string' &&
-    isCalendarDate(checkIn) &&
-    isCalendarDate(checkOut) &&
-    checkOut < checkIn
-  ) {
-    errors.push(
-      fieldError(`${prefix}checkOutDate`, 'DATE_ORDER', `checkOutDate ${checkOut} is before checkInDate ${checkIn}.`),
-    );
+  if (typeof checkIn === 'string' && typeof checkOut === 'string' && isCalendarDate(checkIn) && isCalendarDate(checkOut) && checkOut < checkIn) {
+    errors.push(fieldError(`${prefix}checkOutDate`, 'DATE_ORDER', `checkOutDate ${checkOut} is before checkInDate ${checkIn}.`));
   }
   return errors;
 }

@@ -56,7 +56,13 @@ export class JsonShapeScanner {
         const n = (members[d] ?? 0) + 1;
         members[d] = n;
         if (objects[d] && n >= MAX_OBJECT_MEMBERS) {
-          return validationError([fieldError('(body)', 'TOO_MANY', `An object in the body has more than ${MAX_OBJECT_MEMBERS} members; no request of this API has that many. Check the body's structure.`)]);
+          return validationError([
+            fieldError(
+              '(body)',
+              'TOO_MANY',
+              `An object in the body has more than ${MAX_OBJECT_MEMBERS} members; no request of this API has that many. Check the body's structure.`,
+            ),
+          ]);
         }
       }
     }

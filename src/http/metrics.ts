@@ -44,7 +44,12 @@ export class Metrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({ name: 'innsync_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'], registers });
+    this.httpRequests = new Counter({
+      name: 'innsync_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status.',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
     this.httpDuration = new Histogram({
       name: 'innsync_http_request_duration_seconds',
       help: 'Time from request to answer, by route pattern, method and status.',
@@ -52,20 +57,63 @@ export class Metrics {
       buckets: SECONDS_BUCKETS,
       registers,
     });
-    this.replays = new Counter({ name: 'innsync_idempotent_replays_total', help: 'PMS requests answered with the stored response of their Idempotency-Key, by endpoint.', labelNames: ['endpoint'], registers });
-    this.refusals = new Counter({ name: 'innsync_rate_limited_total', help: 'Requests refused with 429 RATE_LIMITED, by the limit that refused them (key, ip, login).', labelNames: ['scope'], registers });
-    this.syncDuration = new Histogram({ name: 'innsync_sync_duration_seconds', help: 'Duration of completed live syncs (the whole transaction).', buckets: SYNC_SECONDS_BUCKETS, registers });
-    this.syncGuests = new Histogram({ name: 'innsync_sync_guests', help: 'Guests listed in each completed live sync.', buckets: SYNC_GUEST_BUCKETS, registers });
-    this.rosterEvents = new Counter({ name: 'innsync_roster_events_published_total', help: 'Committed roster changes published to the dashboards.', registers });
+    this.replays = new Counter({
+      name: 'innsync_idempotent_replays_total',
+      help: 'PMS requests answered with the stored response of their Idempotency-Key, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'innsync_rate_limited_total',
+      help: 'Requests refused with 429 RATE_LIMITED, by the limit that refused them (key, ip, login).',
+      labelNames: ['scope'],
+      registers,
+    });
+    this.syncDuration = new Histogram({
+      name: 'innsync_sync_duration_seconds',
+      help: 'Duration of completed live syncs (the whole transaction).',
+      buckets: SYNC_SECONDS_BUCKETS,
+      registers,
+    });
+    this.syncGuests = new Histogram({
+      name: 'innsync_sync_guests',
+      help: 'Guests listed in each completed live sync.',
+      buckets: SYNC_GUEST_BUCKETS,
+      registers,
+    });
+    this.rosterEvents = new Counter({
+      name: 'innsync_roster_events_published_total',
+      help: 'Committed roster changes published to the dashboards.',
+      registers,
+    });
     this.eventStreams = new Gauge({ name: 'innsync_event_streams_open', help: 'Dashboard event streams open on this instance.', registers });
     // Read at each scrape from the request-log writer (watchRequestLogQueue).
     this.gaugeAtScrape('innsync_request_log_queue_rows', 'Request-log rows waiting to be written.', () => this.requestLogQueued());
     this.requestLogRows = new Counter({ name: 'innsync_request_log_rows_written_total', help: 'Request-log rows written to storage.', registers });
-    this.requestLogDropped = new Counter({ name: 'innsync_request_log_rows_dropped_total', help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).', registers });
+    this.requestLogDropped = new Counter({
+      name: 'innsync_request_log_rows_dropped_total',
+      help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).',
+      registers,
+    });
     this.gaugeAtScrape('innsync_connections_open', 'Client connections open on the HTTPS and HTTP listeners.', () => this.connectionsOpen());
-    this.connectionsRefused = new Counter({ name: 'innsync_connections_refused_total', help: 'Connections closed at once for a connection cap, by limit (total, per-address).', labelNames: ['limit'], registers });
-    this.requestsCut = new Counter({ name: 'innsync_requests_cut_total', help: 'HTTP requests the transport answered and closed before the app saw them complete, by error code (REQUEST_TIMEOUT, HEADERS_TOO_LARGE, MALFORMED_REQUEST).', labelNames: ['code'], registers });
-    this.databaseErrors = new Counter({ name: 'innsync_database_errors_total', help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.', labelNames: ['kind'], registers });
+    this.connectionsRefused = new Counter({
+      name: 'innsync_connections_refused_total',
+      help: 'Connections closed at once for a connection cap, by limit (total, per-address).',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.requestsCut = new Counter({
+      name: 'innsync_requests_cut_total',
+      help: 'HTTP requests the transport answered and closed before the app saw them complete, by error code (REQUEST_TIMEOUT, HEADERS_TOO_LARGE, MALFORMED_REQUEST).',
+      labelNames: ['code'],
+      registers,
+    });
+    this.databaseErrors = new Counter({
+      name: 'innsync_database_errors_total',
+      help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.',
+      labelNames: ['kind'],
+      registers,
+    });
   }
 
   /** A gauge whose value is read from `read` at each scrape. */

@@ -228,7 +228,13 @@ export class ConnectionGate {
 
   private warn(address: string, limit: 'total' | 'per-address'): void {
     const max = limit === 'total' ? this.limits.maxConnections : this.limits.maxConnectionsPerIp;
-    this.security.note(this.logger, 'CONNECTION_REFUSED', address, { limit, max }, `security: connection refused, ${limit === 'total' ? 'the service' : 'this address'} already has ${max} open`);
+    this.security.note(
+      this.logger,
+      'CONNECTION_REFUSED',
+      address,
+      { limit, max },
+      `security: connection refused, ${limit === 'total' ? 'the service' : 'this address'} already has ${max} open`,
+    );
   }
 }
 

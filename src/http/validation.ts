@@ -54,7 +54,9 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
     if (field.endsWith('phone')) return 'must be E.164: "+" then 2-15 digits, the first not 0';
     // Other patterns state their rule in the schema's description ("2-63 characters of …").
     const described = (e.parentSchema as { description?: unknown } | undefined)?.description;
-    return typeof described === 'string' && !String((e.parentSchema as { pattern?: unknown }).pattern).startsWith('^[^\\u0000') ? `must be ${described}` : 'must not contain control characters';
+    return typeof described === 'string' && !String((e.parentSchema as { pattern?: unknown }).pattern).startsWith('^[^\\u0000')
+      ? `must be ${described}`
+      : 'must not contain control characters';
   }
   return e.message ?? 'is invalid';
 }
@@ -128,7 +130,8 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
  * no field of ours means it. Refused on both engines alike, naming the field.
  */
 function nulCharacters(data: unknown, at = ''): FieldError[] {
-  if (typeof data === 'string') return data.includes('\u0000') ? [fieldError(at || '(body)', 'INVALID_FORMAT', `${at || 'The value'} must not contain the NUL character (\\u0000).`)] : [];
+  if (typeof data === 'string')
+    return data.includes('\u0000') ? [fieldError(at || '(body)', 'INVALID_FORMAT', `${at || 'The value'} must not contain the NUL character (\\u0000).`)] : [];
   if (data === null || typeof data !== 'object') return [];
   const out: FieldError[] = [];
   if (Array.isArray(data)) data.forEach((v, i) => out.push(...nulCharacters(v, `${at}[${i}]`)));

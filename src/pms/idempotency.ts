@@ -83,7 +83,13 @@ export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope,
   const now = new Date(nowMs).toISOString();
   let inserted: boolean;
   try {
-    inserted = await repo.insertRecord(trx, { apiKeyId: scope.apiKeyId, key: scope.key, fingerprint: scope.fingerprint, now, expiresAt: new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString() });
+    inserted = await repo.insertRecord(trx, {
+      apiKeyId: scope.apiKeyId,
+      key: scope.key,
+      fingerprint: scope.fingerprint,
+      now,
+      expiresAt: new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString(),
+    });
   } catch (err) {
     if (isLockTimeout(err)) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
     throw err;

@@ -105,7 +105,9 @@ export function rosterDigest(response: string): string {
   }
   if (parsed === null || typeof parsed !== 'object' || !Array.isArray((parsed as { guests?: unknown }).guests)) return response;
   const { guests, count } = parsed as { guests: unknown[]; count?: unknown };
-  const ids = guests.map((g) => (g !== null && typeof g === 'object' && typeof (g as { guestId?: unknown }).guestId === 'string' ? (g as { guestId: string }).guestId : null));
+  const ids = guests.map((g) =>
+    g !== null && typeof g === 'object' && typeof (g as { guestId?: unknown }).guestId === 'string' ? (g as { guestId: string }).guestId : null,
+  );
   return JSON.stringify({ count: typeof count === 'number' ? count : guests.length, ids });
 }
 

@@ -5,7 +5,16 @@ import type { Guest } from '../db/repositories/guest.repository.js';
 import { ApiError, ERRORS, type ErrorCode } from '../errors.js';
 import { normalizeRoomNumber, refineGuestFields, GUEST_DATA_FIELDS, type ChangeSet } from '../domain/guest.js';
 import { newId } from '../domain/ids.js';
-import { checkInGuest, checkOutGuest, listGuests, updateGuest, type CheckInResult, type CheckOutResult, type RosterDeps, type UpdateResult } from '../roster/roster-service.js';
+import {
+  checkInGuest,
+  checkOutGuest,
+  listGuests,
+  updateGuest,
+  type CheckInResult,
+  type CheckOutResult,
+  type RosterDeps,
+  type UpdateResult,
+} from '../roster/roster-service.js';
 import { answerInSandbox, idempotencyHooks, sendStoredResponse, StoredResponse } from './idempotency.js';
 import { handleSync } from './sync-route.js';
 import {
@@ -58,7 +67,10 @@ const POST_ERRORS: ErrorCode[] = [
 const idempotencyHeader = {
   type: 'object',
   properties: {
-    'idempotency-key': { type: 'string', description: 'Required on POST: 1-255 characters, bare or as a quoted structured-field string. Scope: this API key; lifetime 24 h.' },
+    'idempotency-key': {
+      type: 'string',
+      description: 'Required on POST: 1-255 characters, bare or as a quoted structured-field string. Scope: this API key; lifetime 24 h.',
+    },
   },
 };
 
@@ -130,7 +142,12 @@ function actorOf(req: FastifyRequest): Actor {
 
 /** Registers the PMS API v1 routes under /api/pms/v1/{slug}. */
 export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): void {
-  const post = (endpoint: PmsEndpoint, path: string, opts: { summary: string; description: string; body: unknown; response: unknown; errors: ErrorCode[]; bodyLimit: number }, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<object>) => {
+  const post = (
+    endpoint: PmsEndpoint,
+    path: string,
+    opts: { summary: string; description: string; body: unknown; response: unknown; errors: ErrorCode[]; bodyLimit: number },
+    handler: (req: FastifyRequest, reply: FastifyReply) => Promise<object>,
+  ) => {
     app.post(`${PMS_PREFIX}${path}`, {
       bodyLimit: opts.bodyLimit,
       config: { endpoint },
@@ -164,7 +181,8 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     '/guests/checkin',
     {
       summary: 'Check a guest in',
-      description: 'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
+      description:
+        'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
       body: GuestInput,
       response: CheckinResponse,
       errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
@@ -174,7 +192,14 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       const body = req.body as GuestInput;
       const roomNumber = normalizeRoomNumber(body.roomNumber);
       if (req.auth?.mode === 'test') {
-        return answerInSandbox(deps.db, req, { status: 'created', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id, _sandbox: true });
+        return answerInSandbox(deps.db, req, {
+          status: 'created',
+          guestId: newId('test'),
+          pmsGuestId: body.pmsGuestId,
+          roomNumber,
+          requestId: req.id,
+          _sandbox: true,
+        });
       }
       const respond = (r: CheckInResult) => ({ status: 'created', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
       return respond(await checkInGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, idempotencyHooks(req, respond)));
@@ -186,7 +211,8 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     '/guests/update',
     {
       summary: 'Update a guest, or move them to another room',
-      description: 'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
+      description:
+        'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
       body: UpdateInput,
       response: UpdateResponse,
       errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
@@ -212,7 +238,8 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     '/guests/checkout',
     {
       summary: 'Check a guest out',
-      description: 'Ends the active stay and frees the room at once. Unknown or already checked-out pmsGuestId: 404 GUEST_NOT_FOUND. Test keys: `roomNumber: null`, `_sandbox: true`.',
+      description:
+        'Ends the active stay and frees the room at once. Unknown or already checked-out pmsGuestId: 404 GUEST_NOT_FOUND. Test keys: `roomNumber: null`, `_sandbox: true`.',
       body: CheckoutInput,
       response: CheckoutResponse,
       errors: ['GUEST_NOT_FOUND'],
@@ -221,9 +248,22 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     async (req) => {
       const body = req.body as CheckoutInput;
       if (req.auth?.mode === 'test') {
-        return answerInSandbox(deps.db, req, { status: 'checked_out', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true });
+        return answerInSandbox(deps.db, req, {
+          status: 'checked_out',
+          guestId: newId('test'),
+          pmsGuestId: body.pmsGuestId,
+          roomNumber: null,
+          requestId: req.id,
+          _sandbox: true,
+        });
       }
-      const respond = (r: CheckOutResult) => ({ status: 'checked_out', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber: r.guest.roomNumber, requestId: req.id });
+      const respond = (r: CheckOutResult) => ({
+        status: 'checked_out',
+        guestId: r.guest.id,
+        pmsGuestId: body.pmsGuestId,
+        roomNumber: r.guest.roomNumber,
+        requestId: req.id,
+      });
       return respond(await checkOutGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body.pmsGuestId, idempotencyHooks(req, respond)));
     },
   );
@@ -233,7 +273,8 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     '/guests/sync',
     {
       summary: 'Reconcile the full in-house list',
-      description: 'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
+      description:
+        'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
       body: SyncInput,
       response: SyncResponse,
       errors: ['ROOM_OCCUPIED'],
@@ -247,7 +288,8 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
     schema: {
       tags: ['guests'],
       summary: 'List current guests',
-      description: 'Active guests of both sources, ordered by roomNumber in natural order (2 before 10). Optional filters; an unknown query parameter is 422. Test keys: always an empty list.',
+      description:
+        'Active guests of both sources, ordered by roomNumber in natural order (2 before 10). Optional filters; an unknown query parameter is 422. Test keys: always an empty list.',
       params: SlugParams,
       querystring: GuestListQuery,
       response: { 200: GuestListResponse, ...errorResponses([...COMMON_ERRORS, 'VALIDATION_ERROR']) },

@@ -13,8 +13,17 @@ function nullable<T extends TSchema>(schema: T) {
 }
 
 export const Fields = {
-  pmsGuestId: Type.String({ minLength: 1, maxLength: 128, pattern: NO_CONTROL_CHARS, description: "The PMS's own identifier for the guest: 1-128 characters, no control characters." }),
-  roomNumber: Type.String({ pattern: NO_CONTROL_CHARS, description: 'Room number, 1-20 characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control characters. A room holds at most one active guest.' }),
+  pmsGuestId: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    pattern: NO_CONTROL_CHARS,
+    description: "The PMS's own identifier for the guest: 1-128 characters, no control characters.",
+  }),
+  roomNumber: Type.String({
+    pattern: NO_CONTROL_CHARS,
+    description:
+      'Room number, 1-20 characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control characters. A room holds at most one active guest.',
+  }),
   lastName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters.' }),
   firstName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters. An empty string is not "absent".' }),
   checkInDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date.' }),
@@ -78,7 +87,8 @@ export const SyncInput = Type.Object(
     syncMode: Type.Literal('full', { description: 'Must be "full".' }),
     guests: Type.Array(GuestInput, {
       maxItems: MAX_SYNC_GUESTS,
-      description: 'The complete in-house list (at most 20,000); an empty array checks out every PMS-sourced guest. No pmsGuestId or roomNumber may appear twice.',
+      description:
+        'The complete in-house list (at most 20,000); an empty array checks out every PMS-sourced guest. No pmsGuestId or roomNumber may appear twice.',
     }),
   },
   { additionalProperties: false, title: 'SyncInput' },
@@ -198,7 +208,10 @@ export const ErrorResponse = Type.Object(
     ),
     errorsNotShown: Type.Optional(Type.Integer({ description: 'Field errors found beyond the 20 listed in errors.' })),
     currentGuest: Type.Optional(
-      Type.Object({ pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() }, { description: 'ROOM_OCCUPIED: who holds the room.' }),
+      Type.Object(
+        { pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() },
+        { description: 'ROOM_OCCUPIED: who holds the room.' },
+      ),
     ),
     guestId: Type.Optional(Type.String({ description: 'GUEST_ALREADY_CHECKED_IN: the active stay.' })),
     roomNumber: Type.Optional(Type.String({ description: 'GUEST_ALREADY_CHECKED_IN: the active stay.' })),

@@ -15,7 +15,12 @@ export function syncResponse(r: SyncResult, requestId: string) {
     details: {
       checkedIn: r.plan.checkIn.map((c) => ({ pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber, lastName: c.data.lastName })),
       checkedOut: r.plan.checkOut.map((g) => ({ pmsGuestId: g.pmsGuestId ?? '', roomNumber: g.data.roomNumber, lastName: g.data.lastName })),
-      updated: r.plan.update.map((u) => ({ pmsGuestId: u.guest.pmsGuestId ?? '', roomNumber: u.next.roomNumber, lastName: u.next.lastName, changes: u.changes })),
+      updated: r.plan.update.map((u) => ({
+        pmsGuestId: u.guest.pmsGuestId ?? '',
+        roomNumber: u.next.roomNumber,
+        lastName: u.next.lastName,
+        changes: u.changes,
+      })),
     },
     requestId,
   };

@@ -41,8 +41,15 @@ export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowM
     if (batch.length === 0) return total;
     const now = new Date().toISOString();
     total += await runTransaction(db, async (trx) => {
-      const n = await repo.anonymiseGuestRows(trx, batch.map((g) => g.id), now);
-      await redactActivity(trx, batch.map((g) => g.id));
+      const n = await repo.anonymiseGuestRows(
+        trx,
+        batch.map((g) => g.id),
+        now,
+      );
+      await redactActivity(
+        trx,
+        batch.map((g) => g.id),
+      );
       // Only stays checked out within the records' lifetime can still be named by one.
       const recent = batch.filter((g) => (g.checked_out_at ?? '') >= idempotencyFrom);
       for (const g of recent) await redactIdempotency(trx, g.hotel_id, g.pms_guest_id, [g.id]);
@@ -83,7 +90,11 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
     await repo.anonymiseGuestRows(trx, ids, now);
     const activity = await redactActivity(trx, ids);
     const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
-    const requestLog = await repo.replaceRequestLogBodies(trx, logRows.map((r) => r.id), ERASED_BODY);
+    const requestLog = await repo.replaceRequestLogBodies(
+      trx,
+      logRows.map((r) => r.id),
+      ERASED_BODY,
+    );
     const erased = { guests: stays.length, activity, idempotency, requestLog };
     const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
     await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
@@ -218,7 +229,7 @@ function bodyAbout(text: string | null, matcher: GuestMatcher, ids: string[]): u
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { withheld: 'This body is not complete JSON (cut at 64 KiB, or malformed as sent), so it cannot be separated from other guests\' data.' };
+    return { withheld: "This body is not complete JSON (cut at 64 KiB, or malformed as sent), so it cannot be separated from other guests' data." };
   }
   return onlyAbout(parsed, matcher);
 }

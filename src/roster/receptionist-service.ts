@@ -4,7 +4,18 @@ import type { GuestData, GuestPatch } from '../domain/guest.js';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
-import { answeringConflicts, checkOutLocatedGuest, initialChanges, NO_HOOKS, roomOccupied, updateLocatedGuest, writeRoster, type CheckOutResult, type RosterDeps, type UpdateResult } from './roster-service.js';
+import {
+  answeringConflicts,
+  checkOutLocatedGuest,
+  initialChanges,
+  NO_HOOKS,
+  roomOccupied,
+  updateLocatedGuest,
+  writeRoster,
+  type CheckOutResult,
+  type RosterDeps,
+  type UpdateResult,
+} from './roster-service.js';
 
 /**
  * A walk-in guest entered by hotel staff (source `receptionist`, no pmsGuestId). Sync
@@ -58,7 +69,13 @@ export async function updateReceptionistGuest(deps: RosterDeps, hotelId: string,
  * Staff check-out of any active guest. A PMS guest only with `confirmPmsGuest`: the PMS
  * still has the guest in house and sends it again on its next sync.
  */
-export async function checkOutGuestByStaff(deps: RosterDeps, hotelId: string, actor: Actor, guestId: string, confirmPmsGuest: boolean): Promise<CheckOutResult> {
+export async function checkOutGuestByStaff(
+  deps: RosterDeps,
+  hotelId: string,
+  actor: Actor,
+  guestId: string,
+  confirmPmsGuest: boolean,
+): Promise<CheckOutResult> {
   return checkOutLocatedGuest(deps, hotelId, actor, async (trx) => {
     const g = await lockActiveGuest(trx, hotelId, guestId);
     if (g.source === 'pms' && !confirmPmsGuest) throw new ApiError('CONFIRMATION_REQUIRED');

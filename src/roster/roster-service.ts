@@ -232,14 +232,23 @@ export async function updateLocatedGuest(
         }
         const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
         const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
-        return { result: { guest, changes }, changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [] };
+        return {
+          result: { guest, changes },
+          changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
+        };
       }),
     async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom, moverId) : null),
   );
 }
 
 /** A room move and other field changes are recorded as two entries (decisions.md actions). */
-export function activityForUpdate(hotelId: string, actor: Actor, stored: Pick<guests.Guest, 'id' | 'pmsGuestId'>, changes: ChangeSet, at: string): ActivityEntry[] {
+export function activityForUpdate(
+  hotelId: string,
+  actor: Actor,
+  stored: Pick<guests.Guest, 'id' | 'pmsGuestId'>,
+  changes: ChangeSet,
+  at: string,
+): ActivityEntry[] {
   const { roomNumber, ...rest } = changes;
   const entries: ActivityEntry[] = [];
   const base = { hotelId, actor, guestId: stored.id, pmsGuestId: stored.pmsGuestId, at };
@@ -272,7 +281,15 @@ export async function checkOutLocatedGuest(
     await guests.releaseRoom(trx, stored.id, now);
     await guests.markCheckedOut(trx, stored.id, now);
     await insertActivity(trx, [
-      { hotelId, actor, action: 'guest.checked_out', guestId: stored.id, pmsGuestId: stored.pmsGuestId, changes: { roomNumber: { from: stored.roomNumber, to: null } }, at: now },
+      {
+        hotelId,
+        actor,
+        action: 'guest.checked_out',
+        guestId: stored.id,
+        pmsGuestId: stored.pmsGuestId,
+        changes: { roomNumber: { from: stored.roomNumber, to: null } },
+        at: now,
+      },
     ]);
     const guest: guests.Guest = { ...stored, status: 'checked_out', updatedAt: now };
     return { result: { guest }, changed: [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] };

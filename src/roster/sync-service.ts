@@ -35,7 +35,13 @@ function roomOccupied(conflict: RoomConflict): ApiError {
  * before any new one is taken, so swaps and rotations succeed) → check-ins. Any room
  * conflict rolls everything back: 409 ROOM_OCCUPIED.
  */
-export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor, list: ListedGuest[], hooks: TransactionHooks<SyncResult>): Promise<SyncResult> {
+export async function syncRoster(
+  deps: RosterDeps,
+  hotelId: string,
+  actor: Actor,
+  list: ListedGuest[],
+  hooks: TransactionHooks<SyncResult>,
+): Promise<SyncResult> {
   const started = performance.now();
   try {
     const synced = await writeRoster(deps, hotelId, hooks, async (trx, now) => {
@@ -43,12 +49,29 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
       const [conflict] = plan.conflicts;
       if (conflict) throw roomOccupied(conflict);
 
-      await checkOutMany(trx, plan.checkOut.map((g) => g.id), now);
+      await checkOutMany(
+        trx,
+        plan.checkOut.map((g) => g.id),
+        now,
+      );
 
-      await updateManyGuestData(trx, plan.update.map((u) => ({ id: u.guest.id, data: u.next })), now);
+      await updateManyGuestData(
+        trx,
+        plan.update.map((u) => ({ id: u.guest.id, data: u.next })),
+        now,
+      );
       const movers = plan.update.filter((u) => u.changes.roomNumber);
-      await releaseRoomsOf(trx, movers.map((u) => u.guest.id), now);
-      await insertAssignments(trx, hotelId, movers.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })), now);
+      await releaseRoomsOf(
+        trx,
+        movers.map((u) => u.guest.id),
+        now,
+      );
+      await insertAssignments(
+        trx,
+        hotelId,
+        movers.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
+        now,
+      );
 
       const checkedInIds = await insertManyPmsGuests(trx, hotelId, plan.checkIn, now);
 
@@ -68,7 +91,10 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
       const [conflict] = plan.conflicts;
       throw conflict
         ? roomOccupied(conflict)
-        : new ApiError('ROOM_OCCUPIED', { message: 'A listed room was taken by a concurrent request; nothing was changed. Retry the sync.', extra: { currentGuest: null } });
+        : new ApiError('ROOM_OCCUPIED', {
+            message: 'A listed room was taken by a concurrent request; nothing was changed. Retry the sync.',
+            extra: { currentGuest: null },
+          });
     }
     throw err;
   }
@@ -77,13 +103,29 @@ export async function syncRoster(deps: RosterDeps, hotelId: string, actor: Actor
 function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedInIds: string[], summary: SyncResult['summary'], at: string): ActivityEntry[] {
   const entries: ActivityEntry[] = [];
   for (const g of plan.checkOut) {
-    entries.push({ hotelId, actor, action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, changes: { roomNumber: { from: g.data.roomNumber, to: null } }, at });
+    entries.push({
+      hotelId,
+      actor,
+      action: 'guest.checked_out',
+      guestId: g.id,
+      pmsGuestId: g.pmsGuestId,
+      changes: { roomNumber: { from: g.data.roomNumber, to: null } },
+      at,
+    });
   }
   for (const u of plan.update) {
     entries.push(...activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at));
   }
   plan.checkIn.forEach((c, i) => {
-    entries.push({ hotelId, actor, action: 'guest.checked_in', guestId: checkedInIds[i] ?? null, pmsGuestId: c.pmsGuestId, changes: initialChanges(c.data), at });
+    entries.push({
+      hotelId,
+      actor,
+      action: 'guest.checked_in',
+      guestId: checkedInIds[i] ?? null,
+      pmsGuestId: c.pmsGuestId,
+      changes: initialChanges(c.data),
+      at,
+    });
   });
   entries.push({ hotelId, actor, action: 'sync.completed', guestId: null, pmsGuestId: null, changes: summary, at });
   return entries;
@@ -93,8 +135,15 @@ function eventsForSync(r: SyncResult): RosterChange['changes'] {
   const out: RosterChange['changes'] = [];
   for (const g of r.plan.checkOut) out.push({ action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber });
   for (const u of r.plan.update) {
-    out.push({ action: u.changes.roomNumber ? 'guest.room_moved' : 'guest.updated', guestId: u.guest.id, pmsGuestId: u.guest.pmsGuestId, roomNumber: u.next.roomNumber });
+    out.push({
+      action: u.changes.roomNumber ? 'guest.room_moved' : 'guest.updated',
+      guestId: u.guest.id,
+      pmsGuestId: u.guest.pmsGuestId,
+      roomNumber: u.next.roomNumber,
+    });
   }
-  r.plan.checkIn.forEach((c, i) => out.push({ action: 'guest.checked_in', guestId: r.checkedInIds[i] ?? '', pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber }));
+  r.plan.checkIn.forEach((c, i) =>
+    out.push({ action: 'guest.checked_in', guestId: r.checkedInIds[i] ?? '', pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber }),
+  );
   return out;
 }

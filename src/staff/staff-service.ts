@@ -90,11 +90,21 @@ export async function authenticateStaff(db: Db, email: string, password: string,
 export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: staff.StaffRole; password: string }): Promise<staff.StaffUser> {
   const passwordHash = await hashPassword(input.password);
   try {
-    return await staff.insertUser(db, { id: newId('user'), hotelId, email: normalizeEmail(input.email), role: input.role, passwordHash, now: new Date().toISOString() });
+    return await staff.insertUser(db, {
+      id: newId('user'),
+      hotelId,
+      email: normalizeEmail(input.email),
+      role: input.role,
+      passwordHash,
+      now: new Date().toISOString(),
+    });
   } catch (err) {
     // (email, hotel_id) is unique (migration 0005): the same e-mail at another hotel is a
     // separate account, and this answer says nothing about other hotels.
-    if (uniqueViolation(err) !== null) throw new ApiError('EMAIL_TAKEN', { extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'This hotel already has a user with this e-mail.' }] } });
+    if (uniqueViolation(err) !== null)
+      throw new ApiError('EMAIL_TAKEN', {
+        extra: { errors: [{ field: 'email', code: 'DUPLICATE', message: 'This hotel already has a user with this e-mail.' }] },
+      });
     throw err;
   }
 }

@@ -61,7 +61,14 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
   it('issue 4: the first-run setup link creates the first hotel and its admin in the browser, who lands on the board; afterwards the link is dead', async () => {
     const storage = await createTestStorage(engine);
-    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      PORT: '0',
+      HTTP_PORT: 'off',
+      HOST: '127.0.0.1',
+      DATA_DIR: storage.dataDir,
+      DATABASE_URL: storage.databaseUrl ?? '',
+      LOG_LEVEL: 'silent',
+    });
     const server = await startServer(config, pino({ level: 'silent' }));
     const { context, page, errors } = await newPage(browser);
     try {
@@ -324,7 +331,19 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
   it('issue 4: the list sorts by a column both ways and filters as the receptionist types; a guest detail shows every field and the room history of a move made by the PMS', async () => {
     const tag = engine === 'sqlite' ? 'Sq' : 'Pg';
-    const a = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, { ...guest('P-LIST-A', '1201', `Aardvark${tag}`), email: 'aardvark@guest.example', phone: '+4930123456', language: 'de', nationality: 'DE', adults: 2, children: 1 }, {});
+    const a = await t.post(
+      `/api/pms/v1/${t.slug}/guests/checkin`,
+      {
+        ...guest('P-LIST-A', '1201', `Aardvark${tag}`),
+        email: 'aardvark@guest.example',
+        phone: '+4930123456',
+        language: 'de',
+        nationality: 'DE',
+        adults: 2,
+        children: 1,
+      },
+      {},
+    );
     const z = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIST-Z', '1202', `Zebra${tag}`), {});
     expect([a.status, z.status]).toEqual([200, 200]);
     const moved = await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'P-LIST-A', roomNumber: '1203' }, {});
@@ -356,7 +375,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       const detail = page.locator('dl.details');
       await detail.waitFor();
       const text = await detail.innerText();
-      for (const v of [`Aardvark${tag}`, 'Ada', 'P-LIST-A', '1203', '2026-11-23', '2026-11-26', 'aardvark@guest.example', '+4930123456']) expect(text).toContain(v);
+      for (const v of [`Aardvark${tag}`, 'Ada', 'P-LIST-A', '1203', '2026-11-23', '2026-11-26', 'aardvark@guest.example', '+4930123456'])
+        expect(text).toContain(v);
       const history = page.locator('table.table-rooms tbody tr');
       await expect.poll(() => history.count()).toBe(2);
       expect(await page.locator('table.table-rooms tr[data-room="1203"]').innerText()).toMatch(/now/);

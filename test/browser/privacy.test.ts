@@ -50,7 +50,13 @@ describe.each(testEngines())('personal data in the browser (%s)', (engine) => {
 
   it('issue 10: an admin exports, then erases a checked-out guest after a confirmation naming what goes; the page and the activity log show it anonymised; a receptionist sees neither action', async () => {
     const id = randomId(8);
-    const p = { pmsGuestId: `PMS-B-${id}`, firstName: `Philippa${id}`, lastName: `Browserby${id}`, phone: '+4930555123', email: `p.${id.toLowerCase()}@example.org` };
+    const p = {
+      pmsGuestId: `PMS-B-${id}`,
+      firstName: `Philippa${id}`,
+      lastName: `Browserby${id}`,
+      phone: '+4930555123',
+      email: `p.${id.toLowerCase()}@example.org`,
+    };
     const base = `/api/pms/v1/${t.slug}`;
     const checkedIn = await t.post(`${base}/guests/checkin`, guest({ ...p, roomNumber: `B${id}` }));
     const guestId = checkedIn.body.guestId as string;
@@ -110,10 +116,21 @@ describe.each(testEngines())('personal data in the browser (%s)', (engine) => {
       await erase.click();
       await a.page.getByRole('dialog').getByRole('button', { name: 'Erase personal data' }).click();
       await expect.poll(() => a.page.getByRole('heading', { level: 1 }).innerText()).toBe('Anonymised guest');
-      await expect.poll(() => a.page.locator('#live-region, [aria-live]').allInnerTexts().then((x) => x.join(' '))).toMatch(/Personal data erased: 1 stay/);
+      await expect
+        .poll(() =>
+          a.page
+            .locator('#live-region, [aria-live]')
+            .allInnerTexts()
+            .then((x) => x.join(' ')),
+        )
+        .toMatch(/Personal data erased: 1 stay/);
       expect(await a.page.getByRole('button', { name: 'Erase personal data' }).count()).toBe(0);
       expect(await a.page.locator('[data-field="anonymisedAt"]').innerText()).toMatch(/Personal data\s+Removed/);
-      const row = await t.server.database.db.selectFrom('guests').select(['first_name', 'last_name', 'phone', 'email', 'anonymised_at']).where('id', '=', guestId).executeTakeFirstOrThrow();
+      const row = await t.server.database.db
+        .selectFrom('guests')
+        .select(['first_name', 'last_name', 'phone', 'email', 'anonymised_at'])
+        .where('id', '=', guestId)
+        .executeTakeFirstOrThrow();
       expect(row).toMatchObject({ first_name: null, last_name: '', phone: null, email: null });
       expect(row.anonymised_at).toEqual(expect.any(String));
 

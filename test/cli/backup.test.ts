@@ -60,7 +60,10 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
     const server = await startServer({ ...t.config, dataDir: restored }, pino({ level: 'silent' }));
     try {
       const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(restored, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
-      const res = await request(`https://127.0.0.1:${server.httpsPort}${base}/guests`, { headers: { authorization: `Bearer ${t.keys.live}` }, dispatcher: agent });
+      const res = await request(`https://127.0.0.1:${server.httpsPort}${base}/guests`, {
+        headers: { authorization: `Bearer ${t.keys.live}` },
+        dispatcher: agent,
+      });
       const body = (await res.body.json()) as { count: number; guests: Array<{ pmsGuestId: string }> };
       await agent.close();
       expect(res.statusCode).toBe(200);
@@ -86,7 +89,9 @@ describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', 
   it('operations.md: with DATABASE_URL the backup is refused with one line naming pg_dump', async () => {
     const t = await startTestServer('postgres');
     try {
-      const r = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite'), '--json'], { env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }) });
+      const r = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite'), '--json'], {
+        env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
+      });
       expect(r.code).not.toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/^innsync: .*pg_dump.*\n$/);

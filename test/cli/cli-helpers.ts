@@ -13,7 +13,26 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'innsync.js');
 
 /** Every variable the service reads (operations.md: Environment). */
-const SERVICE_VARS = ['PORT', 'HTTP_PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'TRUST_PROXY', 'LOG_LEVEL', 'SQLITE_SYNCHRONOUS', 'METRICS_PORT', 'METRICS_HOST', 'HEADERS_TIMEOUT_SECONDS', 'REQUEST_TIMEOUT_SECONDS', 'KEEP_ALIVE_TIMEOUT_SECONDS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP', 'GUEST_RETENTION_DAYS'];
+const SERVICE_VARS = [
+  'PORT',
+  'HTTP_PORT',
+  'HOST',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'SQLITE_SYNCHRONOUS',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'HEADERS_TIMEOUT_SECONDS',
+  'REQUEST_TIMEOUT_SECONDS',
+  'KEEP_ALIVE_TIMEOUT_SECONDS',
+  'MAX_CONNECTIONS',
+  'MAX_CONNECTIONS_PER_IP',
+  'GUEST_RETENTION_DAYS',
+];
 
 /** The test process's environment without any service variable, plus `env`. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -52,7 +71,11 @@ export interface RunOptions {
 export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
   const [file, ...pre] = opts.command ?? [process.execPath, BIN];
   return new Promise((resolve, reject) => {
-    const child = spawn(file, [...pre, ...args], { cwd: opts.cwd ?? PROJECT_ROOT, env: childEnv({ LOG_LEVEL: 'silent', ...opts.env }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, [...pre, ...args], {
+      cwd: opts.cwd ?? PROJECT_ROOT,
+      env: childEnv({ LOG_LEVEL: 'silent', ...opts.env }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -138,7 +161,11 @@ export interface ServeProcess {
 
 /** Spawns `node bin/innsync.js serve` with `env` (merged over the storage env by the caller). */
 export function spawnServe(env: Record<string, string>): ServeProcess {
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: PROJECT_ROOT, env: childEnv({ LOG_LEVEL: 'silent', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    cwd: PROJECT_ROOT,
+    env: childEnv({ LOG_LEVEL: 'silent', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let done = false;

@@ -58,7 +58,11 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
   });
 
   it('operations.md: `key issue --help`, `hotel create --help` and `user create --help` exit 0 with their usage and options', async () => {
-    const [issue, hotel, user] = await Promise.all([runCli(['key', 'issue', '--help']), runCli(['hotel', 'create', '--help']), runCli(['user', 'create', '--help'])]);
+    const [issue, hotel, user] = await Promise.all([
+      runCli(['key', 'issue', '--help']),
+      runCli(['hotel', 'create', '--help']),
+      runCli(['user', 'create', '--help']),
+    ]);
     for (const r of [issue, hotel, user]) {
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
@@ -71,7 +75,7 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
     expect(user.stdout).toMatch(/--role <role>.*admin or receptionist/);
   });
 
-  it('operations.md: `npx innsync --help` resolves the project\'s own bin from the project directory', async () => {
+  it("operations.md: `npx innsync --help` resolves the project's own bin from the project directory", async () => {
     const r = await runCli(['--no-install', 'innsync', '--help'], { command: ['npx'] });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Usage: innsync');
@@ -140,7 +144,8 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     fs.rmSync(storage.dataDir, { recursive: true, force: true });
   });
 
-  const cli = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { input: opts.input, env: { ...env, ...opts.env } });
+  const cli = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
+    runCli(args, { input: opts.input, env: { ...env, ...opts.env } });
   /** The test's own connection to the same storage (never opened before the first `migrate` test). */
   const db = (): DatabaseHandle['db'] => {
     handle ??= openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir });
@@ -154,7 +159,14 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
   /** Runs `fn` against the real server started in-process on the same storage. */
   async function withServer<T>(fn: (api: { base: string; agent: ReturnType<typeof trustingAgent> }) => Promise<T>): Promise<T> {
-    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      PORT: '0',
+      HTTP_PORT: 'off',
+      HOST: '127.0.0.1',
+      DATA_DIR: storage.dataDir,
+      DATABASE_URL: storage.databaseUrl ?? '',
+      LOG_LEVEL: 'silent',
+    });
     const server = await startServer(config, pino({ level: 'silent' }));
     const agent = trustingAgent(fs.readFileSync(`${storage.dataDir}/tls/cert.pem`, 'utf8'));
     try {
@@ -359,7 +371,10 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(stored).toEqual([]);
 
     await createStaffUser(db(), 'staff-bad', 'taken@bad.example', 'admin', ok);
-    expectOneLineFailure(await cli(['user', 'create', 'staff-bad', '--email', 'taken@bad.example', '--role', 'receptionist', '--json'], { input: ok }), /taken@bad\.example/);
+    expectOneLineFailure(
+      await cli(['user', 'create', 'staff-bad', '--email', 'taken@bad.example', '--role', 'receptionist', '--json'], { input: ok }),
+      /taken@bad\.example/,
+    );
   });
 
   it('operations.md: `purge --json` prints {requestLog, idempotency} counting the rows it deleted (request log > 90 d, idempotency records expired)', async () => {
@@ -398,7 +413,12 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       .execute();
     await db()
       .insertInto('idempotency_records')
-      .values([idemRow('expired-1', iso(-60_000)), idemRow('expired-2', iso(-day)), idemRow('expired-3', iso(-30 * day)), idemRow('alive', iso(23 * 60 * 60 * 1000))])
+      .values([
+        idemRow('expired-1', iso(-60_000)),
+        idemRow('expired-2', iso(-day)),
+        idemRow('expired-3', iso(-30 * day)),
+        idemRow('alive', iso(23 * 60 * 60 * 1000)),
+      ])
       .execute();
 
     const r = await cli(['purge', '--json']);
@@ -407,7 +427,9 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
     const logIds = (await db().selectFrom('request_log').select('id').where('id', 'like', 'req_purge_%').execute()).map((x) => x.id);
     expect(logIds).toEqual(['req_purge_recent']);
-    const keys = (await db().selectFrom('idempotency_records').select('idempotency_key').where('api_key_id', '=', 'key_purge_live').execute()).map((x) => x.idempotency_key);
+    const keys = (await db().selectFrom('idempotency_records').select('idempotency_key').where('api_key_id', '=', 'key_purge_live').execute()).map(
+      (x) => x.idempotency_key,
+    );
     expect(keys).toEqual(['alive']);
 
     expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0 });
@@ -418,5 +440,4 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expectTextSuccess(r);
     expect(r.stdout).toMatch(/purged 0 .*0 /);
   });
-
 });

@@ -58,7 +58,14 @@ type Outcome =
  * connection was refused or closed before any byte of a response), or a response cut
  * off after its headers arrived (truncated: what a graceful shutdown must never do).
  */
-async function checkIn(agent: ReturnType<typeof trustingAgent>, url: string, key: string, body: unknown, idemKey: string, onHeaders: () => void): Promise<Outcome> {
+async function checkIn(
+  agent: ReturnType<typeof trustingAgent>,
+  url: string,
+  key: string,
+  body: unknown,
+  idemKey: string,
+  onHeaders: () => void,
+): Promise<Outcome> {
   let res;
   try {
     res = await request(url, {
@@ -217,7 +224,12 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
       expect(stored.map((r) => r.pms_guest_id).sort()).toEqual(answered.map((x) => String(x.g.pmsGuestId)).sort());
 
       // The request log was flushed on shutdown: every answered request has its row.
-      const requestIds = [first.body.requestId, plainGetBody.requestId, plainPostBody.requestId, ...answered.map((x) => (x.o.kind === 'response' ? x.o.body.requestId : ''))];
+      const requestIds = [
+        first.body.requestId,
+        plainGetBody.requestId,
+        plainPostBody.requestId,
+        ...answered.map((x) => (x.o.kind === 'response' ? x.o.body.requestId : '')),
+      ];
       const logged = await db().selectFrom('request_log').select(['id', 'status_code']).where('id', 'in', requestIds).execute();
       expect(logged.map((r) => r.id).sort()).toEqual([...requestIds].sort());
       expect(logged.find((r) => r.id === plainGetBody.requestId)?.status_code).toBe(403);

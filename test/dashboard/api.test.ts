@@ -7,7 +7,14 @@ import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from 
 // issue 4 / docs/dashboard.md: CSRF on every write, roles, staff users, API keys and the
 // request-log explorer, through real HTTPS requests on both engines.
 
-const walkIn = (over: Record<string, unknown> = {}) => ({ lastName: 'Walker', firstName: 'Jo', roomNumber: 'W1', checkInDate: '2026-11-23', checkOutDate: '2026-11-25', ...over });
+const walkIn = (over: Record<string, unknown> = {}) => ({
+  lastName: 'Walker',
+  firstName: 'Jo',
+  roomNumber: 'W1',
+  checkInDate: '2026-11-23',
+  checkOutDate: '2026-11-25',
+  ...over,
+});
 
 describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, request log (%s)', (engine) => {
   let t: TestServer;
@@ -41,7 +48,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     };
   }
 
-  it('docs/dashboard.md Security CSRF: every state-changing route with a valid cookie but no, a wrong or another session\'s X-CSRF-Token is 403 CSRF_REJECTED and changes nothing; with the token it succeeds', async () => {
+  it("docs/dashboard.md Security CSRF: every state-changing route with a valid cookie but no, a wrong or another session's X-CSRF-Token is 403 CSRF_REJECTED and changes nothing; with the token it succeeds", async () => {
     const client = await DashboardClient.loggedIn(t, admin.email);
     const created = await client.post('/guests', walkIn({ roomNumber: 'CSRF-1' }));
     expect(created.status).toBe(201);
@@ -119,7 +126,9 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     const email = `New.Desk-${engine}@API.example`;
     const res = await adminClient.post('/users', { email, role: 'receptionist', password: 'a-new-password-1' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ user: { id: expect.any(String), email: email.toLowerCase(), role: 'receptionist', createdAt: expect.any(String), deactivatedAt: null } });
+    expect(res.body).toEqual({
+      user: { id: expect.any(String), email: email.toLowerCase(), role: 'receptionist', createdAt: expect.any(String), deactivatedAt: null },
+    });
     const listed = await adminClient.get('/users');
     expect(listed.body.users).toContainEqual(res.body.user);
     expect(listed.body.users).toContainEqual({ id: admin.id, email: admin.email, role: 'admin', createdAt: expect.any(String), deactivatedAt: null });
@@ -172,7 +181,13 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     const leaver = await addStaffUser(db(), t.slug, `leaver-${engine}@api.example`, 'receptionist');
     const first = await adminClient.post(`/users/${leaver.id}/deactivate`);
     expect(first.status).toBe(200);
-    expect(first.body.user).toEqual({ id: leaver.id, email: leaver.email, role: 'receptionist', createdAt: expect.any(String), deactivatedAt: expect.any(String) });
+    expect(first.body.user).toEqual({
+      id: leaver.id,
+      email: leaver.email,
+      role: 'receptionist',
+      createdAt: expect.any(String),
+      deactivatedAt: expect.any(String),
+    });
     const second = await adminClient.post(`/users/${leaver.id}/deactivate`);
     expect(second.status).toBe(200);
     expect(second.body.user.deactivatedAt).toBe(first.body.user.deactivatedAt);
@@ -230,7 +245,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     expect(unknown.body.code).toBe('RECORD_NOT_FOUND');
   });
 
-  it('docs/dashboard.md JSON API /requests: a 422, a 200, a test-key request, a list and an unauthenticated 401 show up; status, mode, endpoint, since and until filter; GET /requests/:id has the 422\'s bodies', async () => {
+  it("docs/dashboard.md JSON API /requests: a 422, a 200, a test-key request, a list and an unauthenticated 401 show up; status, mode, endpoint, since and until filter; GET /requests/:id has the 422's bodies", async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const ua = `innsync-explorer-test/${engine}`;
     const badBody = guest({ checkOutDate: 'soon' });
@@ -253,7 +268,17 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       anonymous: anonymous.body.requestId as string,
     };
 
-    type Row = { id: string; at: string; method: string; path: string; statusCode: number; mode: string | null; durationMs: number; idempotencyKey: string | null; keyId: string | null };
+    type Row = {
+      id: string;
+      at: string;
+      method: string;
+      path: string;
+      statusCode: number;
+      mode: string | null;
+      durationMs: number;
+      idempotencyKey: string | null;
+      keyId: string | null;
+    };
     const query = async (q: string): Promise<Row[]> => {
       const res = await adminClient.get(`/requests?limit=200${q}`);
       expect(res.status, q).toBe(200);
@@ -284,7 +309,11 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     expect([...ats].sort().reverse()).toEqual(ats);
 
     const idsOf = (rows: Row[]) => new Set(rows.map((r) => r.id));
-    const mine = (rows: Row[]) => Object.entries(ids).filter(([, id]) => idsOf(rows).has(id)).map(([name]) => name).sort();
+    const mine = (rows: Row[]) =>
+      Object.entries(ids)
+        .filter(([, id]) => idsOf(rows).has(id))
+        .map(([name]) => name)
+        .sort();
 
     const fourxx = await query('&status=4xx');
     expect(mine(fourxx)).toEqual(['anonymous', 'bad']);
@@ -331,7 +360,13 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
 
     const detail = await adminClient.get(`/requests/${ids.bad}`);
     expect(detail.status).toBe(200);
-    expect(detail.body.request).toMatchObject({ ...row(ids.bad), clientIp: '127.0.0.1', userAgent: ua, requestBody: expect.any(String), responseBody: expect.any(String) });
+    expect(detail.body.request).toMatchObject({
+      ...row(ids.bad),
+      clientIp: '127.0.0.1',
+      userAgent: ua,
+      requestBody: expect.any(String),
+      responseBody: expect.any(String),
+    });
     expect(JSON.parse(detail.body.request.requestBody as string)).toEqual(badBody);
     const response = JSON.parse(detail.body.request.responseBody as string) as Record<string, unknown>;
     expect(response).toMatchObject({ status: 'error', code: 'INVALID_DATE_FORMAT', requestId: ids.bad });

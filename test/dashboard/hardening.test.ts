@@ -31,7 +31,13 @@ describe.each(testEngines())('dashboard hardening (%s)', (engine) => {
       await admin.post('/keys/a%00b/revoke'),
       await admin.post('/guests', { lastName: 'A\u0000B', roomNumber: '1', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }),
       await send(t, 'POST', `${DASHBOARD_API}/login`, { body: { email: 'x\u0000@y.example', password: 'whatever-password' } }),
-      await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, { pmsGuestId: 'NUL-1', lastName: 'A\u0000B', roomNumber: '1', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }),
+      await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, {
+        pmsGuestId: 'NUL-1',
+        lastName: 'A\u0000B',
+        roomNumber: '1',
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-24',
+      }),
       await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=a%00b`),
     ];
     for (const res of answers) {
@@ -89,7 +95,8 @@ describe.each(testEngines())('dashboard hardening (%s)', (engine) => {
     const desk = await DashboardClient.loggedIn(t, user.email);
     const id = sha256(desk.cookie ?? '');
     const twentyMinutesAgo = new Date(Date.now() - 20 * 60_000).toISOString();
-    const lastSeen = async () => (await t.server.database.db.selectFrom('staff_sessions').select('last_seen_at').where('id', '=', id).executeTakeFirstOrThrow()).last_seen_at;
+    const lastSeen = async () =>
+      (await t.server.database.db.selectFrom('staff_sessions').select('last_seen_at').where('id', '=', id).executeTakeFirstOrThrow()).last_seen_at;
     await t.server.database.db.updateTable('staff_sessions').set({ last_seen_at: twentyMinutesAgo }).where('id', '=', id).execute();
     expect((await desk.api('GET', '/guests', { headers: { 'x-background-refresh': '1' } })).status).toBe(200);
     expect(await lastSeen()).toBe(twentyMinutesAgo);

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import type { IssuedKeyPair } from '../../src/operations.js';
-import { addStaffUser, DashboardClient, eventually, hotelIdOf, sleep, withoutRequestId, type DashboardResponse, type EventStream, type SseEvent } from '../support/dashboard-client.js';
+import {
+  addStaffUser,
+  DashboardClient,
+  eventually,
+  hotelIdOf,
+  sleep,
+  withoutRequestId,
+  type DashboardResponse,
+  type EventStream,
+  type SseEvent,
+} from '../support/dashboard-client.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // issue 4 requires it tested / docs/dashboard.md Security, Isolation: every query is
@@ -165,7 +175,9 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
 
     const idsOf = async (table: 'activity_log' | 'staff_users', hotelId: string) =>
       (await db().selectFrom(table).select('id').where('hotel_id', '=', hotelId).execute()).map((r) => r.id);
-    const pairsOf = async (hotelId: string) => [...new Set((await db().selectFrom('api_keys').select('pair_id').where('hotel_id', '=', hotelId).execute()).map((r) => r.pair_id))];
+    const pairsOf = async (hotelId: string) => [
+      ...new Set((await db().selectFrom('api_keys').select('pair_id').where('hotel_id', '=', hotelId).execute()).map((r) => r.pair_id)),
+    ];
 
     // Each hotel sees its own…
     expect(listA.guests).toEqual(expect.arrayContaining([a.pmsGuest, a.walkIn]));
@@ -203,10 +215,14 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       expect(res.status).toBe(200);
       expect(res.body.entries, q).toEqual([]);
     }
-    for (const q of ['?mode=live', '?status=4xx', '?endpoint=checkin']) none(((await adminA.get(`/requests${q}&limit=200`)).body.requests as Array<{ id: string }>).map((r) => r.id), listB.requests);
+    for (const q of ['?mode=live', '?status=4xx', '?endpoint=checkin'])
+      none(
+        ((await adminA.get(`/requests${q}&limit=200`)).body.requests as Array<{ id: string }>).map((r) => r.id),
+        listB.requests,
+      );
   });
 
-  it('docs/dashboard.md Live events / Isolation: a session of hotel A never receives B\'s live events', async () => {
+  it("docs/dashboard.md Live events / Isolation: a session of hotel A never receives B's live events", async () => {
     const streams: EventStream[] = [];
     try {
       const streamA = await adminA.events();
@@ -244,7 +260,11 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       await sleep(500);
       heardA.push(...streamA.pending());
       expect(heardA.filter(ofB)).toEqual([]);
-      expect(heardA.flatMap((e) => (e.event === 'roster' ? (e.data.changes as Array<{ pmsGuestId: string | null }>) : [])).filter((c) => c.pmsGuestId?.startsWith('ISO-B'))).toEqual([]);
+      expect(
+        heardA
+          .flatMap((e) => (e.event === 'roster' ? (e.data.changes as Array<{ pmsGuestId: string | null }>) : []))
+          .filter((c) => c.pmsGuestId?.startsWith('ISO-B')),
+      ).toEqual([]);
     } finally {
       for (const s of streams) s.close();
     }

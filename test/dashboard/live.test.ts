@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
-import { addStaffUser, DashboardClient, DASHBOARD_API, send, sleep, type DashboardResponse, type EventStream, type SseEvent } from '../support/dashboard-client.js';
+import {
+  addStaffUser,
+  DashboardClient,
+  DASHBOARD_API,
+  send,
+  sleep,
+  type DashboardResponse,
+  type EventStream,
+  type SseEvent,
+} from '../support/dashboard-client.js';
 import { startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // issue 4 / docs/dashboard.md Live events and Security (CSP, HSTS): the event stream read
@@ -130,7 +139,11 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
       checkInDate: g.checkInDate,
       checkOutDate: g.checkOutDate,
     }));
-    const synced = await t.post(`${base}/guests/sync`, { syncMode: 'full', guests: [...current, pmsGuest(`S-${engine}-1`, '203')] }, { idempotencyKey: uniqueKey('sync') });
+    const synced = await t.post(
+      `${base}/guests/sync`,
+      { syncMode: 'full', guests: [...current, pmsGuest(`S-${engine}-1`, '203')] },
+      { idempotencyKey: uniqueKey('sync') },
+    );
     expect(synced.status).toBe(200);
     expect(synced.body.summary).toMatchObject({ checkedIn: 1, checkedOut: 0, updated: 0 });
     const changes = roster(await s.next());
@@ -173,7 +186,8 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     s3.close();
     const live = await checkIn(pmsGuest(`M-${engine}-1`, '401'));
     expect(live.status).toBe(200);
-    for (const s of [s1, s2]) expect(roster(await s.next())).toEqual([{ action: 'guest.checked_in', guestId: live.body.guestId, pmsGuestId: `M-${engine}-1`, roomNumber: '401' }]);
+    for (const s of [s1, s2])
+      expect(roster(await s.next())).toEqual([{ action: 'guest.checked_in', guestId: live.body.guestId, pmsGuestId: `M-${engine}-1`, roomNumber: '401' }]);
     await sleep(100);
     expect(s1.pending()).toEqual([]);
     expect(s2.pending()).toEqual([]);
@@ -196,7 +210,13 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     await db()
       .updateTable('staff_sessions')
       .set({ created_at: new Date(Date.now() - 13 * 3600_000).toISOString() })
-      .where('id', '=', createHash('sha256').update(expiringClient.cookie ?? '').digest('hex'))
+      .where(
+        'id',
+        '=',
+        createHash('sha256')
+          .update(expiringClient.cookie ?? '')
+          .digest('hex'),
+      )
       .execute();
     for (const c of [leaverClient, logoutClient, expiringClient]) {
       const refused = await c.events();
@@ -209,9 +229,24 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     expect(roster(await watcher.next())[0]?.pmsGuestId).toBe(`E-${engine}-1`);
     await sleep(500);
     // The ended sessions' streams get nothing of the change (closing them is fine too).
-    expect.soft(leaverStream.pending().filter((e) => e.event === 'roster'), 'deactivated user').toEqual([]);
-    expect.soft(logoutStream.pending().filter((e) => e.event === 'roster'), 'logged out').toEqual([]);
-    expect.soft(expiringStream.pending().filter((e) => e.event === 'roster'), 'expired').toEqual([]);
+    expect
+      .soft(
+        leaverStream.pending().filter((e) => e.event === 'roster'),
+        'deactivated user',
+      )
+      .toEqual([]);
+    expect
+      .soft(
+        logoutStream.pending().filter((e) => e.event === 'roster'),
+        'logged out',
+      )
+      .toEqual([]);
+    expect
+      .soft(
+        expiringStream.pending().filter((e) => e.event === 'roster'),
+        'expired',
+      )
+      .toEqual([]);
   });
 
   it('issue 9 "Event streams": a stream whose session expires is closed within seconds, with no change to carry', async () => {
@@ -221,7 +256,13 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     await db()
       .updateTable('staff_sessions')
       .set({ last_seen_at: new Date(Date.now() - 31 * 60_000).toISOString() })
-      .where('id', '=', createHash('sha256').update(client.cookie ?? '').digest('hex'))
+      .where(
+        'id',
+        '=',
+        createHash('sha256')
+          .update(client.cookie ?? '')
+          .digest('hex'),
+      )
       .execute();
     await expect.poll(() => s.hasEnded).toBe(true);
     expect(s.pending().filter((e) => e.event === 'roster')).toEqual([]);

@@ -29,7 +29,14 @@ const GUEST_KEYS = [
   'updatedAt',
 ];
 
-const walkIn = (over: Record<string, unknown> = {}) => ({ lastName: 'Walker', firstName: 'Jo', roomNumber: 'W1', checkInDate: '2026-11-23', checkOutDate: '2026-11-25', ...over });
+const walkIn = (over: Record<string, unknown> = {}) => ({
+  lastName: 'Walker',
+  firstName: 'Jo',
+  roomNumber: 'W1',
+  checkInDate: '2026-11-23',
+  checkOutDate: '2026-11-25',
+  ...over,
+});
 const pmsGuest = (pmsGuestId: string, roomNumber: string, over: Record<string, unknown> = {}) => ({
   pmsGuestId,
   lastName: 'Holder',
@@ -59,7 +66,10 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
   const guestCount = async () => (await db().selectFrom('guests').select('id').execute()).length;
 
   it('docs/dashboard.md JSON API POST /guests: 201 a walk-in (source receptionist, pmsGuestId null, trimmed room) in the guest shape; GET /guests and /guests/:id show it, the PMS list too', async () => {
-    const res = await desk.post('/guests', walkIn({ roomNumber: '  310 ', phone: '+4930123456', adults: 2, language: 'en', nationality: 'DE', email: 'jo@example.com' }));
+    const res = await desk.post(
+      '/guests',
+      walkIn({ roomNumber: '  310 ', phone: '+4930123456', adults: 2, language: 'en', nationality: 'DE', email: 'jo@example.com' }),
+    );
     expect(res.status).toBe(201);
     const g = res.body.guest as Record<string, unknown>;
     expect(Object.keys(g).sort()).toEqual(GUEST_KEYS);
@@ -147,7 +157,11 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
     for (const room of ['501', ' 501 ']) {
       const res = await desk.post('/guests', walkIn({ roomNumber: room }));
       expect(res.status, room).toBe(409);
-      expect(res.body).toMatchObject({ status: 'error', code: 'ROOM_OCCUPIED', currentGuest: { pmsGuestId: `HOLD-${engine}`, lastName: 'Holder', checkInDate: '2026-11-20' } });
+      expect(res.body).toMatchObject({
+        status: 'error',
+        code: 'ROOM_OCCUPIED',
+        currentGuest: { pmsGuestId: `HOLD-${engine}`, lastName: 'Holder', checkInDate: '2026-11-20' },
+      });
       expect(Object.keys(res.body.currentGuest as object).sort()).toEqual(['checkInDate', 'lastName', 'pmsGuestId']);
     }
     const first = await desk.post('/guests', walkIn({ roomNumber: '502', lastName: 'First', checkInDate: '2026-11-21' }));
@@ -170,7 +184,14 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
     const moved = await desk.patch(`/guests/${id}`, { roomNumber: '602', email: 'mover@example.com' });
     expect(moved.status).toBe(200);
     expect(moved.body.changes).toEqual({ roomNumber: { from: '601', to: '602' }, email: { from: null, to: 'mover@example.com' } });
-    expect(moved.body.guest).toMatchObject({ id, roomNumber: '602', email: 'mover@example.com', phone: '+4930555555', source: 'receptionist', status: 'active' });
+    expect(moved.body.guest).toMatchObject({
+      id,
+      roomNumber: '602',
+      email: 'mover@example.com',
+      phone: '+4930555555',
+      source: 'receptionist',
+      status: 'active',
+    });
     expect(Object.keys(moved.body.guest as object).sort()).toEqual(GUEST_KEYS);
 
     const detail = await desk.get(`/guests/${id}`);
@@ -189,7 +210,10 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
     await checkIn(pmsGuest(`HOLD2-${engine}`, '603', { lastName: 'Blocker', checkInDate: '2026-11-19' }));
     const blocked = await desk.patch(`/guests/${id}`, { roomNumber: ' 603 ' });
     expect(blocked.status).toBe(409);
-    expect(blocked.body).toMatchObject({ code: 'ROOM_OCCUPIED', currentGuest: { pmsGuestId: `HOLD2-${engine}`, lastName: 'Blocker', checkInDate: '2026-11-19' } });
+    expect(blocked.body).toMatchObject({
+      code: 'ROOM_OCCUPIED',
+      currentGuest: { pmsGuestId: `HOLD2-${engine}`, lastName: 'Blocker', checkInDate: '2026-11-19' },
+    });
     expect((await desk.get(`/guests/${id}`)).body.guest.roomNumber).toBe('602');
 
     const cleared = await desk.patch(`/guests/${id}`, { phone: null });
@@ -306,13 +330,21 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
     expect(walk.status).toBe(201);
     const before = (await h.staff.get(`/guests/${String(walk.body.guest.id)}`)).body;
 
-    const sync = await t.post(`${h.base}/guests/sync`, { syncMode: 'full', guests: [pmsGuest('S-NEW', '13', { lastName: 'Arrival' })] }, { key: h.keys.live, idempotencyKey: uniqueKey('sync') });
+    const sync = await t.post(
+      `${h.base}/guests/sync`,
+      { syncMode: 'full', guests: [pmsGuest('S-NEW', '13', { lastName: 'Arrival' })] },
+      { key: h.keys.live, idempotencyKey: uniqueKey('sync') },
+    );
     expect(sync.status).toBe(200);
     expect(sync.body.summary).toEqual({ received: 1, checkedIn: 1, updated: 0, checkedOut: 1, unchanged: 0, manualSkipped: 1 });
 
     const after = (await h.staff.get(`/guests/${String(walk.body.guest.id)}`)).body;
     expect(after).toEqual(before);
-    const rooms = ((await h.staff.get('/guests')).body.guests as Array<{ roomNumber: string; source: string; lastName: string }>).map((g) => [g.roomNumber, g.source, g.lastName]);
+    const rooms = ((await h.staff.get('/guests')).body.guests as Array<{ roomNumber: string; source: string; lastName: string }>).map((g) => [
+      g.roomNumber,
+      g.source,
+      g.lastName,
+    ]);
     expect(rooms).toEqual([
       ['12', 'receptionist', 'Stayer'],
       ['13', 'pms', 'Arrival'],
@@ -367,7 +399,17 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
     expect((await t.post(`${h.base}/guests/checkout`, { pmsGuestId: 'ACT-1' }, { key: h.keys.live })).status).toBe(200);
     expect((await h.staff.post(`/guests/${walkId}/checkout`)).status).toBe(200);
 
-    type Entry = { id: string; at: string; actorType: string; actor: Record<string, unknown> | null; action: string; guestId: string; pmsGuestId: string | null; roomNumber: string | null; changes: Record<string, unknown> };
+    type Entry = {
+      id: string;
+      at: string;
+      actorType: string;
+      actor: Record<string, unknown> | null;
+      action: string;
+      guestId: string;
+      pmsGuestId: string | null;
+      roomNumber: string | null;
+      changes: Record<string, unknown>;
+    };
     const get = async (q: string): Promise<Entry[]> => {
       const res = await h.staff.get(`/activity${q}`);
       expect(res.status, q).toBe(200);
@@ -377,7 +419,15 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
     expect(all).toHaveLength(7);
     const ats = all.map((e) => e.at);
     expect([...ats].sort().reverse()).toEqual(ats);
-    expect(all.map((e) => e.action)).toEqual(['guest.checked_out', 'guest.checked_out', 'guest.updated', expect.stringMatching(/^guest\.(updated|room_moved)$/), expect.stringMatching(/^guest\.(updated|room_moved)$/), 'guest.checked_in', 'guest.checked_in']);
+    expect(all.map((e) => e.action)).toEqual([
+      'guest.checked_out',
+      'guest.checked_out',
+      'guest.updated',
+      expect.stringMatching(/^guest\.(updated|room_moved)$/),
+      expect.stringMatching(/^guest\.(updated|room_moved)$/),
+      'guest.checked_in',
+      'guest.checked_in',
+    ]);
 
     const pmsOnly = await get('?actorType=pms');
     expect(pmsOnly.map((e) => e.action)).toEqual(['guest.checked_out', 'guest.updated', 'guest.checked_in']);

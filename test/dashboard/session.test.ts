@@ -400,7 +400,9 @@ describe.each(testEngines())('first-run setup link (%s)', (engine) => {
       const dead = await send(target, 'GET', `${DASHBOARD_API}/setup/${token}`);
       expect(dead.status).toBe(404);
       expect(dead.body.code).toBe('SETUP_LINK_INVALID');
-      const second = await send(target, 'POST', `${DASHBOARD_API}/setup`, { body: { ...body, token, hotelSlug: `second-${engine}`, email: `second-${engine}@first.example` } });
+      const second = await send(target, 'POST', `${DASHBOARD_API}/setup`, {
+        body: { ...body, token, hotelSlug: `second-${engine}`, email: `second-${engine}@first.example` },
+      });
       expect(second.status).toBe(404);
       expect(second.body.code).toBe('SETUP_LINK_INVALID');
       expect(second.setCookies).toEqual([]);

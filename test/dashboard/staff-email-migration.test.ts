@@ -63,16 +63,54 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
       await db
         .insertInto('staff_users')
         .values([
-          { id: 'user_old_admin', hotel_id: 'hotel_old_a', email: 'admin@old.example', role: 'admin', password_hash: hash, created_at: now, deactivated_at: null },
-          { id: 'user_old_desk', hotel_id: 'hotel_old_b', email: 'desk@old.example', role: 'receptionist', password_hash: hash, created_at: now, deactivated_at: null },
-          { id: 'user_old_gone', hotel_id: 'hotel_old_b', email: 'gone@old.example', role: 'receptionist', password_hash: hash, created_at: now, deactivated_at: now },
+          {
+            id: 'user_old_admin',
+            hotel_id: 'hotel_old_a',
+            email: 'admin@old.example',
+            role: 'admin',
+            password_hash: hash,
+            created_at: now,
+            deactivated_at: null,
+          },
+          {
+            id: 'user_old_desk',
+            hotel_id: 'hotel_old_b',
+            email: 'desk@old.example',
+            role: 'receptionist',
+            password_hash: hash,
+            created_at: now,
+            deactivated_at: null,
+          },
+          {
+            id: 'user_old_gone',
+            hotel_id: 'hotel_old_b',
+            email: 'gone@old.example',
+            role: 'receptionist',
+            password_hash: hash,
+            created_at: now,
+            deactivated_at: now,
+          },
         ])
         .execute();
       // A live session made before the migration (the cookie holds `token`, the table its SHA-256).
-      await db.insertInto('staff_sessions').values({ id: sha256(token), user_id: 'user_old_admin', hotel_id: 'hotel_old_a', csrf_token: 'old-csrf', created_at: now, last_seen_at: now }).execute();
+      await db
+        .insertInto('staff_sessions')
+        .values({ id: sha256(token), user_id: 'user_old_admin', hotel_id: 'hotel_old_a', csrf_token: 'old-csrf', created_at: now, last_seen_at: now })
+        .execute();
       // At the previous migration an e-mail was unique across hotels.
       await expect(
-        db.insertInto('staff_users').values({ id: 'user_old_twin', hotel_id: 'hotel_old_b', email: 'admin@old.example', role: 'admin', password_hash: hash, created_at: now, deactivated_at: null }).execute(),
+        db
+          .insertInto('staff_users')
+          .values({
+            id: 'user_old_twin',
+            hotel_id: 'hotel_old_b',
+            email: 'admin@old.example',
+            role: 'admin',
+            password_hash: hash,
+            created_at: now,
+            deactivated_at: null,
+          })
+          .execute(),
       ).rejects.toThrow();
     } finally {
       stop.at = null;
@@ -80,7 +118,14 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
     }
 
     // The new build starts on it and migrates.
-    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      PORT: '0',
+      HTTP_PORT: 'off',
+      HOST: '127.0.0.1',
+      DATA_DIR: storage.dataDir,
+      DATABASE_URL: storage.databaseUrl ?? '',
+      LOG_LEVEL: 'silent',
+    });
     server = await startServer(config, pino({ level: 'silent' }));
     const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
     target = { baseUrl: `https://127.0.0.1:${server.httpsPort}`, agent: new Agent({ connect: { ca: cert, servername: 'localhost' } }) };
@@ -110,7 +155,11 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
     client.csrfToken = 'old-csrf';
     const s = await client.get('/session');
     expect(s.status, s.text).toBe(200);
-    expect(s.body).toEqual({ user: { id: 'user_old_admin', email: 'admin@old.example', role: 'admin' }, hotel: { slug: 'old-a', name: 'Old A' }, csrfToken: 'old-csrf' });
+    expect(s.body).toEqual({
+      user: { id: 'user_old_admin', email: 'admin@old.example', role: 'admin' },
+      hotel: { slug: 'old-a', name: 'Old A' },
+      csrfToken: 'old-csrf',
+    });
     const keys = await client.post('/keys');
     expect(keys.status, keys.text).toBe(201);
     expect((await client.post('/logout')).status).toBe(200);
@@ -129,7 +178,18 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
   it('after it, an e-mail is unique per hotel: the same e-mail at another hotel is accepted (on the dashboard), within a hotel refused (by the database)', async () => {
     // Hotel B's only user is a receptionist: it gets an admin, who adds users through the API.
     const hash = await hashPassword('old-b-admin-password');
-    await db().insertInto('staff_users').values({ id: 'user_new_admin_b', hotel_id: 'hotel_old_b', email: 'boss@old.example', role: 'admin', password_hash: hash, created_at: now, deactivated_at: null }).execute();
+    await db()
+      .insertInto('staff_users')
+      .values({
+        id: 'user_new_admin_b',
+        hotel_id: 'hotel_old_b',
+        email: 'boss@old.example',
+        role: 'admin',
+        password_hash: hash,
+        created_at: now,
+        deactivated_at: null,
+      })
+      .execute();
     const boss = await DashboardClient.loggedIn(target, 'boss@old.example', 'old-b-admin-password');
     const twin = await boss.post('/users', { email: 'admin@old.example', role: 'receptionist', password: 'twin-password-1' });
     expect(twin.status, twin.text).toBe(201);
@@ -137,7 +197,18 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('EMAIL_TAKEN');
     await expect(
-      db().insertInto('staff_users').values({ id: 'user_dup', hotel_id: 'hotel_old_a', email: 'admin@old.example', role: 'admin', password_hash: hash, created_at: now, deactivated_at: null }).execute(),
+      db()
+        .insertInto('staff_users')
+        .values({
+          id: 'user_dup',
+          hotel_id: 'hotel_old_a',
+          email: 'admin@old.example',
+          role: 'admin',
+          password_hash: hash,
+          created_at: now,
+          deactivated_at: null,
+        })
+        .execute(),
     ).rejects.toThrow();
     // The two accounts of admin@ have different passwords: each logs in to its own hotel.
     expect((await new DashboardClient(target).login('admin@old.example', 'twin-password-1')).body.hotel.slug).toBe('old-b');
@@ -152,11 +223,31 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
       const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name like 'staff_users%'`.execute(db());
       expect(tables.rows.map((r) => r.name)).toEqual(['staff_users']);
     } else {
-      const constraints = await sql<{ conname: string }>`select conname from pg_constraint where conrelid = 'staff_users'::regclass and contype = 'u'`.execute(db());
+      const constraints = await sql<{ conname: string }>`select conname from pg_constraint where conrelid = 'staff_users'::regclass and contype = 'u'`.execute(
+        db(),
+      );
       expect(constraints.rows).toEqual([]);
     }
-    await expect(db().insertInto('staff_sessions').values({ id: 'orphan', user_id: 'user_nobody', hotel_id: 'hotel_old_a', csrf_token: 'x', created_at: now, last_seen_at: now }).execute()).rejects.toThrow();
-    await expect(db().insertInto('staff_users').values({ id: 'user_homeless', hotel_id: 'hotel_nowhere', email: 'x@old.example', role: 'admin', password_hash: 'x', created_at: now, deactivated_at: null }).execute()).rejects.toThrow();
+    await expect(
+      db()
+        .insertInto('staff_sessions')
+        .values({ id: 'orphan', user_id: 'user_nobody', hotel_id: 'hotel_old_a', csrf_token: 'x', created_at: now, last_seen_at: now })
+        .execute(),
+    ).rejects.toThrow();
+    await expect(
+      db()
+        .insertInto('staff_users')
+        .values({
+          id: 'user_homeless',
+          hotel_id: 'hotel_nowhere',
+          email: 'x@old.example',
+          role: 'admin',
+          password_hash: 'x',
+          created_at: now,
+          deactivated_at: null,
+        })
+        .execute(),
+    ).rejects.toThrow();
     await DashboardClient.loggedIn(target, 'desk@old.example', 'old-password-1');
     await expect(db().deleteFrom('staff_users').where('id', '=', 'user_old_desk').execute()).rejects.toThrow();
   });

@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { hashPassword } from '../../src/operations.js';
 import { newId } from '../../src/domain/ids.js';
-import { addStaffUser, DashboardClient, DASHBOARD_API, hotelIdOf, send, STAFF_PASSWORD, withinOneWindow, withoutRequestId, type DashboardResponse } from '../support/dashboard-client.js';
+import {
+  addStaffUser,
+  DashboardClient,
+  DASHBOARD_API,
+  hotelIdOf,
+  send,
+  STAFF_PASSWORD,
+  withinOneWindow,
+  withoutRequestId,
+  type DashboardResponse,
+} from '../support/dashboard-client.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { lines, parseJsonOutput, runCli, storageEnv, type CliResult } from '../cli/cli-helpers.js';
 
@@ -34,17 +44,33 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
   });
   afterAll(() => t.close());
 
-  const cli = (args: string[], input: string): Promise<CliResult> => runCli(args, { input, env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }) });
+  const cli = (args: string[], input: string): Promise<CliResult> =>
+    runCli(args, { input, env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }) });
   const accountsOf = (email: string) => db().selectFrom('staff_users').select(['id', 'hotel_id', 'role']).where('email', '=', email).execute();
   const sessionsOf = async (email: string) =>
-    (await db().selectFrom('staff_sessions').innerJoin('staff_users', 'staff_users.id', 'staff_sessions.user_id').select('staff_sessions.id').where('staff_users.email', '=', email).execute()).length;
+    (
+      await db()
+        .selectFrom('staff_sessions')
+        .innerJoin('staff_users', 'staff_users.id', 'staff_sessions.user_id')
+        .select('staff_sessions.id')
+        .where('staff_users.email', '=', email)
+        .execute()
+    ).length;
 
   /** A user of hotel `slug` with its own password (the helper's users all share STAFF_PASSWORD). */
   async function addUser(slug: string, email: string, password: string): Promise<string> {
     const id = newId('user');
     await db()
       .insertInto('staff_users')
-      .values({ id, hotel_id: await hotelIdOf(db(), slug), email, role: 'receptionist', password_hash: await hashPassword(password), created_at: new Date().toISOString(), deactivated_at: null })
+      .values({
+        id,
+        hotel_id: await hotelIdOf(db(), slug),
+        email,
+        role: 'receptionist',
+        password_hash: await hashPassword(password),
+        created_at: new Date().toISOString(),
+        deactivated_at: null,
+      })
       .execute();
     return id;
   }
@@ -62,7 +88,9 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
 
     const accounts = await accountsOf(email);
     expect(accounts).toHaveLength(3);
-    expect(new Set(accounts.map((a) => a.hotel_id))).toEqual(new Set([await hotelIdOf(db(), t.slug), await hotelIdOf(db(), slugB), await hotelIdOf(db(), slugC)]));
+    expect(new Set(accounts.map((a) => a.hotel_id))).toEqual(
+      new Set([await hotelIdOf(db(), t.slug), await hotelIdOf(db(), slugB), await hotelIdOf(db(), slugC)]),
+    );
 
     // Within one hotel the e-mail is still taken, any case, and the answer names no other hotel.
     for (const dup of [email, email.toUpperCase()]) {
@@ -73,7 +101,10 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
       for (const other of [slugB, slugC]) expect(again.text).not.toContain(other);
     }
     // Two admins of one hotel adding the same e-mail at once: one account.
-    const race = await Promise.all([adminB.post('/users', { email: `race-${engine}@multi.example`, role: 'receptionist', password: 'race-password-1' }), adminB.post('/users', { email: `race-${engine}@multi.example`, role: 'admin', password: 'race-password-2' })]);
+    const race = await Promise.all([
+      adminB.post('/users', { email: `race-${engine}@multi.example`, role: 'receptionist', password: 'race-password-1' }),
+      adminB.post('/users', { email: `race-${engine}@multi.example`, role: 'admin', password: 'race-password-2' }),
+    ]);
     expect(race.map((r) => r.status).sort()).toEqual([201, 409]);
     expect(await accountsOf(`race-${engine}@multi.example`)).toHaveLength(1);
 
@@ -92,7 +123,15 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     await expect(
       db()
         .insertInto('staff_users')
-        .values({ id: newId('user'), hotel_id: await hotelIdOf(db(), slugB), email, role: 'receptionist', password_hash: 'x', created_at: new Date().toISOString(), deactivated_at: null })
+        .values({
+          id: newId('user'),
+          hotel_id: await hotelIdOf(db(), slugB),
+          email,
+          role: 'receptionist',
+          password_hash: 'x',
+          created_at: new Date().toISOString(),
+          deactivated_at: null,
+        })
         .execute(),
     ).rejects.toThrow();
     expect(await accountsOf(email)).toHaveLength(3);
@@ -116,7 +155,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     }
   });
 
-  it('issue 10: an e-mail with one account logs in to that account\'s hotel, as before (no `hotel` needed)', async () => {
+  it("issue 10: an e-mail with one account logs in to that account's hotel, as before (no `hotel` needed)", async () => {
     const client = new DashboardClient(t);
     const res = await client.login(adminAEmail.toUpperCase());
     expect(res.status, res.text).toBe(200);

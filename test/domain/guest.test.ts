@@ -38,7 +38,9 @@ describe('decisions.md: dates are real calendar dates', () => {
   });
 
   it('checkOutDate before checkInDate is DATE_ORDER, also against the stored date', () => {
-    expect(refineGuestFields({ checkInDate: '2026-11-23', checkOutDate: '2026-11-22' })).toEqual([expect.objectContaining({ field: 'checkOutDate', code: 'DATE_ORDER' })]);
+    expect(refineGuestFields({ checkInDate: '2026-11-23', checkOutDate: '2026-11-22' })).toEqual([
+      expect.objectContaining({ field: 'checkOutDate', code: 'DATE_ORDER' }),
+    ]);
     expect(refineGuestFields({ checkOutDate: '2026-11-01' }, '', stored)).toEqual([expect.objectContaining({ code: 'DATE_ORDER' })]);
     expect(refineGuestFields({ checkInDate: '2026-11-23', checkOutDate: '2026-11-23' })).toEqual([]);
   });
@@ -100,10 +102,13 @@ describe('decisions.md: ISO code lists', () => {
 describe('spec 8.2 / decisions.md: idempotency keys and fingerprints', () => {
   it('a bare key and its structured-field string name the same key', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 200 }).filter((s) => !s.startsWith('"')), (key) => {
-        const quoted = `"${key.replace(/(["\\])/g, '\\$1')}"`;
-        expect(parseIdempotencyKey(quoted)).toBe(parseIdempotencyKey(key));
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 200 }).filter((s) => !s.startsWith('"')),
+        (key) => {
+          const quoted = `"${key.replace(/(["\\])/g, '\\$1')}"`;
+          expect(parseIdempotencyKey(quoted)).toBe(parseIdempotencyKey(key));
+        },
+      ),
     );
   });
 

@@ -25,10 +25,7 @@ const dataArb: fc.Arbitrary<GuestData> = fc.record({
 
 /** A roster that obeys the invariants: unique rooms, unique active pmsGuestIds. */
 const rosterArb: fc.Arbitrary<RosterEntry[]> = fc
-  .uniqueArray(
-    fc.record({ pmsGuestId: optional(idArb), data: dataArb }),
-    { selector: (e) => e.data.roomNumber, maxLength: 20 },
-  )
+  .uniqueArray(fc.record({ pmsGuestId: optional(idArb), data: dataArb }), { selector: (e) => e.data.roomNumber, maxLength: 20 })
   .map((entries) => {
     const seen = new Set<string>();
     return entries
@@ -38,10 +35,18 @@ const rosterArb: fc.Arbitrary<RosterEntry[]> = fc
 
 /** A valid list: unique pmsGuestIds and rooms; optional fields absent, null or set. */
 const listArb: fc.Arbitrary<ListedGuest[]> = fc
-  .uniqueArray(fc.record({ pmsGuestId: idArb, data: dataArb, absent: fc.subarray(['firstName', 'phone', 'language', 'adults', 'children', 'nationality', 'email'] as const), pad: fc.boolean() }), {
-    selector: (g) => g.pmsGuestId,
-    maxLength: 20,
-  })
+  .uniqueArray(
+    fc.record({
+      pmsGuestId: idArb,
+      data: dataArb,
+      absent: fc.subarray(['firstName', 'phone', 'language', 'adults', 'children', 'nationality', 'email'] as const),
+      pad: fc.boolean(),
+    }),
+    {
+      selector: (g) => g.pmsGuestId,
+      maxLength: 20,
+    },
+  )
   .map((items) => {
     const rooms = new Set<string>();
     return items
@@ -84,7 +89,11 @@ describe('sync planner (pure), generated rosters and lists', () => {
         for (const listed of list) {
           const stored = byId.get(listed.pmsGuestId);
           const expected: GuestData = stored
-            ? { ...stored.data, ...Object.fromEntries(Object.entries(listed).filter(([k]) => k !== 'pmsGuestId')), roomNumber: normalizeRoomNumber(listed.roomNumber) }
+            ? {
+                ...stored.data,
+                ...Object.fromEntries(Object.entries(listed).filter(([k]) => k !== 'pmsGuestId')),
+                roomNumber: normalizeRoomNumber(listed.roomNumber),
+              }
             : guestDataFromCheckin(listed);
           expect(pmsAfter.get(listed.pmsGuestId)).toEqual(expected);
         }
@@ -124,7 +133,12 @@ describe('sync planner (pure), generated rosters and lists', () => {
         const after = applyPlan(roster, plan);
         const ids = new Map<string, string | null>(roster.map((g) => [g.id, g.pmsGuestId]));
         plan.checkIn.forEach((c, i) => ids.set(`new${i}`, c.pmsGuestId));
-        const roster2: RosterEntry[] = [...after].map(([id, data]) => ({ id, data, pmsGuestId: ids.get(id) ?? null, source: ids.get(id) ? 'pms' : 'receptionist' }));
+        const roster2: RosterEntry[] = [...after].map(([id, data]) => ({
+          id,
+          data,
+          pmsGuestId: ids.get(id) ?? null,
+          source: ids.get(id) ? 'pms' : 'receptionist',
+        }));
         const again = summarize(planSync(roster2, list), list.length);
         expect(again).toMatchObject({ checkedIn: 0, updated: 0, checkedOut: 0, unchanged: list.length });
       }),
@@ -135,7 +149,12 @@ describe('sync planner (pure), generated rosters and lists', () => {
     fc.assert(
       fc.property(rosterArb, (roster) => {
         const plan = planSync(roster, []);
-        expect(plan.checkOut.map((g) => g.id).sort()).toEqual(roster.filter((g) => g.source === 'pms').map((g) => g.id).sort());
+        expect(plan.checkOut.map((g) => g.id).sort()).toEqual(
+          roster
+            .filter((g) => g.source === 'pms')
+            .map((g) => g.id)
+            .sort(),
+        );
       }),
     );
   });

@@ -20,7 +20,12 @@ describe('roster notifications fit PostgreSQL NOTIFY payloads', () => {
   const change = (n: number): RosterChange => ({
     hotelId: 'hotel_1',
     at: '2026-11-23T10:00:00.000Z',
-    changes: Array.from({ length: n }, (_, i) => ({ action: 'guest.checked_in' as const, guestId: `guest_${i}`, pmsGuestId: `P-${i}`, roomNumber: String(1000 + i) })),
+    changes: Array.from({ length: n }, (_, i) => ({
+      action: 'guest.checked_in' as const,
+      guestId: `guest_${i}`,
+      pmsGuestId: `P-${i}`,
+      roomNumber: String(1000 + i),
+    })),
   });
 
   it('issue 8 "one notification per transaction": a change that fits is sent whole', () => {
@@ -134,7 +139,8 @@ describe.runIf(postgres)('two instances on one PostgreSQL database', () => {
       expect(await checkIn(keys.test, '11')).toBe(200);
       expect(await checkIn(keys.live, '12')).toBe(200);
       await agent.close();
-      const rosterOf = (s: Stream) => s.events.filter((e) => e.event === 'roster').map((e) => (e.data as RosterChange).changes.map((c) => `${c.action} ${c.roomNumber}`));
+      const rosterOf = (s: Stream) =>
+        s.events.filter((e) => e.event === 'roster').map((e) => (e.data as RosterChange).changes.map((c) => `${c.action} ${c.roomNumber}`));
       await expect.poll(() => rosterOf(onB)).toEqual([['guest.checked_in 12']]);
       await expect.poll(() => rosterOf(onA)).toEqual([['guest.checked_in 12']]);
     } finally {

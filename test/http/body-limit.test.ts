@@ -52,7 +52,16 @@ describe.each(testEngines())('bodies over the limit (%s)', (engine) => {
       const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         let answer: { status: number; body: string } | null = null;
         const req = https.request(
-          { host: '127.0.0.1', port: t.server.httpsPort, path: route.path(t), method: 'POST', headers: headersOf(t, SEVENTEEN_MIB), ca, servername: 'localhost', agent: false },
+          {
+            host: '127.0.0.1',
+            port: t.server.httpsPort,
+            path: route.path(t),
+            method: 'POST',
+            headers: headersOf(t, SEVENTEEN_MIB),
+            ca,
+            servername: 'localhost',
+            agent: false,
+          },
           (res) => {
             let text = '';
             res.setEncoding('utf8');
@@ -90,11 +99,18 @@ describe.each(testEngines())('bodies over the limit (%s)', (engine) => {
       // The rest of the body never comes; the answer must (well before the 60 s request timeout).
       await expect.poll(() => text.includes('\r\n\r\n{'), { timeout: 20_000 }).toBe(true);
       expect(text.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
-      await expect.poll(() => { try { return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { code: string }).code; } catch { return null; } }).toBe(code);
+      await expect
+        .poll(() => {
+          try {
+            return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { code: string }).code;
+          } catch {
+            return null;
+          }
+        })
+        .toBe(code);
       socket.destroy();
     } finally {
       await t.close();
     }
   });
 });
-

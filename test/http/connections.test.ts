@@ -27,7 +27,10 @@ interface Conn {
 function connect(t: TestServer, localAddress = '127.0.0.1', alpn = ['http/1.1']): Promise<Conn> {
   return new Promise((resolve, reject) => {
     // tls.connect passes localAddress on to the TCP connection; its type does not list it.
-    const options: tls.ConnectionOptions = Object.assign({ host: '127.0.0.1', port: t.server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: alpn }, { localAddress });
+    const options: tls.ConnectionOptions = Object.assign(
+      { host: '127.0.0.1', port: t.server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: alpn },
+      { localAddress },
+    );
     const socket = tls.connect(options);
     let text = '';
     socket.setEncoding('utf8');
@@ -172,7 +175,14 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
       expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`)).status).toBe(200);
       held[0]?.socket.destroy();
       await held[0]?.received;
-      await expect.poll(async () => connect(t, '127.0.0.2').then((c) => (c.socket.destroy(), true), () => false)).toBe(true);
+      await expect
+        .poll(async () =>
+          connect(t, '127.0.0.2').then(
+            (c) => (c.socket.destroy(), true),
+            () => false,
+          ),
+        )
+        .toBe(true);
       for (const c of held) c.socket.destroy();
     } finally {
       await t.close();
@@ -234,7 +244,13 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
           streams.push(s);
         }
         const body = guest();
-        const checkin = h2session.request({ ':method': 'POST', ':path': `/api/pms/v1/${t.slug}/guests/checkin`, 'content-type': 'application/json', authorization: `Bearer ${t.keys.live}`, 'idempotency-key': uniqueKey() });
+        const checkin = h2session.request({
+          ':method': 'POST',
+          ':path': `/api/pms/v1/${t.slug}/guests/checkin`,
+          'content-type': 'application/json',
+          authorization: `Bearer ${t.keys.live}`,
+          'idempotency-key': uniqueKey(),
+        });
         checkin.end(JSON.stringify(body));
         expect(await new Promise<number>((resolve) => checkin.once('response', (h) => resolve(Number(h[':status']))))).toBe(200);
         const open = streams.slice(2);
@@ -275,9 +291,22 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
       await createHotel(server.database.db, 'early-hotel', 'Early Hotel');
       const keys = await issueKeyPair(server.database.db, 'early-hotel');
       const session = http2.connect(`https://127.0.0.1:${server.httpsPort}`, {
-        createConnection: () => tls.connect(Object.assign({ host: '127.0.0.1', port: server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: ['h2'] }, { localAddress: '127.0.0.7' })),
+        createConnection: () =>
+          tls.connect(
+            Object.assign(
+              { host: '127.0.0.1', port: server.httpsPort, ca: certOf(t), servername: 'localhost', ALPNProtocols: ['h2'] },
+              { localAddress: '127.0.0.7' },
+            ),
+          ),
       });
-      const stream = session.request({ ':method': 'POST', ':path': '/api/pms/v1/early-hotel/guests/checkin', 'content-type': 'application/json', 'content-length': '100', authorization: `Bearer ${keys.live}`, 'idempotency-key': 'early-1' });
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/api/pms/v1/early-hotel/guests/checkin',
+        'content-type': 'application/json',
+        'content-length': '100',
+        authorization: `Bearer ${keys.live}`,
+        'idempotency-key': 'early-1',
+      });
       stream.write('{"pmsGuestId":');
       expect(await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))))).toBe(408);
       session.close();

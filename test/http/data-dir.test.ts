@@ -37,7 +37,10 @@ describe.each(testEngines())('DATA_DIR readable by the service alone (%s)', (eng
       await createHotel(server.database.db, `modes-${engine}`, 'Modes Hotel');
       const created = modes(dataDir);
       await server.close();
-      const expected = engine === 'sqlite' ? ['.', 'innsync.sqlite', 'innsync.sqlite-shm', 'innsync.sqlite-wal', 'tls', 'tls/cert.pem', 'tls/key.pem'] : ['.', 'tls', 'tls/cert.pem', 'tls/key.pem'];
+      const expected =
+        engine === 'sqlite'
+          ? ['.', 'innsync.sqlite', 'innsync.sqlite-shm', 'innsync.sqlite-wal', 'tls', 'tls/cert.pem', 'tls/key.pem']
+          : ['.', 'tls', 'tls/cert.pem', 'tls/key.pem'];
       for (const name of expected) expect(Object.keys(created)).toContain(name);
       for (const [name, mode] of Object.entries(created)) expect([name, mode.toString(8)]).toEqual([name, name === '.' || name === 'tls' ? '700' : '600']);
 

@@ -49,7 +49,12 @@ describe.each(testEngines())('hostile input (%s)', (engine) => {
   /** One raw JSON body to `route` (a PMS path or a dashboard API path). */
   async function sendRaw(route: Route, rawBody: string): Promise<ApiResponse> {
     if (route.pms) {
-      return t.api('POST', `/api/pms/v1/${t.slug}${route.pms}`, { key: await pmsKey(), rawBody, headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey('hostile') });
+      return t.api('POST', `/api/pms/v1/${t.slug}${route.pms}`, {
+        key: await pmsKey(),
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+        idempotencyKey: uniqueKey('hostile'),
+      });
     }
     const path = route.dashboard ?? '';
     const method = route.method ?? (path === `/guests/${guestId}` ? 'PATCH' : 'POST');
@@ -96,12 +101,21 @@ describe.each(testEngines())('hostile input (%s)', (engine) => {
     const dash = await sendRaw({ dashboard: '/guests' }, wide(65));
     expect(dash.status).toBe(422);
     expect(dash.body.errors[0]).toMatchObject({ field: '(body)', code: 'TOO_MANY' });
-    const fine = await sendRaw({ pms: '/guests/checkin' }, JSON.stringify(guest({ phone: '+4930123456', email: 'a@b.example', language: 'en', nationality: 'DE', adults: 2, children: 0 })));
+    const fine = await sendRaw(
+      { pms: '/guests/checkin' },
+      JSON.stringify(guest({ phone: '+4930123456', email: 'a@b.example', language: 'en', nationality: 'DE', adults: 2, children: 0 })),
+    );
     expect(fine.status, fine.text).toBe(200);
   });
 
   it('issue 9: a 422 lists at most 20 field errors and counts the rest in errorsNotShown', async () => {
-    const broken = Array.from({ length: 60 }, (_, i) => ({ pmsGuestId: `P${i}`, lastName: '', roomNumber: `${i}`, checkInDate: 'soon', checkOutDate: '2026-11-26' }));
+    const broken = Array.from({ length: 60 }, (_, i) => ({
+      pmsGuestId: `P${i}`,
+      lastName: '',
+      roomNumber: `${i}`,
+      checkInDate: 'soon',
+      checkOutDate: '2026-11-26',
+    }));
     const res = await sendRaw({ pms: '/guests/sync' }, JSON.stringify({ syncMode: 'full', guests: broken }));
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('INVALID_DATE_FORMAT');
@@ -126,18 +140,57 @@ describe.each(testEngines())('hostile input (%s)', (engine) => {
   });
 
   it('issue 9: generated bodies of every shape (deep, wide, long strings, every member type) never make a 5xx or an answer over 8 KiB, on every JSON route', async () => {
-    const member = fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.integer(), fc.string({ maxLength: 40 }), fc.string({ minLength: 5000, maxLength: 20_000 }), fc.string({ unit: 'binary', maxLength: 20 }));
+    const member = fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.double(),
+      fc.integer(),
+      fc.string({ maxLength: 40 }),
+      fc.string({ minLength: 5000, maxLength: 20_000 }),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+    );
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, member, fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 12 }), tie('node'), { maxKeys: 5 })),
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        member,
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 12 }), tie('node'), { maxKeys: 5 }),
+      ),
     })).node;
     const body = fc.oneof(
-      fc.dictionary(fc.constantFrom('pmsGuestId', 'lastName', 'roomNumber', 'checkInDate', 'checkOutDate', 'syncMode', 'guests', 'email', 'password', 'adults', 'firstName', 'confirmPmsGuest', 'role', 'x'), value, { maxKeys: 8 }).map((o) => JSON.stringify(o)),
+      fc
+        .dictionary(
+          fc.constantFrom(
+            'pmsGuestId',
+            'lastName',
+            'roomNumber',
+            'checkInDate',
+            'checkOutDate',
+            'syncMode',
+            'guests',
+            'email',
+            'password',
+            'adults',
+            'firstName',
+            'confirmPmsGuest',
+            'role',
+            'x',
+          ),
+          value,
+          { maxKeys: 8 },
+        )
+        .map((o) => JSON.stringify(o)),
       value.map((v) => JSON.stringify(v)),
       fc.integer({ min: 1, max: 3000 }).map((n) => deep(n)),
       fc.integer({ min: 1, max: 300 }).map((n) => wide(n)),
       fc.string({ maxLength: 200 }),
     );
-    const routes: Route[] = [...PMS.map((pms) => ({ pms })), ...DASHBOARD().filter((d) => d !== '/login' && d !== '/setup').map((dashboard) => ({ dashboard }))];
+    const routes: Route[] = [
+      ...PMS.map((pms) => ({ pms })),
+      ...DASHBOARD()
+        .filter((d) => d !== '/login' && d !== '/setup')
+        .map((dashboard) => ({ dashboard })),
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...routes), body, async (route, raw) => {
         const res = await sendRaw(route, raw);

@@ -33,7 +33,9 @@ const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   // Wide objects and deep chains near the limits.
   chain: fc.integer({ min: MAX_JSON_DEPTH - 3, max: MAX_JSON_DEPTH + 3 }).map((n) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown),
 })).node;
-const wide = fc.integer({ min: MAX_OBJECT_MEMBERS - 2, max: MAX_OBJECT_MEMBERS + 2 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`"k\\\\${i}`, `v,${i}}`])));
+const wide = fc
+  .integer({ min: MAX_OBJECT_MEMBERS - 2, max: MAX_OBJECT_MEMBERS + 2 })
+  .map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`"k\\\\${i}`, `v,${i}}`])));
 
 describe('JSON shape limits, read as the bytes arrive', () => {
   it('the verdict on a body split anywhere (inside strings, escapes, multi-byte characters) equals the verdict on its parsed value', () => {

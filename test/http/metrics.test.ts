@@ -128,7 +128,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     expect(sample(await metrics(), 'innsync_request_log_rows_dropped_total')).toBe(0);
   });
 
-  it('issue 9: 429 refusals are counted by scope: the key\'s endpoint limit (`key`) and the dashboard\'s failed-login limit (`login`)', async () => {
+  it("issue 9: 429 refusals are counted by scope: the key's endpoint limit (`key`) and the dashboard's failed-login limit (`login`)", async () => {
     // Sandbox syncs (test key): 10 an hour per key; the 11th is refused. Sandbox syncs are not measured as syncs.
     const statuses: number[] = [];
     while (!statuses.includes(429) && statuses.length < 12) {
@@ -165,7 +165,20 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
   it('issue 9: the metrics carry no API key, e-mail, guest name, pmsGuestId, slug or Idempotency-Key sent in the requests', async () => {
     const text = await metrics();
     expect(sample(text, 'innsync_http_requests_total', { route: checkinRoute })).toBeGreaterThan(0);
-    for (const secret of [t.keys.live, t.keys.test, t.slug, idempotencyKey, staffEmail, strangerEmail, ada.email, ada.firstName, ada.lastName, ada.pmsGuestId, grace.lastName, grace.pmsGuestId]) {
+    for (const secret of [
+      t.keys.live,
+      t.keys.test,
+      t.slug,
+      idempotencyKey,
+      staffEmail,
+      strangerEmail,
+      ada.email,
+      ada.firstName,
+      ada.lastName,
+      ada.pmsGuestId,
+      grace.lastName,
+      grace.pmsGuestId,
+    ]) {
       expect(text).not.toContain(String(secret));
     }
   });
@@ -206,12 +219,19 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
   });
 
   it('issue 9: connections open and refused by a cap, and requests cut by their timeout, are counted', async () => {
-    const capped = await startTestServer(engine, { METRICS_PORT: '0', MAX_CONNECTIONS_PER_IP: '2', REQUEST_TIMEOUT_SECONDS: '1', HEADERS_TIMEOUT_SECONDS: '1' });
-    const scrapeCapped = async () => (await (await request(`http://127.0.0.1:${capped.server.metricsPort}/metrics`)).body.text());
+    const capped = await startTestServer(engine, {
+      METRICS_PORT: '0',
+      MAX_CONNECTIONS_PER_IP: '2',
+      REQUEST_TIMEOUT_SECONDS: '1',
+      HEADERS_TIMEOUT_SECONDS: '1',
+    });
+    const scrapeCapped = async () => await (await request(`http://127.0.0.1:${capped.server.metricsPort}/metrics`)).body.text();
     const sockets: tls.TLSSocket[] = [];
     const open = (localAddress: string) =>
       new Promise<tls.TLSSocket>((resolve, reject) => {
-        const socket = tls.connect(Object.assign({ host: '127.0.0.1', port: capped.server.httpsPort, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, { localAddress }));
+        const socket = tls.connect(
+          Object.assign({ host: '127.0.0.1', port: capped.server.httpsPort, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, { localAddress }),
+        );
         sockets.push(socket);
         socket.once('secureConnect', () => resolve(socket));
         socket.once('error', reject);
@@ -232,4 +252,3 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     }
   });
 });
-

@@ -14,16 +14,23 @@ describe.each(testEngines())('operational log (%s)', (engine) => {
     const s = await startLoggedServer(engine, {}, 'info');
     try {
       const db = s.server.database.db;
-      await createHotel(db, 'log-hotel', 'Log Hotel'); 
+      await createHotel(db, 'log-hotel', 'Log Hotel');
       const keys = await issueKeyPair(db, 'log-hotel');
       const target = { baseUrl: s.baseUrl, agent: s.agent };
       const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-        request(`${s.baseUrl}${path}`, { method: method as 'GET', headers, body, dispatcher: s.agent }).then(async (r) => ({ status: r.statusCode, text: await r.body.text() }));
+        request(`${s.baseUrl}${path}`, { method: method as 'GET', headers, body, dispatcher: s.agent }).then(async (r) => ({
+          status: r.statusCode,
+          text: await r.body.text(),
+        }));
 
       // What the client puts in the URL (a query value or name, a path segment) never reaches the log.
       const secretMail = 'ada.lovelace@example.com';
-      expect((await call('GET', `/api/pms/v1/log-hotel/guests?lookup=${encodeURIComponent(secretMail)}`, { authorization: `Bearer ${keys.live}` })).status).toBe(422);
-      expect((await call('GET', `/api/pms/v1/log-hotel/guests?${encodeURIComponent('grace.hopper@example.com')}`, { authorization: `Bearer ${keys.live}` })).status).toBe(422);
+      expect(
+        (await call('GET', `/api/pms/v1/log-hotel/guests?lookup=${encodeURIComponent(secretMail)}`, { authorization: `Bearer ${keys.live}` })).status,
+      ).toBe(422);
+      expect(
+        (await call('GET', `/api/pms/v1/log-hotel/guests?${encodeURIComponent('grace.hopper@example.com')}`, { authorization: `Bearer ${keys.live}` })).status,
+      ).toBe(422);
       expect((await call('GET', `/no/${encodeURIComponent('alan.turing@example.com')}`)).status).toBe(404);
       // A wrong key, a failed login, a CSRF refusal and a role refusal.
       expect((await call('GET', '/api/pms/v1/log-hotel/guests', { authorization: 'Bearer sk_live_wrong' })).status).toBe(401);

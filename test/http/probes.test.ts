@@ -28,7 +28,12 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
     const unknown = await t.api('GET', '/no-such-path', { key: null });
     expect(unknown.status).toBe(404);
     expect(Number(unknown.headers['x-ratelimit-remaining'])).toBeGreaterThanOrEqual(98);
-    await t.server.database.db.selectFrom('request_log').select('id').where('path', 'in', ['/healthz', '/readyz']).execute().then((rows) => expect(rows).toEqual([]));
+    await t.server.database.db
+      .selectFrom('request_log')
+      .select('id')
+      .where('path', 'in', ['/healthz', '/readyz'])
+      .execute()
+      .then((rows) => expect(rows).toEqual([]));
   });
 
   it('operations.md: the probes answer plain HTTP like everything else there, 403 HTTPS_REQUIRED', async () => {
@@ -50,12 +55,15 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
     for (const r of [created, replay, list, unauthorized, invalid, session]) expect(r.headers['cache-control']).toBe('no-store');
   });
 
-  it.each(['TRACE', 'PROPFIND', 'PURGE', 'DELETE'])('issue 9: %s on a known path is 405 METHOD_NOT_ALLOWED naming the methods it serves; on an unknown path 404', async (method) => {
-    const known = await t.api(method, `/api/pms/v1/${t.slug}/guests`, { key: null });
-    expect(known.status, known.text).toBe(405);
-    expect(known.body).toMatchObject({ status: 'error', code: 'METHOD_NOT_ALLOWED' });
-    expect(known.headers.allow).toBe('GET, HEAD');
-    const unknown = await t.api(method, '/no-such-path', { key: null });
-    expect(unknown.status).toBe(404);
-  });
+  it.each(['TRACE', 'PROPFIND', 'PURGE', 'DELETE'])(
+    'issue 9: %s on a known path is 405 METHOD_NOT_ALLOWED naming the methods it serves; on an unknown path 404',
+    async (method) => {
+      const known = await t.api(method, `/api/pms/v1/${t.slug}/guests`, { key: null });
+      expect(known.status, known.text).toBe(405);
+      expect(known.body).toMatchObject({ status: 'error', code: 'METHOD_NOT_ALLOWED' });
+      expect(known.headers.allow).toBe('GET, HEAD');
+      const unknown = await t.api(method, '/no-such-path', { key: null });
+      expect(unknown.status).toBe(404);
+    },
+  );
 });

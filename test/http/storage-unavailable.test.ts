@@ -22,7 +22,15 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
   beforeAll(async () => {
     cluster = await startPostgresCluster();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-503-'));
-    const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: cluster.adminUrl, LOG_LEVEL: 'silent', METRICS_PORT: '0' });
+    const config = loadConfig({
+      PORT: '0',
+      HTTP_PORT: 'off',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: cluster.adminUrl,
+      LOG_LEVEL: 'silent',
+      METRICS_PORT: '0',
+    });
     server = await startServer(config, pino({ level: 'silent' }));
     await createHotel(server.database.db, 'down-hotel', 'Down Hotel');
     keys = await issueKeyPair(server.database.db, 'down-hotel');

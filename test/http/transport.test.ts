@@ -43,9 +43,21 @@ async function plain(agent: Agent, url: string, method = 'GET', headers: Record<
 }
 
 /** The server started directly (for start-ups the harness does not cover: own certificate, a reused DATA_DIR). */
-async function startRaw(engine: Engine, env: Record<string, string>, storage?: { dataDir: string; databaseUrl: string | null }): Promise<{ server: RunningServer; dataDir: string; databaseUrl: string | null }> {
+async function startRaw(
+  engine: Engine,
+  env: Record<string, string>,
+  storage?: { dataDir: string; databaseUrl: string | null },
+): Promise<{ server: RunningServer; dataDir: string; databaseUrl: string | null }> {
   const s = storage ?? (await createTestStorage(engine));
-  const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: s.dataDir, DATABASE_URL: s.databaseUrl ?? '', LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({
+    PORT: '0',
+    HTTP_PORT: 'off',
+    HOST: '127.0.0.1',
+    DATA_DIR: s.dataDir,
+    DATABASE_URL: s.databaseUrl ?? '',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
   const server = await startServer(config, pino({ level: 'silent' }));
   return { server, dataDir: s.dataDir, databaseUrl: s.databaseUrl };
 }
@@ -91,7 +103,12 @@ describe.each(testEngines())('transport (%s)', (engine) => {
   });
 
   it('issue 9 "Transport": TLS 1.2 offers only ECDHE key exchange with AEAD suites; static-RSA and CBC-SHA1 suites fail, while the same clients complete with a permissive server (control)', async () => {
-    const tls12 = (ciphers: string): tls.ConnectionOptions => ({ maxVersion: 'TLSv1.2', minVersion: 'TLSv1.2', ciphers: `${ciphers}:@SECLEVEL=0`, rejectUnauthorized: false });
+    const tls12 = (ciphers: string): tls.ConnectionOptions => ({
+      maxVersion: 'TLSv1.2',
+      minVersion: 'TLSv1.2',
+      ciphers: `${ciphers}:@SECLEVEL=0`,
+      rejectUnauthorized: false,
+    });
     const refusedSuites = ['AES128-GCM-SHA256', 'AES256-SHA', 'ECDHE-RSA-AES128-SHA', 'ECDHE-RSA-AES256-SHA384'];
     const permissive = tls.createServer({ key, cert, ciphers: 'ALL:@SECLEVEL=0' }, (socket) => socket.end());
     await new Promise<void>((resolve) => permissive.listen(0, '127.0.0.1', () => resolve()));
@@ -146,7 +163,14 @@ describe.each(testEngines())('transport (%s)', (engine) => {
       ['GET /guests without a key', () => plain(http, `${t.httpUrl}${base}/guests`)],
       [
         'POST check-in, complete',
-        () => plain(http, `${t.httpUrl}${base}/guests/checkin`, 'POST', { authorization: `Bearer ${t.keys.live}`, 'content-type': 'application/json', 'idempotency-key': uniqueKey() }, JSON.stringify(g)),
+        () =>
+          plain(
+            http,
+            `${t.httpUrl}${base}/guests/checkin`,
+            'POST',
+            { authorization: `Bearer ${t.keys.live}`, 'content-type': 'application/json', 'idempotency-key': uniqueKey() },
+            JSON.stringify(g),
+          ),
       ],
       ['POST without anything', () => plain(http, `${t.httpUrl}${base}/guests/update`, 'POST')],
       ['unknown path', () => plain(http, `${t.httpUrl}/no/such/path`)],
@@ -155,20 +179,35 @@ describe.each(testEngines())('transport (%s)', (engine) => {
       ['wrong method', () => plain(http, `${t.httpUrl}${base}/guests`, 'DELETE')],
       ['malformed URL', () => plain(http, `${t.httpUrl}/api/pms/v1/%zz/guests`)],
       ['over-long slug', () => plain(http, `${t.httpUrl}/api/pms/v1/${'a'.repeat(150)}/guests`)],
-      ['untrusted X-Forwarded-Proto', () => plain(http, `${t.httpUrl}${base}/guests`, 'GET', { authorization: `Bearer ${t.keys.live}`, 'x-forwarded-proto': 'https' })],
+      [
+        'untrusted X-Forwarded-Proto',
+        () => plain(http, `${t.httpUrl}${base}/guests`, 'GET', { authorization: `Bearer ${t.keys.live}`, 'x-forwarded-proto': 'https' }),
+      ],
     ];
     for (const [name, send] of cases) {
       const sentAt = Date.now();
       const res = await send();
       expect({ name, status: res.status, code: res.body?.code }).toEqual({ name, status: 403, code: 'HTTPS_REQUIRED' });
       expect(res.headers['content-type'], name).toMatch(/^application\/json/);
-      expect(res.body, name).toEqual({ status: 'error', code: 'HTTPS_REQUIRED', message: expect.any(String), requestId: expect.stringMatching(/^req_(?!test_)/) });
+      expect(res.body, name).toEqual({
+        status: 'error',
+        code: 'HTTPS_REQUIRED',
+        message: expect.any(String),
+        requestId: expect.stringMatching(/^req_(?!test_)/),
+      });
       expect(res.headers.location, name).toBeUndefined();
       expectRateLimitHeaders(res, { limit: 100, windowSeconds: 60 }, sentAt);
     }
     // spec 8.3: refused API requests are logged too, as unauthenticated (the key was not looked at).
     const first = await cases[0]![1]();
-    expect(await logRow(t, first.body.requestId as string)).toMatchObject({ status_code: 403, method: 'GET', path: `${base}/guests`, api_key_id: null, key_mode: null, client_ip: '127.0.0.1' });
+    expect(await logRow(t, first.body.requestId as string)).toMatchObject({
+      status_code: 403,
+      method: 'GET',
+      path: `${base}/guests`,
+      api_key_id: null,
+      key_mode: null,
+      client_ip: '127.0.0.1',
+    });
     // The refused check-in changed nothing.
     expect(await t.server.database.db.selectFrom('guests').select('id').execute()).toEqual(before);
     expect(await t.server.database.db.selectFrom('guests').select('id').where('pms_guest_id', '=', String(g.pmsGuestId)).execute()).toEqual([]);
@@ -197,7 +236,12 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
 
   it('decisions.md Transport: with TRUST_PROXY, a plain-HTTP request with X-Forwarded-Proto: https is served and X-Forwarded-For is the logged client IP', async () => {
     const auth = { authorization: `Bearer ${t.keys.live}` };
-    const res = await plain(http, `${t.httpUrl}${base}/guests`, 'GET', { ...auth, 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7', 'user-agent': 'proxy-test/1.0' });
+    const res = await plain(http, `${t.httpUrl}${base}/guests`, 'GET', {
+      ...auth,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': '203.0.113.7',
+      'user-agent': 'proxy-test/1.0',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ guests: [], count: 0, requestId: expect.stringMatching(/^req_/) });
     expect(res.headers['x-ratelimit-limit']).toBe('30');
@@ -210,7 +254,13 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
       http,
       `${t.httpUrl}${base}/guests/checkin`,
       'POST',
-      { ...auth, 'x-forwarded-proto': 'https', 'x-forwarded-for': '198.51.100.4, 203.0.113.8', 'content-type': 'application/json', 'idempotency-key': uniqueKey() },
+      {
+        ...auth,
+        'x-forwarded-proto': 'https',
+        'x-forwarded-for': '198.51.100.4, 203.0.113.8',
+        'content-type': 'application/json',
+        'idempotency-key': uniqueKey(),
+      },
       JSON.stringify(g),
     );
     expect(post.status).toBe(200);
@@ -232,7 +282,10 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
   it('decisions.md Transport: X-Forwarded-Proto from an address not in TRUST_PROXY is ignored', async () => {
     const other = await startTestServer(engine, { TRUST_PROXY: '10.1.2.3' });
     try {
-      const res = await plain(http, `${other.httpUrl}/api/pms/v1/${other.slug}/guests`, 'GET', { authorization: `Bearer ${other.keys.live}`, 'x-forwarded-proto': 'https' });
+      const res = await plain(http, `${other.httpUrl}/api/pms/v1/${other.slug}/guests`, 'GET', {
+        authorization: `Bearer ${other.keys.live}`,
+        'x-forwarded-proto': 'https',
+      });
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('HTTPS_REQUIRED');
     } finally {
@@ -251,7 +304,15 @@ describe.each(testEngines())('certificates (%s)', (engine) => {
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keySize: 2048,
       algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+      extensions: [
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+          ],
+        },
+      ],
     });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-own-cert-'));
     cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -276,7 +337,10 @@ describe.each(testEngines())('certificates (%s)', (engine) => {
     const keys = await issueKeyPair(server.database.db, slug);
     const agent = new Agent({ connect: { ca: pems.cert, servername: 'localhost' } });
     cleanup.push(() => agent.close());
-    const api = await request(`https://127.0.0.1:${server.httpsPort}/api/pms/v1/${slug}/guests`, { headers: { authorization: `Bearer ${keys.live}` }, dispatcher: agent });
+    const api = await request(`https://127.0.0.1:${server.httpsPort}/api/pms/v1/${slug}/guests`, {
+      headers: { authorization: `Bearer ${keys.live}` },
+      dispatcher: agent,
+    });
     expect(api.statusCode).toBe(200);
     expect(((await api.body.json()) as { count: number }).count).toBe(0);
   });

@@ -59,7 +59,10 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     const wellFormedUnknown = `pms_live_${'A'.repeat(32)}`;
     const cases: Array<[string, () => Promise<ApiResponse>]> = [
       ['missing header', () => t.api('GET', `${base}/guests`, { key: null })],
-      ['Basic scheme', () => t.api('GET', `${base}/guests`, { key: null, headers: { authorization: `Basic ${Buffer.from(`user:${t.keys.live}`).toString('base64')}` } })],
+      [
+        'Basic scheme',
+        () => t.api('GET', `${base}/guests`, { key: null, headers: { authorization: `Basic ${Buffer.from(`user:${t.keys.live}`).toString('base64')}` } }),
+      ],
       ['Bearer alone', () => t.api('GET', `${base}/guests`, { key: null, headers: { authorization: 'Bearer' } })],
       ['Bearer and blank', () => t.api('GET', `${base}/guests`, { key: null, headers: { authorization: 'Bearer   ' } })],
       ['key without scheme', () => t.api('GET', `${base}/guests`, { key: null, headers: { authorization: t.keys.live } })],

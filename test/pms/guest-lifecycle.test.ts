@@ -125,7 +125,24 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(res.body.count).toBe(4);
     expect(res.body.guests.map((g: { roomNumber: string }) => g.roomNumber)).toEqual(['1', '1A', '2', '10']);
     expect(Object.keys(res.body.guests[0]).sort()).toEqual(
-      ['guestId', 'pmsGuestId', 'source', 'firstName', 'lastName', 'phone', 'roomNumber', 'checkInDate', 'checkOutDate', 'language', 'adults', 'children', 'nationality', 'email', 'createdAt', 'updatedAt'].sort(),
+      [
+        'guestId',
+        'pmsGuestId',
+        'source',
+        'firstName',
+        'lastName',
+        'phone',
+        'roomNumber',
+        'checkInDate',
+        'checkOutDate',
+        'language',
+        'adults',
+        'children',
+        'nationality',
+        'email',
+        'createdAt',
+        'updatedAt',
+      ].sort(),
     );
     expect(res.body.guests[0].createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });

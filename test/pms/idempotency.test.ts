@@ -178,7 +178,13 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const key = uniqueKey();
     const first = await checkin(g, key);
     expectOriginal(first);
-    expect(first.body).toEqual({ status: 'created', guestId: expect.stringMatching(/^guest_/), pmsGuestId: g.pmsGuestId, roomNumber: g.roomNumber, requestId: expect.stringMatching(/^req_(?!test_)/) });
+    expect(first.body).toEqual({
+      status: 'created',
+      guestId: expect.stringMatching(/^guest_/),
+      pmsGuestId: g.pmsGuestId,
+      roomNumber: g.roomNumber,
+      requestId: expect.stringMatching(/^req_(?!test_)/),
+    });
 
     const second = await checkin(g, key);
     expectReplayOf(second, first);
@@ -290,7 +296,12 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   it('spec 7: 400 INVALID_JSON does not consume the key either', async () => {
     const g = guest();
     const key = uniqueKey();
-    const bad = await t.api('POST', `${base}/guests/checkin`, { key: k.live, rawBody: '{"pmsGuestId":', idempotencyKey: key, headers: { 'content-type': 'application/json' } });
+    const bad = await t.api('POST', `${base}/guests/checkin`, {
+      key: k.live,
+      rawBody: '{"pmsGuestId":',
+      idempotencyKey: key,
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(bad, 400, 'INVALID_JSON');
     expectOriginal(await checkin(g, key));
   });
@@ -440,7 +451,14 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const key = uniqueKey();
     const first = await checkin(g, key, { key: k.test });
     expectOriginal(first);
-    expect(first.body).toEqual({ status: 'created', guestId: expect.stringMatching(/^test_/), pmsGuestId: g.pmsGuestId, roomNumber: g.roomNumber, requestId: expect.stringMatching(/^req_test_/), _sandbox: true });
+    expect(first.body).toEqual({
+      status: 'created',
+      guestId: expect.stringMatching(/^test_/),
+      pmsGuestId: g.pmsGuestId,
+      roomNumber: g.roomNumber,
+      requestId: expect.stringMatching(/^req_test_/),
+      _sandbox: true,
+    });
     const again = await checkin(g, key, { key: k.test });
     expectReplayOf(again, first);
     expect(again.body.guestId).toBe(first.body.guestId);
@@ -532,7 +550,11 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const created = await db()
       .selectFrom('guests')
       .select('pms_guest_id')
-      .where('pms_guest_id', 'in', bodies.map((b) => String(b.pmsGuestId)))
+      .where(
+        'pms_guest_id',
+        'in',
+        bodies.map((b) => String(b.pmsGuestId)),
+      )
       .execute();
     expect(created).toEqual([{ pms_guest_id: ok[0]?.body.pmsGuestId }]);
   });
@@ -565,7 +587,15 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const now = Date.now();
     await client.query(
       'insert into idempotency_records (api_key_id, idempotency_key, fingerprint, status_code, response_body, created_at, expires_at) values ($1, $2, $3, $4, $5, $6, $7)',
-      [liveScope, key, requestFingerprint('POST', `${base}/guests/checkin`, body), stored ? 200 : null, stored ? JSON.stringify(stored) : null, iso(now), iso(now + 24 * HOUR_MS)],
+      [
+        liveScope,
+        key,
+        requestFingerprint('POST', `${base}/guests/checkin`, body),
+        stored ? 200 : null,
+        stored ? JSON.stringify(stored) : null,
+        iso(now),
+        iso(now + 24 * HOUR_MS),
+      ],
     );
     const end = async (sqlText: 'commit' | 'rollback') => {
       await client.query(sqlText);
@@ -575,8 +605,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   }
 
   /** Whether `p` is still pending after `ms`. */
-  const stillPending = async (p: Promise<unknown>, ms: number): Promise<boolean> =>
-    Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
+  const stillPending = async (p: Promise<unknown>, ms: number): Promise<boolean> => Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
 
   it.runIf(engine === 'postgres')(
     'issue 8 "the claim lives and dies with the change\'s transaction": a duplicate waits for the claim; its rollback frees the key and the duplicate is processed once',
@@ -594,20 +623,29 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     },
   );
 
-  it.runIf(engine === 'postgres')('issue 8: a duplicate waiting on a claim whose transaction commits gets the committed response (replay), not a second processing', async () => {
-    const g = guest();
-    const key = uniqueKey();
-    const stored = { status: 'created', guestId: `guest_${randomId(8)}`, pmsGuestId: g.pmsGuestId, roomNumber: g.roomNumber, requestId: `req_${randomId(8)}` };
-    const held = await holdClaim(key, g, stored);
-    const pending = checkin(g, key);
-    expect(await stillPending(pending, 400)).toBe(true);
-    await held.commit();
-    const res = await pending;
-    expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ ...stored, _idempotent: true });
-    expect(res.headers['idempotent-replayed']).toBe('true');
-    expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
-  });
+  it.runIf(engine === 'postgres')(
+    'issue 8: a duplicate waiting on a claim whose transaction commits gets the committed response (replay), not a second processing',
+    async () => {
+      const g = guest();
+      const key = uniqueKey();
+      const stored = {
+        status: 'created',
+        guestId: `guest_${randomId(8)}`,
+        pmsGuestId: g.pmsGuestId,
+        roomNumber: g.roomNumber,
+        requestId: `req_${randomId(8)}`,
+      };
+      const held = await holdClaim(key, g, stored);
+      const pending = checkin(g, key);
+      expect(await stillPending(pending, 400)).toBe(true);
+      await held.commit();
+      const res = await pending;
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ ...stored, _idempotent: true });
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
+    },
+  );
 
   it.runIf(engine === 'postgres')(
     'issue 8 "bounded: after a few seconds, 409 IDEMPOTENCY_KEY_IN_USE": a claim held past the lock timeout is answered 409, nothing processed, and the key works once it is free',
@@ -639,7 +677,12 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const key = uniqueKey();
     const first = await checkin(guest(), key);
     expectOriginal(first);
-    await db().updateTable('idempotency_records').set({ expires_at: iso(Date.now() - 60_000) }).where('api_key_id', '=', liveScope).where('idempotency_key', '=', key).execute();
+    await db()
+      .updateTable('idempotency_records')
+      .set({ expires_at: iso(Date.now() - 60_000) })
+      .where('api_key_id', '=', liveScope)
+      .where('idempotency_key', '=', key)
+      .execute();
     const g2 = guest();
     const second = await checkin(g2, key);
     expectOriginal(second);
@@ -656,7 +699,12 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const key = uniqueKey();
     const first = await checkin(g, key);
     await checkout(g.pmsGuestId, uniqueKey());
-    await db().updateTable('idempotency_records').set({ expires_at: iso(Date.now() - 60_000) }).where('api_key_id', '=', liveScope).where('idempotency_key', '=', key).execute();
+    await db()
+      .updateTable('idempotency_records')
+      .set({ expires_at: iso(Date.now() - 60_000) })
+      .where('api_key_id', '=', liveScope)
+      .where('idempotency_key', '=', key)
+      .execute();
     const again = await checkin(g, key);
     expectOriginal(again);
     expect(again.body.guestId).not.toBe(first.body.guestId);
@@ -667,7 +715,12 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const expiredKeys = [uniqueKey(), uniqueKey()];
     const keptKey = uniqueKey();
     for (const key of [...expiredKeys, keptKey]) expectOriginal(await checkin(guest(), key));
-    await db().updateTable('idempotency_records').set({ expires_at: iso(Date.now() - 60_000) }).where('api_key_id', '=', liveScope).where('idempotency_key', 'in', expiredKeys).execute();
+    await db()
+      .updateTable('idempotency_records')
+      .set({ expires_at: iso(Date.now() - 60_000) })
+      .where('api_key_id', '=', liveScope)
+      .where('idempotency_key', 'in', expiredKeys)
+      .execute();
     const expiredBefore = await db().selectFrom('idempotency_records').select('idempotency_key').where('expires_at', '<', iso(Date.now())).execute();
     expect(expiredBefore.map((r) => r.idempotency_key)).toEqual(expect.arrayContaining(expiredKeys));
     const totalBefore = (await db().selectFrom('idempotency_records').select('idempotency_key').execute()).length;
@@ -707,7 +760,9 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
           if new.pms_guest_id like 'FAIL-COMMIT-%' then raise exception 'forced commit failure'; end if;
           return new;
         end $$`.execute(db());
-      await sql`create constraint trigger innsync_test_fail_commit after insert on guests deferrable initially deferred for each row execute function innsync_test_fail_commit()`.execute(db());
+      await sql`create constraint trigger innsync_test_fail_commit after insert on guests deferrable initially deferred for each row execute function innsync_test_fail_commit()`.execute(
+        db(),
+      );
       try {
         const g = guest({ pmsGuestId: `FAIL-COMMIT-${randomId(8)}` });
         const key = uniqueKey();
@@ -757,7 +812,15 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const rows = await requestLogRows(key, 2);
     expect(rows).toHaveLength(2);
     for (const row of rows) {
-      expect(row).toMatchObject({ status_code: 200, method: 'POST', path: `${base}/guests/checkin`, api_key_id: k.keyId, key_mode: 'live', idempotency_key: key, user_agent: 'idem-test/1' });
+      expect(row).toMatchObject({
+        status_code: 200,
+        method: 'POST',
+        path: `${base}/guests/checkin`,
+        api_key_id: k.keyId,
+        key_mode: 'live',
+        idempotency_key: key,
+        user_agent: 'idem-test/1',
+      });
       expect(JSON.parse(row.request_body ?? 'null')).toEqual(g);
     }
     expect(new Set(rows.map((r) => r.id)).size).toBe(2);

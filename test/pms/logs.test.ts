@@ -65,7 +65,11 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(rows.size).toBe(all.length);
     // One row per request, never two.
     for (const r of all) {
-      const n = await db().selectFrom('request_log').select('id').where('id', '=', r.body.requestId as string).execute();
+      const n = await db()
+        .selectFrom('request_log')
+        .select('id')
+        .where('id', '=', r.body.requestId as string)
+        .execute();
       expect(n).toHaveLength(1);
     }
 
@@ -116,7 +120,13 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       hotel_id: null,
     });
     // The key is logged as given even when it was refused.
-    expect(rows.get(refusedKey.body.requestId)).toMatchObject({ ...common, status_code: 400, idempotency_key: overlong, api_key_id: pair.keyId, key_mode: 'live' });
+    expect(rows.get(refusedKey.body.requestId)).toMatchObject({
+      ...common,
+      status_code: 400,
+      idempotency_key: overlong,
+      api_key_id: pair.keyId,
+      key_mode: 'live',
+    });
     expect(rows.get(list.body.requestId)).toMatchObject({
       method: 'GET',
       path: `${base}/guests?source=pms`,
@@ -140,7 +150,12 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
   it('issue 8 "every request is logged": a body with a raw NUL byte gets its row (the NUL written as \\u0000), and so do the requests written in the same batch', async () => {
     const pair = await freshPair();
     // A raw NUL inside a JSON string is not JSON (400); PostgreSQL text cannot hold it either.
-    const nul = await t.api('POST', `${base}/guests/checkin`, { key: pair.live, rawBody: '{"pmsGuestId":"a\u0000b"}', headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey('nul') });
+    const nul = await t.api('POST', `${base}/guests/checkin`, {
+      key: pair.live,
+      rawBody: '{"pmsGuestId":"a\u0000b"}',
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey: uniqueKey('nul'),
+    });
     const ok = await t.api('POST', `${base}/guests/checkin`, { key: pair.live, body: guest(), idempotencyKey: uniqueKey('beside') });
     expect([nul.status, ok.status]).toEqual([400, 200]);
     const rows = await logRows([nul.body.requestId as string, ok.body.requestId as string]);
@@ -271,7 +286,9 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     await t.post(`${base}/guests/checkin`, g, { key: pair.live });
     const before = await db().selectFrom('activity_log').select('id').where('actor_id', '=', pair.keyId).execute();
     expect(before).toHaveLength(2);
-    expect((await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, roomNumber: holder.roomNumber, firstName: 'X' }, { key: pair.live })).status).toBe(409);
+    expect(
+      (await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, roomNumber: holder.roomNumber, firstName: 'X' }, { key: pair.live })).status,
+    ).toBe(409);
     expect((await t.post(`${base}/guests/update`, { pmsGuestId: 'nobody-here', firstName: 'X' }, { key: pair.live })).status).toBe(404);
     expect((await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, adults: 200 }, { key: pair.live })).status).toBe(422);
     expect((await t.post(`${base}/guests/checkin`, { ...g, roomNumber: 'elsewhere' }, { key: pair.live })).status).toBe(409);
@@ -288,7 +305,9 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(await db().selectFrom('activity_log').select('id').where('actor_id', '=', pair.keyId).execute()).toEqual([]);
     expect(await db().selectFrom('activity_log').select('id').where('actor_mode', '=', 'test').execute()).toEqual([]);
     // The test requests are in the request log, marked as test.
-    await expect.poll(async () => (await db().selectFrom('request_log').select('key_mode').where('api_key_id', '=', pair.keyId).execute()).map((r) => r.key_mode)).toEqual(['test', 'test', 'test']);
+    await expect
+      .poll(async () => (await db().selectFrom('request_log').select('key_mode').where('api_key_id', '=', pair.keyId).execute()).map((r) => r.key_mode))
+      .toEqual(['test', 'test', 'test']);
   });
 
   it('spec 3 / spec 5: live check-in, update, room move and checkout publish roster events; test-key requests publish none', async () => {

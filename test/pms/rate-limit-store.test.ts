@@ -25,11 +25,24 @@ async function databaseStore(engine: 'sqlite' | 'postgres') {
   const b = engine === 'postgres' ? open() : a;
   const store = new DatabaseRateLimitStore(a.db);
   const second = new DatabaseRateLimitStore(b.db);
-  return { store, second, close: async () => { store.close(); second.close(); } };
+  return {
+    store,
+    second,
+    close: async () => {
+      store.close();
+      second.close();
+    },
+  };
 }
 
 const factories: Array<[string, Factory]> = [
-  ['memory', () => { const store = new MemoryRateLimitStore(); return Promise.resolve({ store, close: () => Promise.resolve(store.close()) }); }],
+  [
+    'memory',
+    () => {
+      const store = new MemoryRateLimitStore();
+      return Promise.resolve({ store, close: () => Promise.resolve(store.close()) });
+    },
+  ],
   ...testEngines().map((e): [string, Factory] => [`database (${e})`, () => databaseStore(e)]),
 ];
 

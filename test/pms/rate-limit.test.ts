@@ -26,7 +26,14 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
   const SYNC_SERVED = [200];
 
   /** Sends `n` requests in sequence, asserting each is served and Remaining counts down from `firstRemaining`. */
-  async function spend(n: number, firstRemaining: number, send: () => Promise<ApiResponse>, limit: number, okStatus: number | number[] = 200, window = MINUTE): Promise<void> {
+  async function spend(
+    n: number,
+    firstRemaining: number,
+    send: () => Promise<ApiResponse>,
+    limit: number,
+    okStatus: number | number[] = 200,
+    window = MINUTE,
+  ): Promise<void> {
     const ok = Array.isArray(okStatus) ? okStatus : [okStatus];
     for (let i = 0; i < n; i++) {
       const sentAt = Date.now();
@@ -39,7 +46,13 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
 
   function expectRateLimited(res: ApiResponse, limit: number, windowSeconds: number, sentAtMs: number): void {
     expect(res.status).toBe(429);
-    expect(res.body).toEqual({ status: 'error', code: 'RATE_LIMITED', message: expect.any(String), requestId: expect.stringMatching(/^req_/), retryAfter: expect.any(Number) });
+    expect(res.body).toEqual({
+      status: 'error',
+      code: 'RATE_LIMITED',
+      message: expect.any(String),
+      requestId: expect.stringMatching(/^req_/),
+      retryAfter: expect.any(Number),
+    });
     const retryAfter = res.body.retryAfter as number;
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -93,15 +106,21 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     await at('check-in 200', 200, { limit: 60, ...MINUTE }, () => checkin(pair.live));
     await at('check-in 422', 422, { limit: 60, ...MINUTE }, () => checkin(pair.live, guest({ roomNo: '1' })));
     await at('check-in 422 date', 422, { limit: 60, ...MINUTE }, () => checkin(pair.live, guest({ checkInDate: '2026-02-30' })));
-    await at('check-in 400 no Idempotency-Key', 400, { limit: 60, ...MINUTE }, () => t.api('POST', `${base}/guests/checkin`, { key: pair.live, body: guest() }));
+    await at('check-in 400 no Idempotency-Key', 400, { limit: 60, ...MINUTE }, () =>
+      t.api('POST', `${base}/guests/checkin`, { key: pair.live, body: guest() }),
+    );
     await at('check-in 400 invalid JSON', 400, { limit: 60, ...MINUTE }, () =>
       t.api('POST', `${base}/guests/checkin`, { key: pair.live, rawBody: '{', idempotencyKey: uniqueKey(), headers: { 'content-type': 'application/json' } }),
     );
     await at('check-in 415', 415, { limit: 60, ...MINUTE }, () =>
       t.api('POST', `${base}/guests/checkin`, { key: pair.live, rawBody: 'x', idempotencyKey: uniqueKey(), headers: { 'content-type': 'text/plain' } }),
     );
-    await at('update 404 GUEST_NOT_FOUND', 404, { limit: 60, ...MINUTE }, () => t.post(`${base}/guests/update`, { pmsGuestId: 'nobody', firstName: 'X' }, { key: pair.live }));
-    await at('checkout 404 GUEST_NOT_FOUND', 404, { limit: 60, ...MINUTE }, () => t.post(`${base}/guests/checkout`, { pmsGuestId: 'nobody' }, { key: pair.live }));
+    await at('update 404 GUEST_NOT_FOUND', 404, { limit: 60, ...MINUTE }, () =>
+      t.post(`${base}/guests/update`, { pmsGuestId: 'nobody', firstName: 'X' }, { key: pair.live }),
+    );
+    await at('checkout 404 GUEST_NOT_FOUND', 404, { limit: 60, ...MINUTE }, () =>
+      t.post(`${base}/guests/checkout`, { pmsGuestId: 'nobody' }, { key: pair.live }),
+    );
     await at('GET /guests 422 unknown query', 422, { limit: 30, ...MINUTE }, () => t.api('GET', `${base}/guests?room=1`, { key: pair.live }));
     await at('sync 422', 422, { limit: 10, ...HOUR }, () => invalidSync(pair.live));
     // Not attributed to a valid key: the per-IP limit.

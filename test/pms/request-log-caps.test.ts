@@ -29,7 +29,10 @@ async function storageBytes(t: TestServer): Promise<{ requestLog: number; databa
     const used = ((await one('page_count')) - (await one('freelist_count'))) * (await one('page_size'));
     return { requestLog: used, database: used };
   }
-  const { rows } = await sql<{ log: string; all: string }>`select pg_total_relation_size('request_log') as log, pg_database_size(current_database()) as all`.execute(db);
+  const { rows } = await sql<{
+    log: string;
+    all: string;
+  }>`select pg_total_relation_size('request_log') as log, pg_database_size(current_database()) as all`.execute(db);
   return { requestLog: Number(rows[0]?.log), database: Number(rows[0]?.all) };
 }
 
@@ -98,7 +101,7 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     return res.body.request as Record<string, unknown>;
   };
 
-  it('a small body is stored exactly as sent (nothing cut, no marker), with its size and the response\'s', async () => {
+  it("a small body is stored exactly as sent (nothing cut, no marker), with its size and the response's", async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const body = guest({ lastName: 'Müller-Lüdenscheidt', firstName: 'Zoë' });
     const key = uniqueKey('small');
@@ -136,7 +139,12 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     const guests = roster(run, ROSTER);
     const sent = JSON.stringify({ syncMode: 'full', guests });
     expect(bytes(sent)).toBeGreaterThan(10 * CAP);
-    const res = await t.api('POST', `${base}/guests/sync`, { key: pair.live, rawBody: sent, headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey('sync') });
+    const res = await t.api('POST', `${base}/guests/sync`, {
+      key: pair.live,
+      rawBody: sent,
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey: uniqueKey('sync'),
+    });
     expect(res.status, res.text.slice(0, 500)).toBe(200);
     const id = res.body.requestId as string;
     const row = (await logRows(db(), [id])).get(id);
@@ -193,7 +201,13 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     expect(kept).toEqual(ids.slice(0, kept.length));
     // Nothing of the roster but the ids: no names, phones, e-mails or pmsGuestIds.
     for (const absent of ['lastName', 'Müller', 'Zoë', '+4930', '@mail.example', `PMS-${run}`]) expect(stored).not.toContain(absent);
-    expect(await detail(id)).toMatchObject({ responseDigest: 'count-and-ids', responseCut: true, responseBytes: bytes(list.text), requestCut: false, requestBytes: null });
+    expect(await detail(id)).toMatchObject({
+      responseDigest: 'count-and-ids',
+      responseCut: true,
+      responseBytes: bytes(list.text),
+      requestCut: false,
+      requestBytes: null,
+    });
 
     // A test key's (empty) roster is a digest too.
     const sandbox = await t.api('GET', `${base}/guests`, { key: pair.test });
@@ -203,7 +217,9 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     // HEAD is answered by the same route: its row holds the same digest, not the roster.
     const headReq = await t.api('HEAD', `${base}/guests`, { key: pair.live });
     expect(headReq.status).toBe(200);
-    const headRow = await eventually(async () => db().selectFrom('request_log').selectAll().where('method', '=', 'HEAD').where('api_key_id', '=', pair.keyId).executeTakeFirst());
+    const headRow = await eventually(async () =>
+      db().selectFrom('request_log').selectAll().where('method', '=', 'HEAD').where('api_key_id', '=', pair.keyId).executeTakeFirst(),
+    );
     expect(headRow.response_body?.startsWith(`{"count":${ROSTER},"ids":["`)).toBe(true);
     expect(Number(headRow.response_bytes)).toBeGreaterThan(20 * CAP);
   }, 120_000);
@@ -224,7 +240,9 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     const after = await storageBytes(t);
     const growth = after.requestLog - before.requestLog;
     const rosters = 20 * bytes(list.text);
-    console.log(`[${engine}] 20 GET /guests of ${ROSTER} guests: answers ${MiB(rosters)} in all; request log grew ${MiB(growth)} (database ${MiB(after.database - before.database)})`);
+    console.log(
+      `[${engine}] 20 GET /guests of ${ROSTER} guests: answers ${MiB(rosters)} in all; request log grew ${MiB(growth)} (database ${MiB(after.database - before.database)})`,
+    );
     // Each row holds at most ~64 KiB of ids: 20 rows stay below 20 × 100 KiB, a tenth of the rosters.
     expect(growth).toBeLessThan(20 * 100 * 1024);
     expect(growth).toBeLessThan(rosters / 10);
@@ -300,7 +318,9 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
       await sleep(500);
       const rowsAfter = (await s.server.database.db.selectFrom('request_log').select('id').execute()).length;
       const after = await storageBytes(s);
-      console.log(`[${engine}] 100 openapi.json fetches: ${MiB(served)} served; request log grew ${after.requestLog - before.requestLog} bytes, database ${after.database - before.database} bytes; rows ${rowsBefore} -> ${rowsAfter}`);
+      console.log(
+        `[${engine}] 100 openapi.json fetches: ${MiB(served)} served; request log grew ${after.requestLog - before.requestLog} bytes, database ${after.database - before.database} bytes; rows ${rowsBefore} -> ${rowsAfter}`,
+      );
       expect(served).toBeGreaterThan(100 * 100 * 1024);
       expect(rowsAfter).toBe(rowsBefore);
       expect(after.requestLog - before.requestLog).toBeLessThan(64 * 1024);

@@ -26,13 +26,29 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
         t.post(`${base}/guests/sync`, { syncMode: 'full', guests }, { key: opts.key ?? keys.live, idempotencyKey: opts.idempotencyKey ?? uniqueKey('sync') }),
       list: async () => (await t.api('GET', `${base}/guests`, { key: keys.live })).body.guests as Array<Record<string, unknown>>,
       walkIn: (room: string, lastName = 'Walkin') =>
-        createReceptionistGuest({ db: t.server.database.db, bus: t.server.bus }, row.id, { type: 'staff', id: 'user_test', mode: null }, {
-          firstName: null, lastName, phone: null, roomNumber: room, checkInDate: '2026-11-20', checkOutDate: '2026-11-30', language: null, adults: null, children: null, nationality: null, email: null,
-        }),
+        createReceptionistGuest(
+          { db: t.server.database.db, bus: t.server.bus },
+          row.id,
+          { type: 'staff', id: 'user_test', mode: null },
+          {
+            firstName: null,
+            lastName,
+            phone: null,
+            roomNumber: room,
+            checkInDate: '2026-11-20',
+            checkOutDate: '2026-11-30',
+            language: null,
+            adults: null,
+            children: null,
+            nationality: null,
+            email: null,
+          },
+        ),
     };
   }
 
-  const roomsOf = (list: Array<Record<string, unknown>>) => Object.fromEntries(list.map((g) => [String(g.pmsGuestId ?? `receptionist:${String(g.lastName)}`), g.roomNumber]));
+  const roomsOf = (list: Array<Record<string, unknown>>) =>
+    Object.fromEntries(list.map((g) => [String(g.pmsGuestId ?? `receptionist:${String(g.lastName)}`), g.roomNumber]));
 
   it('spec 4.5: every summary count and each details shape', async () => {
     const h = await hotel();
@@ -50,7 +66,9 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
       details: {
         checkedIn: [{ pmsGuestId: 'ARRIVE', roomNumber: '4', lastName: 'Arrival' }],
         checkedOut: [{ pmsGuestId: 'LEAVE', roomNumber: '3', lastName: 'Leaver' }],
-        updated: [{ pmsGuestId: 'CHANGE', roomNumber: '5', lastName: 'New', changes: { lastName: { from: 'Old', to: 'New' }, roomNumber: { from: '2', to: '5' } } }],
+        updated: [
+          { pmsGuestId: 'CHANGE', roomNumber: '5', lastName: 'New', changes: { lastName: { from: 'Old', to: 'New' }, roomNumber: { from: '2', to: '5' } } },
+        ],
       },
       requestId: expect.stringMatching(/^req_/),
     });
@@ -83,7 +101,9 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     // Nothing changed, so no roster event: the next check-in's is the first to arrive.
     await fenced('FENCE-AFTER', '9');
     off();
-    expect(events).toEqual([{ hotelId: h.hotelId, at: expect.any(String), changes: [expect.objectContaining({ action: 'guest.checked_in', pmsGuestId: 'FENCE-AFTER' })] }]);
+    expect(events).toEqual([
+      { hotelId: h.hotelId, at: expect.any(String), changes: [expect.objectContaining({ action: 'guest.checked_in', pmsGuestId: 'FENCE-AFTER' })] },
+    ]);
   });
 
   it('decisions.md: a room swap and a 3-way rotation among listed guests succeed', async () => {
@@ -105,8 +125,17 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(res.body.summary).toMatchObject({ updated: 5, checkedIn: 0, checkedOut: 0 });
     expect(roomsOf(await h.list())).toEqual({ A: '102', B: '101', C: '202', D: '203', E: '201' });
     // History stays: each guest has its released old assignment and one active one.
-    const active = await t.server.database.db.selectFrom('room_assignments').select(({ fn }) => fn.countAll<number>().as('n')).where('hotel_id', '=', h.hotelId).where('released_at', 'is', null).executeTakeFirstOrThrow();
-    const all = await t.server.database.db.selectFrom('room_assignments').select(({ fn }) => fn.countAll<number>().as('n')).where('hotel_id', '=', h.hotelId).executeTakeFirstOrThrow();
+    const active = await t.server.database.db
+      .selectFrom('room_assignments')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .where('hotel_id', '=', h.hotelId)
+      .where('released_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    const all = await t.server.database.db
+      .selectFrom('room_assignments')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .where('hotel_id', '=', h.hotelId)
+      .executeTakeFirstOrThrow();
     expect([Number(active.n), Number(all.n)]).toEqual([5, 10]);
   });
 
@@ -173,13 +202,21 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     off();
     const syncEvents = events.filter((e) => e.changes.some((c) => c.action !== 'guest.checked_in' || c.pmsGuestId === 'S3'));
     const entries = (
-      await t.server.database.db.selectFrom('activity_log').select(['id', 'action', 'pms_guest_id', 'actor_type', 'actor_id', 'changes']).where('hotel_id', '=', h.hotelId).execute()
+      await t.server.database.db
+        .selectFrom('activity_log')
+        .select(['id', 'action', 'pms_guest_id', 'actor_type', 'actor_id', 'changes'])
+        .where('hotel_id', '=', h.hotelId)
+        .execute()
     ).filter((e) => !before.has(e.id));
-    expect(entries.map((e) => `${e.action}:${e.pms_guest_id ?? ''}`).sort()).toEqual(['guest.checked_in:S3', 'guest.checked_out:S2', 'guest.updated:S1', 'sync.completed:'].sort());
+    expect(entries.map((e) => `${e.action}:${e.pms_guest_id ?? ''}`).sort()).toEqual(
+      ['guest.checked_in:S3', 'guest.checked_out:S2', 'guest.updated:S1', 'sync.completed:'].sort(),
+    );
     expect(entries.every((e) => e.actor_type === 'pms' && e.actor_id === h.keys.keyId)).toBe(true);
     expect(JSON.parse(String(entries.find((e) => e.action === 'sync.completed')?.changes))).toEqual(res.body.summary);
     expect(syncEvents).toHaveLength(1);
-    expect(syncEvents[0]?.changes.map((c) => `${c.action}:${c.pmsGuestId ?? ''}`).sort()).toEqual(['guest.checked_in:S3', 'guest.checked_out:S2', 'guest.updated:S1'].sort());
+    expect(syncEvents[0]?.changes.map((c) => `${c.action}:${c.pmsGuestId ?? ''}`).sort()).toEqual(
+      ['guest.checked_in:S3', 'guest.checked_out:S2', 'guest.updated:S1'].sort(),
+    );
   });
 
   it('decisions.md: test mode validates as live, reads and writes nothing, and counts every listed guest as checkedIn', async () => {
@@ -187,12 +224,18 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     await h.checkin(guest({ pmsGuestId: 'LIVE1', roomNumber: '1' }));
     await h.walkIn('2');
     const before = await h.list();
-    const res = await h.sync([guest({ pmsGuestId: 'LIVE1', roomNumber: ' 1 ' }), guest({ pmsGuestId: 'T2', roomNumber: '2', lastName: 'Tester' })], { key: h.keys.test });
+    const res = await h.sync([guest({ pmsGuestId: 'LIVE1', roomNumber: ' 1 ' }), guest({ pmsGuestId: 'T2', roomNumber: '2', lastName: 'Tester' })], {
+      key: h.keys.test,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'synced',
       summary: { received: 2, checkedIn: 2, updated: 0, checkedOut: 0, unchanged: 0, manualSkipped: 0 },
-      details: { checkedIn: [expect.objectContaining({ pmsGuestId: 'LIVE1', roomNumber: '1' }), { pmsGuestId: 'T2', roomNumber: '2', lastName: 'Tester' }], checkedOut: [], updated: [] },
+      details: {
+        checkedIn: [expect.objectContaining({ pmsGuestId: 'LIVE1', roomNumber: '1' }), { pmsGuestId: 'T2', roomNumber: '2', lastName: 'Tester' }],
+        checkedOut: [],
+        updated: [],
+      },
       requestId: expect.stringMatching(/^req_test_/),
     });
     expect(await h.list()).toEqual(before);

@@ -42,7 +42,11 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
   async function rosterRows(): Promise<{ guests: number; rooms: number; activity: number }> {
     const db = t.server.database.db;
     const count = async (table: 'guests' | 'room_assignments' | 'activity_log'): Promise<number> => {
-      const r = await db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where('hotel_id', '=', hotelId).executeTakeFirstOrThrow();
+      const r = await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('hotel_id', '=', hotelId)
+        .executeTakeFirstOrThrow();
       return Number(r.n);
     };
     return { guests: await count('guests'), rooms: await count('room_assignments'), activity: await count('activity_log') };
@@ -270,7 +274,12 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
       await t.api('POST', url, { key: k.test, body: guest(), idempotencyKey: '' }),
       await t.api('POST', url, { key: k.test, idempotencyKey: uniqueKey(), rawBody: '{}', headers: { 'content-type': 'text/plain' } }),
       await t.api('POST', url, { key: k.test, idempotencyKey: uniqueKey(), rawBody: '[]', headers: { 'content-type': 'application/json' } }),
-      await t.api('POST', url, { key: k.test, idempotencyKey: uniqueKey(), rawBody: JSON.stringify(guest({ lastName: 'x'.repeat(1024 * 1024) })), headers: { 'content-type': 'application/json' } }),
+      await t.api('POST', url, {
+        key: k.test,
+        idempotencyKey: uniqueKey(),
+        rawBody: JSON.stringify(guest({ lastName: 'x'.repeat(1024 * 1024) })),
+        headers: { 'content-type': 'application/json' },
+      }),
       await test('/guests/checkin', guest({ adults: -1 })),
     ];
     expect(errors.map((r) => [r.status, r.body.code])).toEqual([

@@ -76,7 +76,11 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
   }
 
   /** Each refused value is a 422 naming exactly this field with this code. */
-  async function expectRefused(field: string, cases: Array<[unknown, string]>, code: 'VALIDATION_ERROR' | 'INVALID_DATE_FORMAT' = 'VALIDATION_ERROR'): Promise<void> {
+  async function expectRefused(
+    field: string,
+    cases: Array<[unknown, string]>,
+    code: 'VALIDATION_ERROR' | 'INVALID_DATE_FORMAT' = 'VALIDATION_ERROR',
+  ): Promise<void> {
     for (const [value, fieldCode] of cases) {
       const res = await checkin({ [field]: value });
       expectOnly422(res, code, [[field, fieldCode]]);
@@ -334,17 +338,37 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
     it('decisions.md: the optional fields may be absent or null at check-in (stored as null)', async () => {
       const minimal = { pmsGuestId: `P${rid()}`, roomNumber: `M${rid()}`, lastName: 'Min', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' };
       expect((await post('/guests/checkin', minimal)).status).toBe(200);
-      const nulls: Record<string, unknown> = { ...guest(), firstName: null, phone: null, email: null, language: null, nationality: null, adults: null, children: null };
+      const nulls: Record<string, unknown> = {
+        ...guest(),
+        firstName: null,
+        phone: null,
+        email: null,
+        language: null,
+        nationality: null,
+        adults: null,
+        children: null,
+      };
       expect((await post('/guests/checkin', nulls)).status).toBe(200);
       for (const id of [minimal.pmsGuestId, String(nulls.pmsGuestId)]) {
-        expect(await listByPmsId(id)).toMatchObject({ firstName: null, phone: null, email: null, language: null, nationality: null, adults: null, children: null });
+        expect(await listByPmsId(id)).toMatchObject({
+          firstName: null,
+          phone: null,
+          email: null,
+          language: null,
+          nationality: null,
+          adults: null,
+          children: null,
+        });
       }
     });
 
     it('decisions.md: a required field sent as null is refused (null is only for optional fields)', async () => {
       const res = await checkin({ lastName: null, roomNumber: null });
       // Each field is reported once.
-      expectOnly422(res, 'VALIDATION_ERROR', [['lastName', 'INVALID_TYPE'], ['roomNumber', 'INVALID_TYPE']]);
+      expectOnly422(res, 'VALIDATION_ERROR', [
+        ['lastName', 'INVALID_TYPE'],
+        ['roomNumber', 'INVALID_TYPE'],
+      ]);
       const g = guest();
       await post('/guests/checkin', g);
       const upd = await post('/guests/update', { pmsGuestId: g.pmsGuestId, lastName: null });
@@ -447,8 +471,12 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
   // ---------------------------------------------------------------- transport envelope
 
   describe('decisions.md: Errors, body, media type, size, routing', () => {
-    const rawPost = (path: string, rawBody: string, headers: Record<string, string> = { 'content-type': 'application/json' }, opts: RequestOptions = {}): Promise<ApiResponse> =>
-      t.api('POST', `${base}${path}`, { key: k.live, idempotencyKey: uniqueKey(), rawBody, headers, ...opts });
+    const rawPost = (
+      path: string,
+      rawBody: string,
+      headers: Record<string, string> = { 'content-type': 'application/json' },
+      opts: RequestOptions = {},
+    ): Promise<ApiResponse> => t.api('POST', `${base}${path}`, { key: k.live, idempotencyKey: uniqueKey(), rawBody, headers, ...opts });
 
     it('decisions.md: an unparseable body is 400 INVALID_JSON', async () => {
       for (const raw of ['{"pmsGuestId": ', 'not json', "{'a': 1}", '']) {
@@ -599,15 +627,38 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
     });
 
     it('decisions.md: order of checks: a valid key, an Idempotency-Key, a wrong content type and a bad body is 415', async () => {
-      const res = await t.api('POST', `${base}/guests/checkin`, { key: k.live, idempotencyKey: uniqueKey(), rawBody: '{bad', headers: { 'content-type': 'text/plain' } });
+      const res = await t.api('POST', `${base}/guests/checkin`, {
+        key: k.live,
+        idempotencyKey: uniqueKey(),
+        rawBody: '{bad',
+        headers: { 'content-type': 'text/plain' },
+      });
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
     it('decisions.md: order of checks: content type and JSON before field validation (415 and 400 win over a body with field errors)', async () => {
       const invalid = JSON.stringify(guest({ lastName: '', roomNo: 'x' }));
-      expectError(await t.api('POST', `${base}/guests/checkin`, { key: k.live, idempotencyKey: uniqueKey(), rawBody: invalid, headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expectError(
+        await t.api('POST', `${base}/guests/checkin`, {
+          key: k.live,
+          idempotencyKey: uniqueKey(),
+          rawBody: invalid,
+          headers: { 'content-type': 'text/plain' },
+        }),
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      );
       const tooBigAndInvalid = JSON.stringify(guest({ lastName: '', pad: 'x'.repeat(1024 * 1024) }));
-      expectError(await t.api('POST', `${base}/guests/checkin`, { key: k.live, idempotencyKey: uniqueKey(), rawBody: tooBigAndInvalid, headers: { 'content-type': 'application/json' } }), 413, 'PAYLOAD_TOO_LARGE');
+      expectError(
+        await t.api('POST', `${base}/guests/checkin`, {
+          key: k.live,
+          idempotencyKey: uniqueKey(),
+          rawBody: tooBigAndInvalid,
+          headers: { 'content-type': 'application/json' },
+        }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
     });
 
     it('decisions.md: order of checks: field validation before state (invalid update of an unknown guest is 422, not 404)', async () => {
@@ -714,17 +765,32 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
         ['guests[1].checkInDate', 'INVALID_DATE_FORMAT'],
       ]);
       const notObject = await sync({ syncMode: 'full', guests: [syncGuest(), 'guest', null] });
-      expect422(notObject, 'VALIDATION_ERROR', [['guests[1]', 'INVALID_TYPE'], ['guests[2]', 'INVALID_TYPE']]);
+      expect422(notObject, 'VALIDATION_ERROR', [
+        ['guests[1]', 'INVALID_TYPE'],
+        ['guests[2]', 'INVALID_TYPE'],
+      ]);
     });
 
     it('decisions.md: more than 20,000 guests in a sync is 422 VALIDATION_ERROR (20,001 refused)', async () => {
-      const guests = Array.from({ length: 20_001 }, (_, i) => ({ pmsGuestId: `G${i}`, roomNumber: `${i}`, lastName: 'L', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }));
+      const guests = Array.from({ length: 20_001 }, (_, i) => ({
+        pmsGuestId: `G${i}`,
+        roomNumber: `${i}`,
+        lastName: 'L',
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-24',
+      }));
       const res = await sync({ syncMode: 'full', guests });
       expectOnly422(res, 'VALIDATION_ERROR', [['guests', 'TOO_MANY']]);
     });
 
     it('decisions.md: exactly 20,000 guests is within the limit (only the one faulty guest is named, no TOO_MANY)', async () => {
-      const guests = Array.from({ length: 20_000 }, (_, i) => ({ pmsGuestId: `G${i}`, roomNumber: `${i}`, lastName: i === 19_999 ? '' : 'L', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }));
+      const guests = Array.from({ length: 20_000 }, (_, i) => ({
+        pmsGuestId: `G${i}`,
+        roomNumber: `${i}`,
+        lastName: i === 19_999 ? '' : 'L',
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-24',
+      }));
       expectOnly422(await sync({ syncMode: 'full', guests }), 'VALIDATION_ERROR', [['guests[19999].lastName', 'TOO_SHORT']]);
     });
 

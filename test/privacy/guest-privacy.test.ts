@@ -83,7 +83,10 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     const updated = await t.post(`${base}/guests/update`, update, { idempotencyKey: updateKey });
     expect(updated.body.changes.phone).toEqual({ from: '+15550100', to: p.phone });
     // A sync naming this guest and another one, which stays in house.
-    const synced = await t.post(`${base}/guests/sync`, { syncMode: 'full', guests: [guest({ ...p, roomNumber: rooms[1] }), guest({ ...other, roomNumber: `H${randomId(5)}` })] });
+    const synced = await t.post(`${base}/guests/sync`, {
+      syncMode: 'full',
+      guests: [guest({ ...p, roomNumber: rooms[1] }), guest({ ...other, roomNumber: `H${randomId(5)}` })],
+    });
     expect(synced.status).toBe(200);
     const out = await t.post(`${base}/guests/checkout`, { pmsGuestId: p.pmsGuestId });
     expect(out.status).toBe(200);
@@ -104,7 +107,18 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     expect(doc.hotel).toEqual({ slug: t.slug, name: 'Test Hotel' });
     expect(doc.stays.map((s: { guestId: string }) => s.guestId)).toEqual([firstId, secondId]);
     const [s1, s2] = doc.stays;
-    expect(s1).toMatchObject({ pmsGuestId: p.pmsGuestId, status: 'checked_out', firstName: p.firstName, lastName: p.lastName, phone: p.phone, email: p.email, language: 'de', nationality: 'DE', roomNumber: rooms[1], anonymisedAt: null });
+    expect(s1).toMatchObject({
+      pmsGuestId: p.pmsGuestId,
+      status: 'checked_out',
+      firstName: p.firstName,
+      lastName: p.lastName,
+      phone: p.phone,
+      email: p.email,
+      language: 'de',
+      nationality: 'DE',
+      roomNumber: rooms[1],
+      anonymisedAt: null,
+    });
     expect(s1.roomHistory.map((h: { roomNumber: string }) => h.roomNumber)).toEqual([rooms[0], rooms[1]]);
     expect(s1.activity.map((a: { action: string }) => a.action).sort()).toEqual(['guest.checked_in', 'guest.checked_out', 'guest.room_moved', 'guest.updated']);
     expect(s1.activity.find((a: { action: string }) => a.action === 'guest.updated').changes.email).toEqual({ from: null, to: p.email });
@@ -150,7 +164,9 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     expect(both.code).toBe(1);
     const unknown = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', 'PMS-nobody'], { env: env() });
     expect([unknown.code, unknown.stderr]).toEqual([1, 'innsync: No guest with this id in this hotel.\n']);
-    expect((await runCli(['guest', 'erase', 'no-such-hotel', '--guest-id', firstId], { env: env() })).stderr).toBe('innsync: no hotel with slug "no-such-hotel"\n');
+    expect((await runCli(['guest', 'erase', 'no-such-hotel', '--guest-id', firstId], { env: env() })).stderr).toBe(
+      'innsync: no hotel with slug "no-such-hotel"\n',
+    );
     expect(await storedText(t)).toContain(p.email);
 
     const r = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', p.pmsGuestId, '--json'], { env: env() });
@@ -168,11 +184,25 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     for (const v of personalValues(p)) expect(after).not.toContain(v);
     // The other guest of the same hotel is untouched.
     for (const v of personalValues(other)) expect(after).toContain(v);
-    expect((await t.api('GET', `${base}/guests?pmsGuestId=${other.pmsGuestId}`)).body.guests[0]).toMatchObject({ firstName: other.firstName, phone: other.phone, email: other.email });
+    expect((await t.api('GET', `${base}/guests?pmsGuestId=${other.pmsGuestId}`)).body.guests[0]).toMatchObject({
+      firstName: other.firstName,
+      phone: other.phone,
+      email: other.email,
+    });
 
     // Occupancy history and the timeline still read; one guest.erased entry, no personal data in it.
     const page = await admin.get(`/guests/${firstId}`);
-    expect(page.body.guest).toMatchObject({ firstName: null, lastName: '', phone: null, email: null, language: null, nationality: null, roomNumber: rooms[1], checkInDate: '2026-11-23', status: 'checked_out' });
+    expect(page.body.guest).toMatchObject({
+      firstName: null,
+      lastName: '',
+      phone: null,
+      email: null,
+      language: null,
+      nationality: null,
+      roomNumber: rooms[1],
+      checkInDate: '2026-11-23',
+      status: 'checked_out',
+    });
     expect(page.body.guest.anonymisedAt).toEqual(expect.any(String));
     expect(page.body.rooms.map((x: { roomNumber: string }) => x.roomNumber)).toEqual([rooms[0], rooms[1]]);
     const activity = await admin.get(`/activity?guest=${encodeURIComponent(p.pmsGuestId)}`);
@@ -202,7 +232,17 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
   it('the dashboard\'s "Erase personal data" erases a checked-out walk-in guest for admins only', async () => {
     const p = person('walk');
     const room = `W${randomId(5)}`;
-    const created = await admin.post('/guests', { firstName: p.firstName, lastName: p.lastName, phone: p.phone, email: p.email, language: 'fr', nationality: 'FR', checkInDate: '2026-11-23', checkOutDate: '2026-11-25', roomNumber: room });
+    const created = await admin.post('/guests', {
+      firstName: p.firstName,
+      lastName: p.lastName,
+      phone: p.phone,
+      email: p.email,
+      language: 'fr',
+      nationality: 'FR',
+      checkInDate: '2026-11-23',
+      checkOutDate: '2026-11-25',
+      roomNumber: room,
+    });
     expect(created.status).toBe(201);
     const id = created.body.guest.id as string;
     expect((await admin.post(`/guests/${id}/erase`, {})).body.code).toBe('GUEST_ACTIVE');
@@ -265,7 +305,17 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
     const result = parseJsonOutput(r);
     expect(result).toEqual({ requestLog: expect.any(Number), idempotency: expect.any(Number), guests: 1 });
     const page = (await admin.get(`/guests/${id}`)).body;
-    expect(page.guest).toMatchObject({ firstName: null, lastName: '', phone: null, email: null, language: null, nationality: null, roomNumber: room, checkInDate: '2026-11-23', checkOutDate: '2026-11-26' });
+    expect(page.guest).toMatchObject({
+      firstName: null,
+      lastName: '',
+      phone: null,
+      email: null,
+      language: null,
+      nationality: null,
+      roomNumber: room,
+      checkInDate: '2026-11-23',
+      checkOutDate: '2026-11-26',
+    });
     expect(page.rooms).toHaveLength(1);
     const entries = (await admin.get(`/activity?guest=${id}`)).body.entries;
     expect(entries.map((e: { action: string }) => e.action)).toEqual(['guest.checked_out', 'guest.updated', 'guest.checked_in']);
@@ -274,7 +324,10 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
     expect(entries[2].changes.roomNumber).toEqual({ from: null, to: room });
     expect(JSON.stringify(entries)).not.toContain(gone.lastName);
     // The guest in house keeps everything; a second run finds nothing more to do.
-    expect((await t.api('GET', `${base}/guests?pmsGuestId=${stays.pmsGuestId}`)).body.guests[0]).toMatchObject({ lastName: stays.lastName, email: stays.email });
+    expect((await t.api('GET', `${base}/guests?pmsGuestId=${stays.pmsGuestId}`)).body.guests[0]).toMatchObject({
+      lastName: stays.lastName,
+      email: stays.email,
+    });
     expect(parseJsonOutput(await runCli(['purge', '--json'], { env: { ...env, GUEST_RETENTION_DAYS: '0' } })).guests).toBe(0);
     // Text output says what it did; a bad value is refused naming the variable.
     expect((await runCli(['purge'], { env: { ...env, GUEST_RETENTION_DAYS: '0' } })).stdout).toMatch(/anonymised 0 guest stays/);
@@ -292,7 +345,17 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
       await other.post(`${base}/guests/checkout`, { pmsGuestId: p.pmsGuestId });
       // The first run is 5 s after start.
       await expect
-        .poll(async () => (await other.server.database.db.selectFrom('guests').select(['last_name', 'anonymised_at']).where('pms_guest_id', '=', p.pmsGuestId).executeTakeFirst())?.last_name, { timeout: 20_000 })
+        .poll(
+          async () =>
+            (
+              await other.server.database.db
+                .selectFrom('guests')
+                .select(['last_name', 'anonymised_at'])
+                .where('pms_guest_id', '=', p.pmsGuestId)
+                .executeTakeFirst()
+            )?.last_name,
+          { timeout: 20_000 },
+        )
         .toBe('');
     } finally {
       await other.close();

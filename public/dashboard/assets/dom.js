@@ -55,7 +55,7 @@ export const naturalCompare = (a, b) => collator.compare(String(a ?? ''), String
 export function guestName(g) {
   if (!g) return '';
   if (g.anonymisedAt) return 'Anonymised guest';
-  return g.firstName ? `${g.lastName}, ${g.firstName}` : g.lastName ?? '';
+  return g.firstName ? `${g.lastName}, ${g.firstName}` : (g.lastName ?? '');
 }
 
 export const sourceLabel = (source) => (source === 'pms' ? 'PMS' : 'Walk-in');

@@ -2,13 +2,7 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
-export type ActivityAction =
-  | 'guest.checked_in'
-  | 'guest.updated'
-  | 'guest.room_moved'
-  | 'guest.checked_out'
-  | 'sync.completed'
-  | 'guest.erased';
+export type ActivityAction = 'guest.checked_in' | 'guest.updated' | 'guest.room_moved' | 'guest.checked_out' | 'sync.completed' | 'guest.erased';
 
 export interface Actor {
   type: 'pms' | 'staff' | 'system';
@@ -128,7 +122,9 @@ export async function listActivity(db: DbOrTrx, hotelId: string, f: ActivityFilt
   }
   if (f.before) {
     const b = f.before;
-    q = q.where((eb) => eb.or([eb('activity_log.created_at', '<', b.at), eb.and([eb('activity_log.created_at', '=', b.at), eb('activity_log.id', '<', b.id)])]));
+    q = q.where((eb) =>
+      eb.or([eb('activity_log.created_at', '<', b.at), eb.and([eb('activity_log.created_at', '=', b.at), eb('activity_log.id', '<', b.id)])]),
+    );
   }
   const rows = await q.orderBy('activity_log.created_at', 'desc').orderBy('activity_log.id', 'desc').limit(f.limit).execute();
   return rows.map((r) => ({

@@ -18,15 +18,30 @@ export interface ApiKeyPairSummary {
   testLastUsedAt: string | null;
 }
 
-export async function insertKeyPair(
-  db: DbOrTrx,
-  p: { pairId: string; hotelId: string; liveHash: string; testHash: string; now: string },
-): Promise<void> {
+export async function insertKeyPair(db: DbOrTrx, p: { pairId: string; hotelId: string; liveHash: string; testHash: string; now: string }): Promise<void> {
   await db
     .insertInto('api_keys')
     .values([
-      { id: `${p.pairId}_live`, pair_id: p.pairId, hotel_id: p.hotelId, mode: 'live', key_hash: p.liveHash, created_at: p.now, revoked_at: null, last_used_at: null },
-      { id: `${p.pairId}_test`, pair_id: p.pairId, hotel_id: p.hotelId, mode: 'test', key_hash: p.testHash, created_at: p.now, revoked_at: null, last_used_at: null },
+      {
+        id: `${p.pairId}_live`,
+        pair_id: p.pairId,
+        hotel_id: p.hotelId,
+        mode: 'live',
+        key_hash: p.liveHash,
+        created_at: p.now,
+        revoked_at: null,
+        last_used_at: null,
+      },
+      {
+        id: `${p.pairId}_test`,
+        pair_id: p.pairId,
+        hotel_id: p.hotelId,
+        mode: 'test',
+        key_hash: p.testHash,
+        created_at: p.now,
+        revoked_at: null,
+        last_used_at: null,
+      },
     ])
     .execute();
 }

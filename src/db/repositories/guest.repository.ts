@@ -145,11 +145,7 @@ export async function updateGuestData(trx: DbOrTrx, guestId: string, data: Guest
 }
 
 export async function markCheckedOut(trx: DbOrTrx, guestId: string, now: string): Promise<void> {
-  await trx
-    .updateTable('guests')
-    .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
-    .where('id', '=', guestId)
-    .execute();
+  await trx.updateTable('guests').set({ status: 'checked_out', checked_out_at: now, updated_at: now }).where('id', '=', guestId).execute();
 }
 
 /** The active guest holding a room (with its id, which the API's currentGuest does not show), or null. */

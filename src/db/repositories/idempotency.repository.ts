@@ -13,13 +13,18 @@ export type IdempotencyRow = Selectable<IdempotencyRecordTable>;
  * insert goes ahead), at most lock_timeout. Runs inside the change's transaction, so the
  * record commits with the change or not at all.
  */
-export async function insertRecord(
-  trx: DbOrTrx,
-  r: { apiKeyId: string; key: string; fingerprint: string; now: string; expiresAt: string },
-): Promise<boolean> {
+export async function insertRecord(trx: DbOrTrx, r: { apiKeyId: string; key: string; fingerprint: string; now: string; expiresAt: string }): Promise<boolean> {
   const row = await trx
     .insertInto('idempotency_records')
-    .values({ api_key_id: r.apiKeyId, idempotency_key: r.key, fingerprint: r.fingerprint, status_code: null, response_body: null, created_at: r.now, expires_at: r.expiresAt })
+    .values({
+      api_key_id: r.apiKeyId,
+      idempotency_key: r.key,
+      fingerprint: r.fingerprint,
+      status_code: null,
+      response_body: null,
+      created_at: r.now,
+      expires_at: r.expiresAt,
+    })
     .onConflict((oc) =>
       oc
         .columns(['api_key_id', 'idempotency_key'])
@@ -32,12 +37,7 @@ export async function insertRecord(
 }
 
 export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Promise<IdempotencyRow | null> {
-  const row = await db
-    .selectFrom('idempotency_records')
-    .selectAll()
-    .where('api_key_id', '=', apiKeyId)
-    .where('idempotency_key', '=', key)
-    .executeTakeFirst();
+  const row = await db.selectFrom('idempotency_records').selectAll().where('api_key_id', '=', apiKeyId).where('idempotency_key', '=', key).executeTakeFirst();
   return row ?? null;
 }
 

@@ -32,7 +32,11 @@ function lockRows(db: DbOrTrx, ids: string[]): Promise<GuestRow[]> {
 }
 
 /** Checked-out guests whose personal data is still held, checked out at or before `cutoff`, oldest first. */
-export async function listGuestsToAnonymise(db: DbOrTrx, cutoff: string, limit: number): Promise<Pick<GuestRow, 'id' | 'hotel_id' | 'pms_guest_id' | 'checked_out_at'>[]> {
+export async function listGuestsToAnonymise(
+  db: DbOrTrx,
+  cutoff: string,
+  limit: number,
+): Promise<Pick<GuestRow, 'id' | 'hotel_id' | 'pms_guest_id' | 'checked_out_at'>[]> {
   return db
     .selectFrom('guests')
     .select(['id', 'hotel_id', 'pms_guest_id', 'checked_out_at'])
@@ -102,12 +106,7 @@ export async function requestLogMentioning(db: DbOrTrx, hotel: { id: string; slu
     .selectAll()
     .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
     .where((eb) =>
-      eb.or(
-        patterns.flatMap((p) => [
-          eb('request_body', 'like', sql<string>`${p} escape '\\'`),
-          eb('response_body', 'like', sql<string>`${p} escape '\\'`),
-        ]),
-      ),
+      eb.or(patterns.flatMap((p) => [eb('request_body', 'like', sql<string>`${p} escape '\\'`), eb('response_body', 'like', sql<string>`${p} escape '\\'`)])),
     )
     .orderBy('created_at')
     .orderBy('id')

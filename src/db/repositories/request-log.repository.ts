@@ -10,7 +10,10 @@ const ROWS_PER_STATEMENT = 500;
 
 export async function insertRequestLogRows(db: DbOrTrx, rows: RequestLogRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    await db.insertInto('request_log').values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
+    await db
+      .insertInto('request_log')
+      .values(rows.slice(i, i + ROWS_PER_STATEMENT))
+      .execute();
   }
 }
 
@@ -97,7 +100,10 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
   return rows.map(toSummary);
 }
 
-type SummaryColumns = Pick<Selectable<RequestLogTable>, 'id' | 'created_at' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'>;
+type SummaryColumns = Pick<
+  Selectable<RequestLogTable>,
+  'id' | 'created_at' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'
+>;
 
 export function toSummary(r: SummaryColumns): RequestLogSummary {
   return {
@@ -125,7 +131,8 @@ export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: s
   const responseBytes = r.response_bytes === null || r.response_bytes === undefined ? null : Number(r.response_bytes);
   // A client's body could end with a marker of its own: only a body longer than the cap was cut.
   const requestMarker = readStoredBody(r.request_body).cut;
-  const requestCut = requestMarker !== null && requestBytes !== null && requestBytes > BODY_CAP_BYTES && requestMarker.bytes > BODY_CAP_BYTES ? requestMarker : null;
+  const requestCut =
+    requestMarker !== null && requestBytes !== null && requestBytes > BODY_CAP_BYTES && requestMarker.bytes > BODY_CAP_BYTES ? requestMarker : null;
   // Responses are JSON documents of the service's own (ending in `}`): a marker is the cut's.
   const responseCut = readStoredBody(r.response_body).cut;
   const unattributed = r.hotel_id === null && r.request_body === null && r.response_body === null && (requestBytes ?? responseBytes) !== null;

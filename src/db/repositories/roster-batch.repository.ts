@@ -22,7 +22,22 @@ export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<R
   // more than the mapping.
   const rows = await trx
     .selectFrom('guests')
-    .select(['id', 'source', 'pms_guest_id', 'first_name', 'last_name', 'phone', 'room_number', 'check_in_date', 'check_out_date', 'language', 'adults', 'children', 'nationality', 'email'])
+    .select([
+      'id',
+      'source',
+      'pms_guest_id',
+      'first_name',
+      'last_name',
+      'phone',
+      'room_number',
+      'check_in_date',
+      'check_out_date',
+      'language',
+      'adults',
+      'children',
+      'nationality',
+      'email',
+    ])
     .where('hotel_id', '=', hotelId)
     .where('status', '=', 'active')
     .execute();
@@ -88,7 +103,12 @@ export async function updateManyGuestData(trx: DbOrTrx, rows: ReadonlyArray<{ id
 
 const ASSIGNMENT_ROWS_PER_STATEMENT = 5000; // 6 values per row
 
-export async function insertAssignments(trx: DbOrTrx, hotelId: string, rows: ReadonlyArray<{ guestId: string; roomNumber: string }>, now: string): Promise<void> {
+export async function insertAssignments(
+  trx: DbOrTrx,
+  hotelId: string,
+  rows: ReadonlyArray<{ guestId: string; roomNumber: string }>,
+  now: string,
+): Promise<void> {
   for (const part of chunks(rows, ASSIGNMENT_ROWS_PER_STATEMENT)) {
     await trx
       .insertInto('room_assignments')
@@ -100,7 +120,12 @@ export async function insertAssignments(trx: DbOrTrx, hotelId: string, rows: Rea
 const GUEST_ROWS_PER_STATEMENT = 1500; // 20 values per row
 
 /** Inserts active PMS guests and their room assignments; returns the new ids in order. */
-export async function insertManyPmsGuests(trx: DbOrTrx, hotelId: string, guests: ReadonlyArray<{ pmsGuestId: string; data: GuestData }>, now: string): Promise<string[]> {
+export async function insertManyPmsGuests(
+  trx: DbOrTrx,
+  hotelId: string,
+  guests: ReadonlyArray<{ pmsGuestId: string; data: GuestData }>,
+  now: string,
+): Promise<string[]> {
   const ids = guests.map(() => newId('guest'));
   const rows = guests.map((g, i) => ({
     id: ids[i] ?? newId('guest'),
@@ -124,6 +149,11 @@ export async function insertManyPmsGuests(trx: DbOrTrx, hotelId: string, guests:
     checked_out_at: null,
   }));
   for (const part of chunks(rows, GUEST_ROWS_PER_STATEMENT)) await trx.insertInto('guests').values(part).execute();
-  await insertAssignments(trx, hotelId, rows.map((r) => ({ guestId: r.id, roomNumber: r.room_number })), now);
+  await insertAssignments(
+    trx,
+    hotelId,
+    rows.map((r) => ({ guestId: r.id, roomNumber: r.room_number })),
+    now,
+  );
   return rows.map((r) => r.id);
 }

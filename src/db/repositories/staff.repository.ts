@@ -168,6 +168,9 @@ export async function purgeSessions(db: DbOrTrx, idleCutoff: string, absoluteCut
 }
 
 export async function countHotels(db: DbOrTrx): Promise<number> {
-  const r = await db.selectFrom('hotels').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('hotels')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }

@@ -26,7 +26,16 @@ export function activityView(ctx) {
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter activity' },
-    field({ name: 'actorType', label: 'Actor', options: [['', 'All'], ['pms', 'PMS'], ['staff', 'Staff'], ['system', 'System']] }),
+    field({
+      name: 'actorType',
+      label: 'Actor',
+      options: [
+        ['', 'All'],
+        ['pms', 'PMS'],
+        ['staff', 'Staff'],
+        ['system', 'System'],
+      ],
+    }),
     field({ name: 'action', label: 'Action', options: [['', 'All'], ...Object.entries(ACTION_LABELS).map(([v, l]) => [v, `${l} (${v})`])] }),
     field({ name: 'guest', label: 'Guest', type: 'search', hint: 'Name, PMS guest id or guest id', attrs: { autocomplete: 'off' } }),
   );
@@ -84,8 +93,14 @@ export function activityView(ctx) {
   }
 
   function render() {
-    summary.textContent = entries.length === 0 ? 'No activity matches these filters.' : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} shown${next ? '; more available' : ''}`;
-    replaceChildren(list, entries.map((e) => entryItem(e, fresh.has(e.id))));
+    summary.textContent =
+      entries.length === 0
+        ? 'No activity matches these filters.'
+        : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} shown${next ? '; more available' : ''}`;
+    replaceChildren(
+      list,
+      entries.map((e) => entryItem(e, fresh.has(e.id))),
+    );
     more.hidden = !next;
   }
 
@@ -135,7 +150,9 @@ function changeLines(changes) {
 
 function entryItem(e, isFresh) {
   const lines = changeLines(e.changes);
-  const guestText = e.guestAnonymised ? `Guest anonymised${e.pmsGuestId ? ` (PMS ${e.pmsGuestId})` : ''}` : e.guestName || e.pmsGuestId || (e.guestId ? 'guest' : null);
+  const guestText = e.guestAnonymised
+    ? `Guest anonymised${e.pmsGuestId ? ` (PMS ${e.pmsGuestId})` : ''}`
+    : e.guestName || e.pmsGuestId || (e.guestId ? 'guest' : null);
   const guest = guestText
     ? [
         e.guestId ? h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}` }, guestText) : guestText,
@@ -154,6 +171,12 @@ function entryItem(e, isFresh) {
       h('code', { class: 'entry-code' }, e.action),
       guest ? h('span', { class: 'entry-guest' }, ' — ', guest) : null,
     ),
-    lines.length > 0 ? h('ul', { class: 'changes' }, lines.map((l) => h('li', null, l))) : null,
+    lines.length > 0
+      ? h(
+          'ul',
+          { class: 'changes' },
+          lines.map((l) => h('li', null, l)),
+        )
+      : null,
   );
 }

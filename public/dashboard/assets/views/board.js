@@ -25,7 +25,10 @@ export function boardView(ctx) {
       replaceChildren(grid, h('li', { class: 'empty' }, 'No guests in house. Walk-ins you add and PMS check-ins appear here.'));
       return;
     }
-    replaceChildren(grid, sorted.map((g) => h('li', null, tile(g, changed.has(g.id)))));
+    replaceChildren(
+      grid,
+      sorted.map((g) => h('li', null, tile(g, changed.has(g.id)))),
+    );
     if (focusedId) grid.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
 

@@ -102,7 +102,12 @@ export function guestView(ctx) {
     );
 
     const hadFocus = actions.contains(document.activeElement);
-    replaceChildren(actions, active ? checkoutButton(isPms) : null, ctx.isAdmin ? exportLink() : null, ctx.isAdmin && !active && !guest.anonymisedAt ? eraseButton() : null);
+    replaceChildren(
+      actions,
+      active ? checkoutButton(isPms) : null,
+      ctx.isAdmin ? exportLink() : null,
+      ctx.isAdmin && !active && !guest.anonymisedAt ? eraseButton() : null,
+    );
     if (hadFocus) actions.querySelector('button')?.focus();
     replaceChildren(details, detailList(), historyTable(rooms));
 
@@ -116,7 +121,11 @@ export function guestView(ctx) {
           'section',
           { class: 'panel note', 'aria-labelledby': 'pms-owned' },
           h('h2', { id: 'pms-owned' }, 'Managed by the PMS'),
-          h('p', null, 'This guest comes from the hotel’s PMS, which owns the data. Change it in the PMS: the change arrives here with its next update or sync. Edits made here would be overwritten.'),
+          h(
+            'p',
+            null,
+            'This guest comes from the hotel’s PMS, which owns the data. Change it in the PMS: the change arrives here with its next update or sync. Edits made here would be overwritten.',
+          ),
         ),
       );
       form = null;
@@ -190,7 +199,11 @@ export function guestView(ctx) {
     const f = h(
       'form',
       { class: 'form', novalidate: true, 'aria-labelledby': 'edit-guest' },
-      h('p', { class: 'stale-note', hidden: true, role: 'note' }, 'This guest was changed elsewhere while you were editing. Saving sends only the fields you changed.'),
+      h(
+        'p',
+        { class: 'stale-note', hidden: true, role: 'note' },
+        'This guest was changed elsewhere while you were editing. Saving sends only the fields you changed.',
+      ),
       guestFieldsets(guest),
       h('div', { class: 'form-actions' }, submit, reset),
     );
@@ -314,7 +327,9 @@ export function guestView(ctx) {
         try {
           const result = await api.post(`/guests/${enc(id)}/erase`, {});
           const e = result.erased;
-          announce(`Personal data erased: ${e.guests} stay${e.guests === 1 ? '' : 's'}, ${e.activity} activity entries, ${e.idempotency} stored responses and ${e.requestLog} request-log bodies.`);
+          announce(
+            `Personal data erased: ${e.guests} stay${e.guests === 1 ? '' : 's'}, ${e.activity} activity entries, ${e.idempotency} stored responses and ${e.requestLog} request-log bodies.`,
+          );
           await reload();
         } catch (err) {
           showError(err, 'Could not erase the personal data');

@@ -14,7 +14,11 @@ export function keysView(ctx) {
     'section',
     { class: 'view view-keys' },
     h('div', { class: 'view-head' }, pageHeading('API keys'), issue),
-    h('p', { class: 'lead' }, 'The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.',
+    ),
     fresh,
     tableSlot,
   );
@@ -43,7 +47,15 @@ export function keysView(ctx) {
           'table',
           { class: 'table table-keys' },
           h('caption', { class: 'visually-hidden' }, 'Key pairs'),
-          h('thead', null, h('tr', null, ['Key id', 'Created', 'Last used', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Key id', 'Created', 'Last used', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
           h('tbody', null, sorted.map(keyRow)),
         ),
       ),
@@ -63,7 +75,13 @@ export function keysView(ctx) {
       h('td', null, h('code', null, k.keyId)),
       h('td', null, timeEl(k.createdAt)),
       h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : 'never'),
-      h('td', null, active ? h('span', { class: 'status-pill status-active' }, 'active') : [h('span', { class: 'status-pill status-revoked' }, 'revoked'), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))]),
+      h(
+        'td',
+        null,
+        active
+          ? h('span', { class: 'status-pill status-active' }, 'active')
+          : [h('span', { class: 'status-pill status-revoked' }, 'revoked'), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
+      ),
       h('td', null, action),
     );
   }
@@ -94,7 +112,10 @@ export function keysView(ctx) {
       clearAlert();
       try {
         const pair = await api.post('/keys', {});
-        replaceChildren(fresh, newKeysPanel(pair, () => replaceChildren(fresh)));
+        replaceChildren(
+          fresh,
+          newKeysPanel(pair, () => replaceChildren(fresh)),
+        );
         fresh.querySelector('h2')?.focus();
         announce(`Key pair ${pair.keyId} issued. Copy both keys now.`);
         loadKeys();
@@ -117,7 +138,12 @@ function newKeysPanel(pair, dismiss) {
     'section',
     { class: 'panel new-keys', 'aria-labelledby': titleId, dataset: { keyId: pair.keyId } },
     h('h2', { id: titleId, tabindex: '-1' }, `New key pair ${pair.keyId}`),
-    h('p', { class: 'warning' }, h('strong', null, 'Copy these keys now. '), 'They will not be shown again: innsync stores only their hashes. Give the live key to the PMS; use the test key to try the integration without changing the roster.'),
+    h(
+      'p',
+      { class: 'warning' },
+      h('strong', null, 'Copy these keys now. '),
+      'They will not be shown again: innsync stores only their hashes. Give the live key to the PMS; use the test key to try the integration without changing the roster.',
+    ),
     keyLine('live', 'Live key', pair.live),
     keyLine('test', 'Test key', pair.test),
     h('div', { class: 'form-actions' }, done),

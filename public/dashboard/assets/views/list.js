@@ -26,7 +26,13 @@ export function listView(ctx) {
   const count = h('p', { class: 'summary', 'aria-live': 'polite' });
   const headRow = h('tr');
   const tbody = h('tbody');
-  const table = h('table', { class: 'table table-guests' }, h('caption', { class: 'visually-hidden' }, 'Guests in house; column headers sort'), h('thead', null, headRow), tbody);
+  const table = h(
+    'table',
+    { class: 'table table-guests' },
+    h('caption', { class: 'visually-hidden' }, 'Guests in house; column headers sort'),
+    h('thead', null, headRow),
+    tbody,
+  );
   const node = h(
     'section',
     { class: 'view view-list' },
@@ -90,7 +96,10 @@ export function listView(ctx) {
       return;
     }
     const focusedId = tbody.contains(document.activeElement) ? document.activeElement.closest('tr')?.dataset.guestId : null;
-    replaceChildren(tbody, rows.map((g) => row(g, changed.has(g.id))));
+    replaceChildren(
+      tbody,
+      rows.map((g) => row(g, changed.has(g.id))),
+    );
     if (focusedId) tbody.querySelector(`tr[data-guest-id="${CSS.escape(focusedId)}"] a`)?.focus();
   }
 

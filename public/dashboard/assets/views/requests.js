@@ -25,9 +25,38 @@ export function requestsView(ctx) {
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter requests' },
-    field({ name: 'status', label: 'Status', options: [['', 'All'], ['2xx', '2xx'], ['4xx', '4xx'], ['429', '429'], ['5xx', '5xx']] }),
-    field({ name: 'endpoint', label: 'Endpoint', options: [['', 'All'], ['checkin', 'checkin'], ['update', 'update'], ['checkout', 'checkout'], ['list', 'list'], ['sync', 'sync']] }),
-    field({ name: 'mode', label: 'Mode', options: [['', 'All'], ['live', 'live'], ['test', 'test']] }),
+    field({
+      name: 'status',
+      label: 'Status',
+      options: [
+        ['', 'All'],
+        ['2xx', '2xx'],
+        ['4xx', '4xx'],
+        ['429', '429'],
+        ['5xx', '5xx'],
+      ],
+    }),
+    field({
+      name: 'endpoint',
+      label: 'Endpoint',
+      options: [
+        ['', 'All'],
+        ['checkin', 'checkin'],
+        ['update', 'update'],
+        ['checkout', 'checkout'],
+        ['list', 'list'],
+        ['sync', 'sync'],
+      ],
+    }),
+    field({
+      name: 'mode',
+      label: 'Mode',
+      options: [
+        ['', 'All'],
+        ['live', 'live'],
+        ['test', 'test'],
+      ],
+    }),
     field({ name: 'since', label: 'Since', type: 'datetime-local', attrs: { step: '1' } }),
     field({ name: 'until', label: 'Until', type: 'datetime-local', attrs: { step: '1' } }),
   );
@@ -48,7 +77,15 @@ export function requestsView(ctx) {
         'table',
         { class: 'table table-requests' },
         h('caption', { class: 'visually-hidden' }, 'PMS API requests, newest first; open a row for its payload'),
-        h('thead', null, h('tr', null, ['Time', 'Method', 'Path', 'Status', 'Mode', 'Duration (ms)', 'Idempotency key'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['Time', 'Method', 'Path', 'Status', 'Mode', 'Duration (ms)', 'Idempotency key'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
         tbody,
       ),
     ),
@@ -57,7 +94,14 @@ export function requestsView(ctx) {
 
   function params() {
     const v = (name) => filters.elements.namedItem(name).value;
-    return { status: v('status'), endpoint: v('endpoint'), mode: v('mode'), since: localInputToIso(v('since')), until: localInputToIso(v('until')), limit: PAGE };
+    return {
+      status: v('status'),
+      endpoint: v('endpoint'),
+      mode: v('mode'),
+      since: localInputToIso(v('since')),
+      until: localInputToIso(v('until')),
+      limit: PAGE,
+    };
   }
 
   async function load({ append = false } = {}) {
@@ -77,7 +121,8 @@ export function requestsView(ctx) {
   }
 
   function render() {
-    summary.textContent = rows.length === 0 ? 'No requests match these filters.' : `${rows.length} request${rows.length === 1 ? '' : 's'} shown${next ? '; more available' : ''}`;
+    summary.textContent =
+      rows.length === 0 ? 'No requests match these filters.' : `${rows.length} request${rows.length === 1 ? '' : 's'} shown${next ? '; more available' : ''}`;
     replaceChildren(tbody, rows.map(row));
     more.hidden = !next;
   }
@@ -143,7 +188,11 @@ function detailContent(r) {
   return h(
     'div',
     { class: 'request-detail-body', dataset: { requestId: r.id, status: r.statusCode } },
-    h('dl', { class: 'details' }, facts.map(([label, value]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, value)))),
+    h(
+      'dl',
+      { class: 'details' },
+      facts.map(([label, value]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, value))),
+    ),
     payload('Request body', 'requestBody', r.requestBody, requestNote(r)),
     payload('Response body', 'responseBody', r.responseBody, responseNote(r)),
   );

@@ -38,7 +38,13 @@ function setupForm(ctx, token) {
   const form = h(
     'form',
     { class: 'form narrow', novalidate: true },
-    field({ name: 'hotelSlug', label: 'Hotel slug', required: true, hint: 'Short id used in the PMS API path, e.g. grand-hotel', attrs: { autocomplete: 'off', spellcheck: 'false' } }),
+    field({
+      name: 'hotelSlug',
+      label: 'Hotel slug',
+      required: true,
+      hint: 'Short id used in the PMS API path, e.g. grand-hotel',
+      attrs: { autocomplete: 'off', spellcheck: 'false' },
+    }),
     field({ name: 'hotelName', label: 'Hotel name', required: true, attrs: { autocomplete: 'organization' } }),
     field({ name: 'email', label: 'Admin email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
     field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),

@@ -18,7 +18,15 @@ export function staffView(ctx) {
       'div',
       { class: 'field-grid' },
       field({ name: 'email', label: 'Email', type: 'email', required: true, attrs: { autocomplete: 'off' } }),
-      field({ name: 'role', label: 'Role', options: [['receptionist', 'Receptionist'], ['admin', 'Admin']], value: 'receptionist' }),
+      field({
+        name: 'role',
+        label: 'Role',
+        options: [
+          ['receptionist', 'Receptionist'],
+          ['admin', 'Admin'],
+        ],
+        value: 'receptionist',
+      }),
       field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
     ),
     h('div', { class: 'form-actions' }, submit),
@@ -52,7 +60,15 @@ export function staffView(ctx) {
           'table',
           { class: 'table table-users' },
           h('caption', { class: 'visually-hidden' }, 'Staff users'),
-          h('thead', null, h('tr', null, ['Email', 'Role', 'Created', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Email', 'Role', 'Created', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
           h('tbody', null, sorted.map(userRow)),
         ),
       ),
@@ -75,7 +91,13 @@ export function staffView(ctx) {
       h('td', null, u.email),
       h('td', null, h('span', { class: 'role-badge', dataset: { role: u.role } }, u.role)),
       h('td', null, timeEl(u.createdAt)),
-      h('td', null, active ? h('span', { class: 'status-pill status-active' }, 'active') : [h('span', { class: 'status-pill status-revoked' }, 'deactivated'), ' ', h('span', { class: 'muted' }, timeEl(u.deactivatedAt))]),
+      h(
+        'td',
+        null,
+        active
+          ? h('span', { class: 'status-pill status-active' }, 'active')
+          : [h('span', { class: 'status-pill status-revoked' }, 'deactivated'), ' ', h('span', { class: 'muted' }, timeEl(u.deactivatedAt))],
+      ),
       h('td', null, action),
     );
   }
