@@ -299,7 +299,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const limit = q.limit ? Number(q.limit) : 50;
     const rows = await listActivity(db, session(req).hotel.id, {
       actorType: q.actorType,
-      action: q.action as Parameters<typeof listActivity>[2]['action'],
+      action: q.action,
       guest: q.guest?.trim() || undefined,
       before: parseCursor(q.before),
       limit,

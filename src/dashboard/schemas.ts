@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
 import { Fields, optionalGuestFields } from '../pms/schemas.js';
 
 // docs/dashboard.md: the dashboard's JSON API. The guest fields are the PMS API's own
@@ -59,7 +60,7 @@ export const ActivityQuery = Type.Object(
   {
     actorType: Type.Optional(Type.Union([Type.Literal('pms'), Type.Literal('staff'), Type.Literal('system')])),
     action: Type.Optional(
-      Type.Union(['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed'].map((a) => Type.Literal(a))),
+      Type.Union(ACTIVITY_ACTIONS.map((a) => Type.Literal(a))),
     ),
     guest: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     before: Type.Optional(Cursor),

@@ -258,6 +258,11 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     for (const v of personalValues(p)) expect(after).not.toContain(v);
     const entries = (await admin.get(`/activity?guest=${id}`)).body.entries;
     expect(entries[0]).toMatchObject({ action: 'guest.erased', actorType: 'staff', actor: { email: `admin-${engine}@example.org` }, guestAnonymised: true });
+    // The activity page's action filter offers guest.erased: the API accepts it.
+    const erasures = await admin.get('/activity?action=guest.erased');
+    expect(erasures.status).toBe(200);
+    expect(erasures.body.entries.map((e: { guestId: string }) => e.guestId)).toContain(id);
+    expect(erasures.body.entries.every((e: { action: string }) => e.action === 'guest.erased')).toBe(true);
     expect((await admin.get(`/guests/${id}`)).body.guest).toMatchObject({ lastName: '', roomNumber: room, checkOutDate: '2026-11-25' });
     // A PMS guest erased the moment after its check-out: the request-log rows still queued
     // in memory are written first and erased with the rest.

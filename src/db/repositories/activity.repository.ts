@@ -2,7 +2,10 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
-export type ActivityAction = 'guest.checked_in' | 'guest.updated' | 'guest.room_moved' | 'guest.checked_out' | 'sync.completed' | 'guest.erased';
+/** Every action an activity entry records (decisions.md; `guest.erased`: issue 10). */
+export const ACTIVITY_ACTIONS = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
+
+export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
 
 export interface Actor {
   type: 'pms' | 'staff' | 'system';
