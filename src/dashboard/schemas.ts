@@ -59,9 +59,7 @@ const Cursor = Type.String({ minLength: 3, maxLength: 200 });
 export const ActivityQuery = Type.Object(
   {
     actorType: Type.Optional(Type.Union([Type.Literal('pms'), Type.Literal('staff'), Type.Literal('system')])),
-    action: Type.Optional(
-      Type.Union(ACTIVITY_ACTIONS.map((a) => Type.Literal(a))),
-    ),
+    action: Type.Optional(Type.Union(ACTIVITY_ACTIONS.map((a) => Type.Literal(a)))),
     guest: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     before: Type.Optional(Cursor),
     limit: Type.Optional(Limit),
