@@ -1,9 +1,10 @@
-import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
-import { uniqueViolation, type Db } from './db/database.js';
+import { randomBytes } from 'node:crypto';
+import type { Db } from './db/database.js';
 import { findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
 import { insertKeyPair, keyPairExists, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { newId, sha256Hex } from './domain/ids.js';
+import { ApiError } from './errors.js';
+import { addStaffUser } from './staff/staff-service.js';
 
 // Operator use cases, shared by the CLI (and later the dashboard). They call the
 // repositories directly, never HTTP.
@@ -45,28 +46,8 @@ export async function revokeKeys(db: Db, keyId: string): Promise<void> {
   await revokeKeyPair(db, keyId, new Date().toISOString());
 }
 
-const scrypt = promisify(scryptCb) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  opts: { N: number; r: number; p: number; maxmem: number },
-) => Promise<Buffer>;
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
-
-/** Staff passwords: scrypt with a random salt (slow by design). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
-  return timingSafeEqual(expected, actual);
-}
+// Staff passwords (scrypt) live with the staff module; re-exported for the CLI's callers.
+export { hashPassword, verifyPassword } from './staff/passwords.js';
 
 export interface CreatedUser {
   userId: string;
@@ -81,26 +62,13 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   const normalized = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) throw new OperationError(`invalid e-mail address "${email}"`);
   if (password.length < 10) throw new OperationError('the password must be at least 10 characters');
-  const userId = newId('user');
-  const passwordHash = await hashPassword(password);
   try {
-    await db
-      .insertInto('staff_users')
-      .values({
-        id: userId,
-        hotel_id: hotel.id,
-        email: normalized,
-        role,
-        password_hash: passwordHash,
-        created_at: new Date().toISOString(),
-        deactivated_at: null,
-      })
-      .execute();
+    const user = await addStaffUser(db, hotel.id, { email: normalized, role, password });
+    return { userId: user.id, email: user.email, role: user.role };
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same
     // e-mail at another hotel is a separate account.
-    if (uniqueViolation(err) !== null) throw new OperationError(`hotel "${slug}" already has a user with e-mail ${normalized}`);
+    if (err instanceof ApiError && err.code === 'EMAIL_TAKEN') throw new OperationError(`hotel "${slug}" already has a user with e-mail ${normalized}`);
     throw err;
   }
-  return { userId, email: normalized, role };
 }

@@ -4,7 +4,7 @@ import { insertHotel, type Hotel } from '../db/repositories/hotel.repository.js'
 import * as staff from '../db/repositories/staff.repository.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
-import { hashPassword, verifyPassword } from '../operations.js';
+import { hashPassword, verifyPassword } from './passwords.js';
 
 // Staff accounts as the dashboard manages them (docs/dashboard.md). Each use case runs in
 // one transaction where it writes more than one row.
