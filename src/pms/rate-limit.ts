@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import * as counters from '../db/repositories/rate-limit.repository.js';
 
 /** A fixed-window counter store (decisions.md: fixed windows per API key and endpoint). */
 export interface RateLimitStore {
@@ -11,6 +12,9 @@ export interface RateLimitStore {
   close(): void;
 }
 
+/** The start of the fixed window that contains `nowMs`. */
+const windowStart = (nowMs: number, windowMs: number): number => Math.floor(nowMs / windowMs) * windowMs;
+
 /** Counters in this process's memory: right for a single instance (SQLite). */
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly windows = new Map<string, { start: number; count: number }>();
@@ -22,7 +26,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   hit(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    const start = Math.floor(nowMs / windowMs) * windowMs;
+    const start = windowStart(nowMs, windowMs);
     const key = `${bucket}|${windowMs}`;
     const w = this.windows.get(key);
     if (w && w.start === start) {
@@ -35,13 +39,13 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
     const w = this.windows.get(`${bucket}|${windowMs}`);
-    if (w && w.start === Math.floor(nowMs / windowMs) * windowMs && w.count > 0) w.count -= 1;
+    if (w && w.start === windowStart(nowMs, windowMs) && w.count > 0) w.count -= 1;
     return Promise.resolve();
   }
 
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
     const w = this.windows.get(`${bucket}|${windowMs}`);
-    return Promise.resolve(w && w.start === Math.floor(nowMs / windowMs) * windowMs ? w.count : 0);
+    return Promise.resolve(w && w.start === windowStart(nowMs, windowMs) ? w.count : 0);
   }
 
   private sweep(nowMs: number): void {
@@ -63,44 +67,21 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   constructor(private readonly db: Db) {
     this.sweeper = setInterval(() => {
       // Windows are at most an hour long; anything older than two is dead.
-      void this.db
-        .deleteFrom('rate_limit_counters')
-        .where('window_start', '<', Date.now() - 2 * 3600_000)
-        .execute()
-        .catch(() => undefined);
+      void counters.deleteCountersBefore(this.db, Date.now() - 2 * 3600_000).catch(() => undefined);
     }, 300_000);
     this.sweeper.unref();
   }
 
-  async hit(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    const start = Math.floor(nowMs / windowMs) * windowMs;
-    const row = await this.db
-      .insertInto('rate_limit_counters')
-      .values({ bucket: `${bucket}|${windowMs}`, window_start: start, count: 1 })
-      .onConflict((oc) => oc.columns(['bucket', 'window_start']).doUpdateSet((eb) => ({ count: eb('rate_limit_counters.count', '+', 1) })))
-      .returning('count')
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+  hit(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    return counters.hitCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
   }
 
-  async unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
-    await this.db
-      .updateTable('rate_limit_counters')
-      .set((eb) => ({ count: eb('count', '-', 1) }))
-      .where('bucket', '=', `${bucket}|${windowMs}`)
-      .where('window_start', '=', Math.floor(nowMs / windowMs) * windowMs)
-      .where('count', '>', 0)
-      .execute();
+  unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
+    return counters.unhitCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
   }
 
-  async peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    const row = await this.db
-      .selectFrom('rate_limit_counters')
-      .select('count')
-      .where('bucket', '=', `${bucket}|${windowMs}`)
-      .where('window_start', '=', Math.floor(nowMs / windowMs) * windowMs)
-      .executeTakeFirst();
-    return row ? Number(row.count) : 0;
+  peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+    return counters.peekCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
   }
 
   close(): void {
