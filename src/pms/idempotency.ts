@@ -97,9 +97,9 @@ export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope,
   if (inserted) return;
   const existing = await repo.findRecord(trx, scope.apiKeyId, scope.key);
   // Defensive: the conflicting row is locked by the insert above and was committed with its response.
-  if (!existing || existing.response_body === null) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
+  if (!existing || existing.response === null) throw new ApiError('IDEMPOTENCY_KEY_IN_USE');
   if (existing.fingerprint !== scope.fingerprint) throw new ApiError('IDEMPOTENCY_KEY_REUSED');
-  throw new StoredResponse(existing.status_code ?? 200, existing.response_body);
+  throw new StoredResponse(existing.statusCode ?? 200, existing.response);
 }
 
 /** Stores the 2xx response on the record claimed earlier in the same transaction (spec 8.2: only 2xx are stored). */

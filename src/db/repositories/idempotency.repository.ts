@@ -1,8 +1,4 @@
-import type { Selectable } from 'kysely';
 import type { DbOrTrx } from '../database.js';
-import type { IdempotencyRecordTable } from '../schema.js';
-
-export type IdempotencyRow = Selectable<IdempotencyRecordTable>;
 
 /**
  * Inserts the record of (API key, key) inside the caller's transaction, or takes over a
@@ -36,9 +32,21 @@ export async function insertRecord(trx: DbOrTrx, r: { apiKeyId: string; key: str
   return row !== undefined;
 }
 
-export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Promise<IdempotencyRow | null> {
-  const row = await db.selectFrom('idempotency_records').selectAll().where('api_key_id', '=', apiKeyId).where('idempotency_key', '=', key).executeTakeFirst();
-  return row ?? null;
+/** A committed record as the code above the repository reads it; `response` null only inside the transaction that inserted it. */
+export interface IdempotencyRecord {
+  fingerprint: string;
+  statusCode: number | null;
+  response: string | null;
+}
+
+export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Promise<IdempotencyRecord | null> {
+  const row = await db
+    .selectFrom('idempotency_records')
+    .select(['fingerprint', 'status_code', 'response_body'])
+    .where('api_key_id', '=', apiKeyId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row ? { fingerprint: row.fingerprint, statusCode: row.status_code === null ? null : Number(row.status_code), response: row.response_body } : null;
 }
 
 /** Stores the response on the record this transaction inserted. */
