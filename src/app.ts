@@ -335,14 +335,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.requestLog.write(
       {
         id: req.id,
-        created_at: new Date().toISOString(),
-        hotel_id: req.auth?.hotelId ?? null,
+        at: new Date().toISOString(),
+        hotelId: req.auth?.hotelId ?? null,
         slug,
-        api_key_id: req.auth?.pairId ?? null,
-        key_mode: req.auth?.mode ?? null,
+        keyId: req.auth?.pairId ?? null,
+        mode: req.auth?.mode ?? null,
         method: req.method,
         path: req.url,
-        status_code: reply.statusCode,
+        statusCode: reply.statusCode,
         // Capped, GET /guests as its count and ids, none when unattributed (pms/request-log-body.ts).
         ...loggedBodies({
           attributed: Boolean(req.auth),
@@ -352,12 +352,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           contentLength: req.headers['content-length'],
           responseBody: req.responsePayload,
         }),
-        client_ip: req.clientIp ?? req.ip ?? 'unknown',
-        user_agent: req.headers['user-agent'] ?? null,
-        duration_ms: durationMs,
+        clientIp: req.clientIp ?? req.ip ?? 'unknown',
+        userAgent: req.headers['user-agent'] ?? null,
+        durationMs,
         // spec 8.3: "idempotency key when given", also when the request was refused
         // before the key was read (401, 429) or the key itself was refused (400).
-        idempotency_key: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
+        idempotencyKey: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
       },
       req.auth?.keyId,
     );

@@ -41,26 +41,26 @@ export interface LoggedExchange {
   responseBody: string | null;
 }
 
-/** The body columns of a request-log row. */
+/** What a request-log row keeps of the bodies. */
 export interface LoggedBodies {
-  request_body: string | null;
-  response_body: string | null;
-  request_bytes: number | null;
-  response_bytes: number | null;
+  requestBody: string | null;
+  responseBody: string | null;
+  requestBytes: number | null;
+  responseBytes: number | null;
 }
 
 /** The body columns of a request-log row for this exchange. */
 export function loggedBodies(x: LoggedExchange): LoggedBodies {
-  const request_bytes = requestSize(x.requestBody, x.contentLength);
-  const response_bytes = x.responseBody === null ? null : Buffer.byteLength(x.responseBody, 'utf8');
-  if (!x.attributed) return { request_body: null, response_body: null, request_bytes, response_bytes };
+  const requestBytes = requestSize(x.requestBody, x.contentLength);
+  const responseBytes = x.responseBody === null ? null : Buffer.byteLength(x.responseBody, 'utf8');
+  if (!x.attributed) return { requestBody: null, responseBody: null, requestBytes, responseBytes };
   let response = x.responseBody;
   if (response !== null && x.route === ROSTER_ROUTE && x.statusCode === 200) response = rosterDigest(response);
   return {
-    request_body: x.requestBody === null ? null : capBody(x.requestBody),
-    response_body: response === null ? null : capBody(response),
-    request_bytes,
-    response_bytes,
+    requestBody: x.requestBody === null ? null : capBody(x.requestBody),
+    responseBody: response === null ? null : capBody(response),
+    requestBytes,
+    responseBytes,
   };
 }
 

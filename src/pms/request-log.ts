@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isStorageBusy, isStorageUnavailable, storageErrorKind, type Db } from '../db/database.js';
-import { insertRequestLogRows, type RequestLogRow } from '../db/repositories/request-log.repository.js';
+import { insertLoggedRequests, type LoggedRequest } from '../db/repositories/request-log.repository.js';
 import { touchKeys } from '../db/repositories/api-key.repository.js';
 import type { Metrics } from '../http/metrics.js';
 
@@ -19,7 +19,7 @@ const MAX_QUEUED_ROWS = 50_000;
  * last-use times are coarse (dashboard: "last used") and written at most every 5 s.
  */
 export class RequestLogWriter {
-  private rows: RequestLogRow[] = [];
+  private rows: LoggedRequest[] = [];
   private lastUsed = new Map<string, string>();
   private lastTouchMs = 0;
   private inFlight: Promise<void> | null = null;
@@ -50,9 +50,9 @@ export class RequestLogWriter {
     if (this.open.delete(request) && this.open.size === 0) this.drained?.();
   }
 
-  write(row: RequestLogRow, keyId?: string): void {
+  write(row: LoggedRequest, keyId?: string): void {
     this.rows.push(row);
-    if (keyId) this.lastUsed.set(keyId, row.created_at);
+    if (keyId) this.lastUsed.set(keyId, row.at);
     if (this.rows.length >= this.opts.maxBatch) void this.flush();
   }
 
@@ -72,7 +72,7 @@ export class RequestLogWriter {
     this.rows = [];
     if (rows.length > 0) {
       try {
-        await insertRequestLogRows(this.db, rows.map(withoutNul));
+        await insertLoggedRequests(this.db, rows.map(withoutNul));
         this.metrics?.requestLogWritten(rows.length);
       } catch (err) {
         this.countFailure(err);
@@ -94,7 +94,7 @@ export class RequestLogWriter {
   }
 
   /** Storage did not answer: the rows go back to the front of the queue, the oldest dropped past the bound. */
-  private requeue(rows: RequestLogRow[], err: unknown): void {
+  private requeue(rows: LoggedRequest[], err: unknown): void {
     this.rows = rows.concat(this.rows);
     const over = this.rows.length - MAX_QUEUED_ROWS;
     if (over > 0) {
@@ -106,10 +106,10 @@ export class RequestLogWriter {
   }
 
   /** A batch the database refused for its content: each row alone, so one bad row costs only itself. */
-  private async writeOneByOne(rows: RequestLogRow[]): Promise<void> {
+  private async writeOneByOne(rows: LoggedRequest[]): Promise<void> {
     for (const row of rows) {
       try {
-        await insertRequestLogRows(this.db, [withoutNul(row)]);
+        await insertLoggedRequests(this.db, [withoutNul(row)]);
         this.metrics?.requestLogWritten(1);
       } catch (err) {
         this.countFailure(err);
@@ -147,8 +147,8 @@ export class RequestLogWriter {
 }
 
 /** PostgreSQL text cannot hold a NUL character: a body that carried one is logged with it escaped (\u0000). */
-function withoutNul(row: RequestLogRow): RequestLogRow {
-  const fields = ['request_body', 'response_body', 'user_agent', 'path'] as const;
+function withoutNul(row: LoggedRequest): LoggedRequest {
+  const fields = ['requestBody', 'responseBody', 'userAgent', 'path'] as const;
   if (!fields.some((f) => row[f]?.includes('\u0000'))) return row;
   const copy = { ...row };
   for (const f of fields) {

@@ -1,18 +1,57 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
 import { BODY_CAP_BYTES, isRosterDigest, readStoredBody, ROSTER_DIGEST } from '../../pms/request-log-body.js';
 
-export type RequestLogRow = Insertable<RequestLogTable>;
+/** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
+export interface LoggedRequest {
+  id: string;
+  at: string;
+  hotelId: string | null;
+  slug: string | null;
+  keyId: string | null;
+  mode: 'live' | 'test' | null;
+  method: string;
+  path: string;
+  statusCode: number;
+  requestBody: string | null;
+  responseBody: string | null;
+  requestBytes: number | null;
+  responseBytes: number | null;
+  clientIp: string;
+  userAgent: string | null;
+  durationMs: number;
+  idempotencyKey: string | null;
+}
 
 // SQLite allows 32,766 bound values per statement; 17 columns per row.
 const ROWS_PER_STATEMENT = 500;
 
-export async function insertRequestLogRows(db: DbOrTrx, rows: RequestLogRow[]): Promise<void> {
+export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     await db
       .insertInto('request_log')
-      .values(rows.slice(i, i + ROWS_PER_STATEMENT))
+      .values(
+        rows.slice(i, i + ROWS_PER_STATEMENT).map((r) => ({
+          id: r.id,
+          created_at: r.at,
+          hotel_id: r.hotelId,
+          slug: r.slug,
+          api_key_id: r.keyId,
+          key_mode: r.mode,
+          method: r.method,
+          path: r.path,
+          status_code: r.statusCode,
+          request_body: r.requestBody,
+          response_body: r.responseBody,
+          request_bytes: r.requestBytes,
+          response_bytes: r.responseBytes,
+          client_ip: r.clientIp,
+          user_agent: r.userAgent,
+          duration_ms: r.durationMs,
+          idempotency_key: r.idempotencyKey,
+        })),
+      )
       .execute();
   }
 }
