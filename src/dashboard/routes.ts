@@ -73,27 +73,10 @@ function sessionView(s: { user: { id: string; email: string; role: string }; hot
   return { user: { id: s.user.id, email: s.user.email, role: s.user.role }, hotel: { slug: s.hotel.slug, name: s.hotel.name }, csrfToken };
 }
 
-function guestView(g: Guest) {
-  return {
-    id: g.id,
-    source: g.source,
-    pmsGuestId: g.pmsGuestId,
-    status: g.status,
-    firstName: g.firstName,
-    lastName: g.lastName,
-    phone: g.phone,
-    email: g.email,
-    language: g.language,
-    nationality: g.nationality,
-    adults: g.adults,
-    children: g.children,
-    checkInDate: g.checkInDate,
-    checkOutDate: g.checkOutDate,
-    roomNumber: g.roomNumber,
-    createdAt: g.createdAt,
-    updatedAt: g.updatedAt,
-    anonymisedAt: g.anonymisedAt,
-  };
+/** A guest as the dashboard shows it: every member but the hotel id (docs/dashboard.md). */
+function guestView(g: Guest): Omit<Guest, 'hotelId'> {
+  const { hotelId: _hotelId, ...view } = g;
+  return view;
 }
 
 /** Pages are (created_at, id) positions: `next` of one page is `before` of the following one. */

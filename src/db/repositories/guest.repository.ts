@@ -31,6 +31,36 @@ export function toGuest(r: Selectable<GuestTable>): Guest {
     source: r.source,
     pmsGuestId: r.pms_guest_id,
     status: r.status,
+    ...toGuestData(r),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    anonymisedAt: r.anonymised_at ?? null,
+  };
+}
+
+/** The data columns of a guest row: the one mapping from columns to the 11 fields (spec 2.1). */
+export type GuestDataColumns = Pick<
+  Selectable<GuestTable>,
+  'first_name' | 'last_name' | 'phone' | 'room_number' | 'check_in_date' | 'check_out_date' | 'language' | 'adults' | 'children' | 'nationality' | 'email'
+>;
+
+/** Columns to select for toGuestData. */
+export const GUEST_DATA_COLUMNS = [
+  'first_name',
+  'last_name',
+  'phone',
+  'room_number',
+  'check_in_date',
+  'check_out_date',
+  'language',
+  'adults',
+  'children',
+  'nationality',
+  'email',
+] as const satisfies readonly (keyof GuestDataColumns)[];
+
+export function toGuestData(r: GuestDataColumns): GuestData {
+  return {
     firstName: r.first_name,
     lastName: r.last_name,
     phone: r.phone,
@@ -42,9 +72,6 @@ export function toGuest(r: Selectable<GuestTable>): Guest {
     children: r.children === null ? null : Number(r.children),
     nationality: r.nationality,
     email: r.email,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    anonymisedAt: r.anonymised_at ?? null,
   };
 }
 

@@ -3,6 +3,7 @@ import type { DbOrTrx } from '../database.js';
 import type { GuestData } from '../../domain/guest.js';
 import type { RosterEntry } from '../../domain/sync-plan.js';
 import { newId } from '../../domain/ids.js';
+import { GUEST_DATA_COLUMNS, toGuestData } from './guest.repository.js';
 
 // Set-based writes for sync: a bounded number of statements per phase, each carrying
 // many rows, instead of one round trip per guest. Chunk sizes keep every statement
@@ -22,22 +23,7 @@ export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<R
   // more than the mapping.
   const rows = await trx
     .selectFrom('guests')
-    .select([
-      'id',
-      'source',
-      'pms_guest_id',
-      'first_name',
-      'last_name',
-      'phone',
-      'room_number',
-      'check_in_date',
-      'check_out_date',
-      'language',
-      'adults',
-      'children',
-      'nationality',
-      'email',
-    ])
+    .select(['id', 'source', 'pms_guest_id', ...GUEST_DATA_COLUMNS])
     .where('hotel_id', '=', hotelId)
     .where('status', '=', 'active')
     .execute();
@@ -45,19 +31,7 @@ export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<R
     id: r.id,
     source: r.source,
     pmsGuestId: r.pms_guest_id,
-    data: {
-      firstName: r.first_name,
-      lastName: r.last_name,
-      phone: r.phone,
-      roomNumber: r.room_number,
-      checkInDate: r.check_in_date,
-      checkOutDate: r.check_out_date,
-      language: r.language,
-      adults: r.adults === null ? null : Number(r.adults),
-      children: r.children === null ? null : Number(r.children),
-      nationality: r.nationality,
-      email: r.email,
-    },
+    data: toGuestData(r),
   }));
 }
 
