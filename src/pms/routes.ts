@@ -1,22 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { Actor } from '../db/repositories/activity.repository.js';
-import type { Guest } from '../db/repositories/guest.repository.js';
-import { ApiError, ERRORS, type ErrorCode } from '../errors.js';
-import { normalizeRoomNumber, refineGuestFields, GUEST_DATA_FIELDS, type ChangeSet } from '../domain/guest.js';
-import { newId } from '../domain/ids.js';
-import {
-  checkInGuest,
-  checkOutGuest,
-  listGuests,
-  updateGuest,
-  type CheckInResult,
-  type CheckOutResult,
-  type RosterDeps,
-  type UpdateResult,
-} from '../roster/roster-service.js';
-import { answerInSandbox, idempotencyHooks, sendStoredResponse, StoredResponse } from './idempotency.js';
-import { handleSync } from './sync-route.js';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import { normalizeRoomNumber, refineGuestFields } from '../domain/guest.js';
+import type { RosterDeps } from '../roster/roster-service.js';
+import { sendStoredResponse, StoredResponse } from './idempotency.js';
+import { pmsMode } from './modes.js';
 import {
   CheckinResponse,
   CheckoutInput,
@@ -109,35 +97,8 @@ function refineSyncList(body: Record<string, unknown>): FieldError[] {
   return errors;
 }
 
-function guestObject(g: Guest) {
-  return {
-    guestId: g.id,
-    pmsGuestId: g.pmsGuestId,
-    source: g.source,
-    firstName: g.firstName,
-    lastName: g.lastName,
-    phone: g.phone,
-    roomNumber: g.roomNumber,
-    checkInDate: g.checkInDate,
-    checkOutDate: g.checkOutDate,
-    language: g.language,
-    adults: g.adults,
-    children: g.children,
-    nationality: g.nationality,
-    email: g.email,
-    createdAt: g.createdAt,
-    updatedAt: g.updatedAt,
-  };
-}
-
 export interface PmsRouteDeps extends RosterDeps {
   db: Db;
-}
-
-function actorOf(req: FastifyRequest): Actor {
-  const auth = req.auth;
-  if (!auth) throw new ApiError('UNAUTHORIZED');
-  return { type: 'pms', id: auth.pairId, mode: auth.mode };
 }
 
 /** Registers the PMS API v1 routes under /api/pms/v1/{slug}. */
@@ -188,22 +149,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
       bodyLimit: EVENT_BODY_LIMIT,
     },
-    async (req) => {
-      const body = req.body as GuestInput;
-      const roomNumber = normalizeRoomNumber(body.roomNumber);
-      if (req.auth?.mode === 'test') {
-        return answerInSandbox(deps.db, req, {
-          status: 'created',
-          guestId: newId('test'),
-          pmsGuestId: body.pmsGuestId,
-          roomNumber,
-          requestId: req.id,
-          _sandbox: true,
-        });
-      }
-      const respond = (r: CheckInResult) => ({ status: 'created', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
-      return respond(await checkInGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, idempotencyHooks(req, respond)));
-    },
+    (req) => pmsMode(deps, req).checkIn(req.body as GuestInput),
   );
 
   post(
@@ -218,19 +164,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
       bodyLimit: EVENT_BODY_LIMIT,
     },
-    async (req) => {
-      const body = req.body as UpdateInput;
-      if (req.auth?.mode === 'test') {
-        const changes: ChangeSet = {};
-        for (const f of GUEST_DATA_FIELDS) {
-          const v = body[f];
-          if (v !== undefined) changes[f] = { from: null, to: f === 'roomNumber' && typeof v === 'string' ? normalizeRoomNumber(v) : v };
-        }
-        return answerInSandbox(deps.db, req, { status: 'updated', guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
-      }
-      const respond = (r: UpdateResult) => ({ status: 'updated', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, changes: r.changes, requestId: req.id });
-      return respond(await updateGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body, idempotencyHooks(req, respond)));
-    },
+    (req) => pmsMode(deps, req).update(req.body as UpdateInput),
   );
 
   post(
@@ -245,27 +179,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       errors: ['GUEST_NOT_FOUND'],
       bodyLimit: EVENT_BODY_LIMIT,
     },
-    async (req) => {
-      const body = req.body as CheckoutInput;
-      if (req.auth?.mode === 'test') {
-        return answerInSandbox(deps.db, req, {
-          status: 'checked_out',
-          guestId: newId('test'),
-          pmsGuestId: body.pmsGuestId,
-          roomNumber: null,
-          requestId: req.id,
-          _sandbox: true,
-        });
-      }
-      const respond = (r: CheckOutResult) => ({
-        status: 'checked_out',
-        guestId: r.guest.id,
-        pmsGuestId: body.pmsGuestId,
-        roomNumber: r.guest.roomNumber,
-        requestId: req.id,
-      });
-      return respond(await checkOutGuest(deps, req.auth?.hotelId ?? '', actorOf(req), body.pmsGuestId, idempotencyHooks(req, respond)));
-    },
+    (req) => pmsMode(deps, req).checkOut(req.body as CheckoutInput),
   );
 
   post(
@@ -280,7 +194,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       errors: ['ROOM_OCCUPIED'],
       bodyLimit: SYNC_BODY_LIMIT,
     },
-    (req) => handleSync(deps, req),
+    (req) => pmsMode(deps, req).sync(req.body as SyncInput),
   );
 
   app.get(`${PMS_PREFIX}/guests`, {
@@ -295,10 +209,6 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       response: { 200: GuestListResponse, ...errorResponses([...COMMON_ERRORS, 'VALIDATION_ERROR']) },
       security: [{ bearer: [] }],
     },
-    handler: async (req) => {
-      if (req.auth?.mode === 'test') return { guests: [], count: 0, requestId: req.id };
-      const list = await listGuests(deps.db, req.auth?.hotelId ?? '', req.query as GuestListQuery);
-      return { guests: list.map(guestObject), count: list.length, requestId: req.id };
-    },
+    handler: (req) => pmsMode(deps, req).list(req.query as GuestListQuery),
   });
 }

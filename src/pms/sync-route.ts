@@ -1,11 +1,6 @@
-import type { FastifyRequest } from 'fastify';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import type { ListedGuest } from '../domain/sync-plan.js';
-import { ApiError } from '../errors.js';
-import { answerInSandbox, idempotencyHooks } from './idempotency.js';
-import { syncRoster, type SyncResult } from '../roster/sync-service.js';
-import type { RosterDeps } from '../roster/roster-service.js';
-import type { SyncInput } from './schemas.js';
+import type { SyncResult } from '../roster/sync-service.js';
 
 /** spec 4.5 response from a sync result. */
 export function syncResponse(r: SyncResult, requestId: string) {
@@ -41,14 +36,4 @@ export function sandboxSyncResponse(list: ListedGuest[], requestId: string) {
     },
     requestId,
   };
-}
-
-export async function handleSync(deps: RosterDeps, req: FastifyRequest): Promise<object> {
-  const auth = req.auth;
-  if (!auth) throw new ApiError('UNAUTHORIZED');
-  const list = (req.body as SyncInput).guests;
-  if (auth.mode === 'test') return answerInSandbox(deps.db, req, sandboxSyncResponse(list, req.id));
-  const actor = { type: 'pms' as const, id: auth.pairId, mode: auth.mode };
-  const respond = (r: SyncResult) => syncResponse(r, req.id);
-  return respond(await syncRoster(deps, auth.hotelId, actor, list, idempotencyHooks(req, respond)));
 }
