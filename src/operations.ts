@@ -4,6 +4,7 @@ import { findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hote
 import { insertKeyPair, keyPairExists, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError } from './errors.js';
+import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from './domain/accounts.js';
 import { addStaffUser } from './staff/staff-service.js';
 
 // Operator use cases, shared by the CLI (and later the dashboard). They call the
@@ -11,12 +12,12 @@ import { addStaffUser } from './staff/staff-service.js';
 
 export class OperationError extends Error {}
 
-/** operations.md: 2-63 characters of a-z, 0-9 and -, starting with a letter. */
-export const SLUG_PATTERN = /^[a-z][a-z0-9-]{1,62}$/;
+const SLUG = new RegExp(SLUG_PATTERN);
 
 export async function createHotel(db: Db, slug: string, name: string): Promise<Hotel> {
-  if (!SLUG_PATTERN.test(slug)) throw new OperationError(`invalid slug "${slug}": use 2-63 characters of a-z, 0-9 and -, starting with a letter`);
+  if (!SLUG.test(slug)) throw new OperationError(`invalid slug "${slug}": use ${SLUG_RULE}`);
   if (name.trim() === '') throw new OperationError('the hotel name must not be empty');
+  if (name.trim().length > HOTEL_NAME_MAX) throw new OperationError(`the hotel name must be at most ${HOTEL_NAME_MAX} characters`);
   if (await findHotelBySlug(db, slug)) throw new OperationError(`a hotel with slug "${slug}" already exists`);
   return insertHotel(db, slug, name.trim(), new Date().toISOString());
 }
@@ -60,8 +61,9 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
   if (role !== 'admin' && role !== 'receptionist') throw new OperationError('--role must be admin or receptionist');
   const normalized = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) throw new OperationError(`invalid e-mail address "${email}"`);
-  if (password.length < 10) throw new OperationError('the password must be at least 10 characters');
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > EMAIL_MAX) throw new OperationError(`invalid e-mail address "${email}"`);
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw new OperationError(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
   try {
     const user = await addStaffUser(db, hotel.id, { email: normalized, role, password });
     return { userId: user.id, email: user.email, role: user.role };

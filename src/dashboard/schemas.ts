@@ -1,19 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
 import { Fields, optionalGuestFields } from '../pms/schemas.js';
 
 // docs/dashboard.md: the dashboard's JSON API. The guest fields are the PMS API's own
 // schemas, so a walk-in obeys exactly the same field rules as a check-in.
 
-const Email = Type.String({ format: 'email', maxLength: 254 });
-const Password = Type.String({ minLength: 10, maxLength: 200 });
+const Email = Type.String({ format: 'email', maxLength: EMAIL_MAX });
+const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('receptionist')]);
 
 export const SetupBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 200 }),
-    hotelSlug: Type.String({ pattern: '^[a-z][a-z0-9-]{1,62}$', description: '2-63 characters of a-z, 0-9 and "-", starting with a letter' }),
-    hotelName: Type.String({ minLength: 1, maxLength: 100 }),
+    hotelSlug: Type.String({ pattern: SLUG_PATTERN, description: SLUG_RULE }),
+    hotelName: Type.String({ minLength: 1, maxLength: HOTEL_NAME_MAX }),
     email: Email,
     password: Password,
   },
@@ -23,8 +24,8 @@ export type SetupBody = Static<typeof SetupBody>;
 
 export const LoginBody = Type.Object(
   {
-    email: Type.String({ minLength: 1, maxLength: 254 }),
-    password: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Type.String({ minLength: 1, maxLength: EMAIL_MAX }),
+    password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }),
     // The hotel's slug, after a 409 HOTEL_CHOICE_REQUIRED listed the hotels this login opens.
     hotel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
   },

@@ -228,6 +228,13 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(stored).toEqual([]);
   });
 
+  it("the command line keeps the dashboard's rules: a hotel name over 100 characters, a password over 200 are refused", async () => {
+    expectOneLineFailure(await cli(['hotel', 'create', 'long-name', '--name', 'N'.repeat(101), '--json']), /at most 100 characters/);
+    expect(parseJsonOutput(await cli(['hotel', 'create', 'long-name', '--name', 'N'.repeat(100), '--json'])).name).toHaveLength(100);
+    const tooLong = await cli(['user', 'create', 'long-name', '--email', 'long@example.org', '--role', 'admin', '--json'], { input: 'p'.repeat(201) });
+    expectOneLineFailure(tooLong, /10 to 200 characters/);
+  });
+
   it('operations.md: a duplicate slug exits non-zero with one stderr line, in text and --json mode', async () => {
     await createHotel('dup-hotel');
     expectOneLineFailure(await cli(['hotel', 'create', 'dup-hotel', '--name', 'Again', '--json']), /dup-hotel/);
