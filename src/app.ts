@@ -13,7 +13,7 @@ import { parseIdempotencyKey, requestFingerprint } from './pms/idempotency.js';
 import { consume, ENDPOINT_LIMITS, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from './pms/rate-limit.js';
 import type { RequestLogWriter } from './pms/request-log.js';
 import { loggedBodies } from './pms/request-log-body.js';
-import { pmsRefinements, registerPmsRoutes } from './pms/routes.js';
+import { registerPmsRoutes } from './pms/routes.js';
 import { registerDocsRoutes, OPENAPI_INFO } from './docs/routes.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerRequestMetrics, type Metrics, type RateLimitScope } from './http/metrics.js';
@@ -21,7 +21,7 @@ import { SecurityLog } from './http/security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './http/transport.js';
 import { parseJsonBody } from './http/json-body.js';
 import { loadConfig } from './config.js';
-import { dashboardRefinements, registerDashboardRoutes } from './dashboard/routes.js';
+import { registerDashboardRoutes } from './dashboard/routes.js';
 import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
 import { SetupLink } from './dashboard/setup-link.js';
@@ -206,7 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.decorateRequest(name, null);
   }
 
-  app.setValidatorCompiler(createValidatorCompiler(new Map([...pmsRefinements(), ...dashboardRefinements()])));
+  app.setValidatorCompiler(createValidatorCompiler());
 
   // JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON.
   app.removeAllContentTypeParsers();

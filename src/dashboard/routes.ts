@@ -8,7 +8,7 @@ import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../errors.js';
 import type { RosterEventBus } from '../events/roster-events.js';
 import type { Metrics } from '../http/metrics.js';
-import type { Refinement } from '../http/validation.js';
+import { refined, type Refinement } from '../http/validation.js';
 import { refineGuestFields } from '../domain/guest.js';
 import { issueKeyPair } from '../operations.js';
 import { addStaffUser, authenticateStaff, deactivateStaffUser, setUpFirstHotel } from '../staff/staff-service.js';
@@ -48,26 +48,18 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'x-frame-options': 'DENY',
 };
 
-/** The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order). */
-export function dashboardRefinements(): Map<string, Refinement> {
-  return new Map<string, Refinement>([
-    [`POST ${API}/guests body`, (b) => refineGuestFields(b)],
-    [`PATCH ${API}/guests/:id body`, (b) => refineGuestFields(b)],
-    // `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later.
-    [
-      `GET ${API}/requests querystring`,
-      (q) =>
-        (['since', 'until'] as const)
-          .filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f]))))
-          .map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`)),
-    ],
-    // As `innsync hotel create`: a name of blanks only is no name.
-    [
-      `POST ${API}/setup body`,
-      (b) => (typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : []),
-    ],
-  ]);
-}
+/** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
+const existingTimes: Refinement = (q) =>
+  (['since', 'until'] as const)
+    .filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f]))))
+    .map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`));
+
+/** As `innsync hotel create`: a name of blanks only is no name. */
+const nonBlankHotelName: Refinement = (b) =>
+  typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [];
+
+// The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
+const guestFields: Refinement = (b) => refineGuestFields(b);
 
 function sessionView(s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string } }, csrfToken: string) {
   return { user: { id: s.user.id, email: s.user.email, role: s.user.role }, hotel: { slug: s.hotel.slug, name: s.hotel.name }, csrfToken };
@@ -157,7 +149,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
 
   app.post<{ Body: SetupBody }>(
     `${API}/setup`,
-    { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: SetupBody } },
+    { ...unauthenticated, onRequest: async (req) => checkSameOrigin(req), schema: { ...hidden, body: refined(SetupBody, nonBlankHotelName) } },
     async (req, reply) => {
       const body = req.body;
       if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
@@ -241,7 +233,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return { guest: guestView(g), rooms: await listRoomHistory(db, g.id) };
   });
 
-  app.post<{ Body: WalkInBody }>(`${API}/guests`, { ...staffOnly, schema: { ...hidden, body: WalkInBody } }, async (req, reply) => {
+  app.post<{ Body: WalkInBody }>(`${API}/guests`, { ...staffOnly, schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {
     const s = session(req);
     const b = req.body;
     const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), {
@@ -262,7 +254,7 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
 
   app.patch<{ Params: IdParams; Body: GuestPatchBody }>(
     `${API}/guests/:id`,
-    { ...staffOnly, schema: { ...hidden, params: IdParams, body: GuestPatchBody } },
+    { ...staffOnly, schema: { ...hidden, params: IdParams, body: refined(GuestPatchBody, guestFields) } },
     async (req) => {
       const s = session(req);
       const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
@@ -344,20 +336,24 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     return { keyId: req.params.keyId, revoked: true };
   });
 
-  app.get<{ Querystring: RequestsQuery }>(`${API}/requests`, { ...adminOnly, schema: { ...hidden, querystring: RequestsQuery } }, async (req) => {
-    const q = req.query;
-    const limit = q.limit ? Number(q.limit) : 50;
-    const rows = await listHotelRequests(db, session(req).hotel, {
-      status: q.status,
-      ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
-      mode: q.mode,
-      since: q.since ? new Date(q.since).toISOString() : undefined,
-      until: q.until ? new Date(q.until).toISOString() : undefined,
-      before: parseCursor(q.before),
-      limit,
-    });
-    return { requests: rows, next: nextCursor(rows, limit) };
-  });
+  app.get<{ Querystring: RequestsQuery }>(
+    `${API}/requests`,
+    { ...adminOnly, schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes) } },
+    async (req) => {
+      const q = req.query;
+      const limit = q.limit ? Number(q.limit) : 50;
+      const rows = await listHotelRequests(db, session(req).hotel, {
+        status: q.status,
+        ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
+        mode: q.mode,
+        since: q.since ? new Date(q.since).toISOString() : undefined,
+        until: q.until ? new Date(q.until).toISOString() : undefined,
+        before: parseCursor(q.before),
+        limit,
+      });
+      return { requests: rows, next: nextCursor(rows, limit) };
+    },
+  );
 
   app.get<{ Params: IdParams }>(`${API}/requests/:id`, { ...adminOnly, schema: { ...hidden, params: IdParams } }, async (req) => {
     const row = await findHotelRequest(db, session(req).hotel, req.params.id);

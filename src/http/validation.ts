@@ -11,6 +11,19 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) 
 /** Extra rules for one route's body or query, run after the schema (cross-field, trimming). */
 export type Refinement = (data: Record<string, unknown>) => FieldError[];
 
+const REFINEMENTS = new WeakMap<object, Refinement>();
+
+/**
+ * The schema, for one route, with the cross-field rules a JSON Schema cannot say (date
+ * order, a trimmed room number): declared with the route it refines, checked after the
+ * schema, every failure in the same 422. A copy, so each route's schema carries its own.
+ */
+export function refined<T extends object>(schema: T, refine: Refinement): T {
+  const copy = { ...schema };
+  REFINEMENTS.set(copy, refine);
+  return copy;
+}
+
 function createAjv(): Ajv {
   // allErrors: decisions.md asks for every problem, not only the first.
   // No coercion and no removal: "5" is not 5, and unknown members are refused.
@@ -143,11 +156,11 @@ function nulCharacters(data: unknown, at = ''): FieldError[] {
  * Fastify's validator compiler: the route's TypeBox schema (the same one the OpenAPI
  * document shows), then the route's refinement; every failure becomes one 422 ApiError.
  */
-export function createValidatorCompiler(refinements: Map<string, Refinement>): FastifySchemaCompiler<unknown> {
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const ajv = createAjv();
-  return ({ schema, method, url, httpPart }) => {
+  return ({ schema }) => {
     const validate = ajv.compile(schema as object);
-    const refine = refinements.get(`${method} ${url} ${httpPart}`);
+    const refine = REFINEMENTS.get(schema as object);
     return (data: unknown) => {
       const ok = validate(data);
       const errors = ok ? [] : toFieldErrors(validate.errors);

@@ -20,7 +20,7 @@ import {
   UpdateInput,
   UpdateResponse,
 } from './schemas.js';
-import type { Refinement } from '../http/validation.js';
+import { refined } from '../http/validation.js';
 import { fieldError, type FieldError } from '../errors.js';
 import type { PmsEndpoint } from './rate-limit.js';
 
@@ -62,16 +62,6 @@ const idempotencyHeader = {
   },
 };
 
-/** Guest-field refinements: trimmed room number and date order, for each body shape. */
-export function pmsRefinements(): Map<string, Refinement> {
-  const map = new Map<string, Refinement>();
-  map.set(`POST ${PMS_PREFIX}/guests/checkin body`, (b) => refineGuestFields(b));
-  map.set(`POST ${PMS_PREFIX}/guests/update body`, (b) => refineGuestFields(b));
-  map.set(`POST ${PMS_PREFIX}/guests/sync body`, (b) => refineSyncList(b));
-  return map;
-}
-
-/** Each listed guest obeys the check-in rules; no pmsGuestId or room twice (decisions.md). */
 function refineSyncList(body: Record<string, unknown>): FieldError[] {
   const list = body.guests;
   if (!Array.isArray(list) || list.length > MAX_SYNC_GUESTS) return [];
@@ -144,7 +134,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       summary: 'Check a guest in',
       description:
         'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
-      body: GuestInput,
+      body: refined(GuestInput, (b) => refineGuestFields(b)),
       response: CheckinResponse,
       errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
       bodyLimit: EVENT_BODY_LIMIT,
@@ -159,7 +149,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       summary: 'Update a guest, or move them to another room',
       description:
         'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
-      body: UpdateInput,
+      body: refined(UpdateInput, (b) => refineGuestFields(b)),
       response: UpdateResponse,
       errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
       bodyLimit: EVENT_BODY_LIMIT,
@@ -189,7 +179,7 @@ export function registerPmsRoutes(app: FastifyInstance, deps: PmsRouteDeps): voi
       summary: 'Reconcile the full in-house list',
       description:
         'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
-      body: SyncInput,
+      body: refined(SyncInput, refineSyncList),
       response: SyncResponse,
       errors: ['ROOM_OCCUPIED'],
       bodyLimit: SYNC_BODY_LIMIT,
