@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import http from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -378,6 +379,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler(() => Promise.reject(new ApiError('NOT_FOUND')));
 
+  // The dashboard's session cookie (read in dashboard/session.ts).
+  await app.register(cookie);
   await app.register(swagger, { openapi: OPENAPI_INFO, hideUntagged: true });
 
   // 405 for a known path with another method (decisions.md), before authentication.

@@ -26,25 +26,20 @@ export async function startSession(db: Db, user: { id: string; hotelId: string }
 }
 
 /** HttpOnly (no script reads it), Secure (HTTPS only), SameSite=Strict (no cross-site sends). */
+const COOKIE_OPTIONS = { path: '/', httpOnly: true, secure: true, sameSite: 'strict' } as const;
+
 export function setSessionCookie(reply: FastifyReply, token: string): void {
-  void reply.header('set-cookie', `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${SESSION_MAX_MS / 1000}`);
+  void reply.setCookie(SESSION_COOKIE, token, { ...COOKIE_OPTIONS, maxAge: SESSION_MAX_MS / 1000 });
 }
 
 export function clearSessionCookie(reply: FastifyReply): void {
-  void reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0`);
+  void reply.setCookie(SESSION_COOKIE, '', { ...COOKIE_OPTIONS, maxAge: 0 });
 }
 
+/** The session token the request's cookie carries (parsed by @fastify/cookie), or null. */
 function cookieToken(req: FastifyRequest): string | null {
-  const header = req.headers.cookie;
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return value === '' ? null : value;
-    }
-  }
-  return null;
+  const value = req.cookies[SESSION_COOKIE];
+  return value === undefined || value === '' ? null : value;
 }
 
 function expired(s: { createdAt: string; lastSeenAt: string }, now: number): boolean {
