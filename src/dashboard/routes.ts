@@ -140,8 +140,27 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   const unauthenticated = { config: { dashboard: true, ipLimited: true }, bodyLimit: 4 * 1024 };
   const hidden = { hide: true };
 
-  // ------------------------------------------------------------------ first run and login
+  const ctx: RouteContext = { app, deps, db, rosterDeps, staffOnly, adminOnly, unauthenticated, hidden };
+  registerLoginRoutes(ctx);
+  registerRosterRoutes(ctx);
+  registerConsoleRoutes(ctx);
+  registerStaffRoutes(ctx);
+}
 
+/** What every group of dashboard routes shares: the app, its dependencies and the route options of each kind of access. */
+interface RouteContext {
+  app: FastifyInstance;
+  deps: DashboardDeps;
+  db: Db;
+  rosterDeps: { db: Db; bus: RosterEventBus; metrics?: Metrics };
+  staffOnly: { config: { dashboard: boolean }; onRequest: (req: FastifyRequest) => Promise<void> };
+  adminOnly: { config: { dashboard: boolean }; onRequest: (req: FastifyRequest) => Promise<void> };
+  unauthenticated: { config: { dashboard: boolean; ipLimited: boolean }; bodyLimit: number };
+  hidden: { hide: boolean };
+}
+
+/** First run, login, logout and the session. */
+function registerLoginRoutes({ app, deps, db, staffOnly, unauthenticated, hidden }: RouteContext): void {
   app.get<{ Params: { token: string } }>(`${API}/setup/:token`, { ...unauthenticated, schema: hidden }, async (req) => {
     if (!deps.setupLink.matches(req.params.token) || (await staff.countHotels(db)) > 0) throw new ApiError('SETUP_LINK_INVALID');
     return { valid: true };
@@ -219,9 +238,10 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const s = session(req);
     return sessionView(s, s.csrfToken);
   });
+}
 
-  // ------------------------------------------------------------------ roster
-
+/** The roster: guests, walk-ins, edits, check-outs, activity and live events. */
+function registerRosterRoutes({ app, deps, db, rosterDeps, staffOnly, hidden }: RouteContext): void {
   app.get(`${API}/guests`, { ...staffOnly, schema: hidden }, async (req) => {
     const guests = await listGuests(db, session(req).hotel.id);
     return { guests: guests.map(guestView) };
@@ -304,9 +324,10 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
     const s = session(req);
     deps.streams.serve(req, reply, { hotelId: s.hotel.id, sessionId: s.id, userId: s.user.id }, headers);
   });
+}
 
-  // ------------------------------------------------------------------ integration console (admins)
-
+/** For admins: key pairs, the request log, and a guest's personal data (export, erase). */
+function registerConsoleRoutes({ app, deps, db, adminOnly, hidden }: RouteContext): void {
   app.get(`${API}/keys`, { ...adminOnly, schema: hidden }, async (req) => {
     const pairs = await listKeyPairs(db, session(req).hotel.id);
     return {
@@ -362,9 +383,10 @@ export function registerDashboardRoutes(app: FastifyInstance, deps: DashboardDep
   });
 
   registerPrivacyRoutes(app, { db, requestLog: deps.requestLog }, adminOnly, API);
+}
 
-  // ------------------------------------------------------------------ staff (admins)
-
+/** Staff users (admins). */
+function registerStaffRoutes({ app, deps, db, adminOnly, hidden }: RouteContext): void {
   const userView = (u: staff.StaffUser) => ({ id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt });
 
   app.get(`${API}/users`, { ...adminOnly, schema: hidden }, async (req) => ({ users: (await staff.listUsers(db, session(req).hotel.id)).map(userView) }));
