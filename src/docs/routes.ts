@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS, FIELD_ERRORS } from '../errors.js';
 import { renderDocsPage } from './render.js';
+import { withFallbacks } from '../http/fallbacks.js';
+import { noStore } from '../http/no-store.js';
 
 function errorTable(): string {
   const rows = Object.entries(ERRORS).map(([code, e]) => `| ${e.status} | \`${code}\` | ${e.meaning} |`);
@@ -51,21 +53,29 @@ export const OPENAPI_INFO = {
   },
 };
 
-/** GET /api/pms/v1/openapi.json and the human docs page /api/pms/v1/docs. */
-export function registerDocsRoutes(app: FastifyInstance): void {
+/**
+ * The API reference (GET /api/pms/v1/openapi.json and the page /api/pms/v1/docs) and the
+ * service's front door (/ leads staff to the dashboard). Open to anyone within the per-IP
+ * limit; not PMS calls, so not written to the request log (issue 10).
+ */
+export async function docs(app: FastifyInstance): Promise<void> {
+  app.addHook('onSend', noStore);
+  await withFallbacks(app, async (routes) => docsRoutes(routes, () => app.swagger() as unknown as Record<string, unknown>), { notFound: false });
+}
+
+function docsRoutes(app: FastifyInstance, document: () => Record<string, unknown>): void {
   let page: string | null = null;
-  // Fetched by anyone, often: not PMS calls, so not written to the request log (issue 10).
-  const reference = { schema: { hide: true }, config: { docs: true } };
+  const reference = { schema: { hide: true }, onRequest: app.limitByIp };
   app.get('/api/pms/v1/openapi.json', reference, async (_req, reply) => {
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger(), null, 2));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(document(), null, 2));
   });
   app.get('/api/pms/v1/docs', reference, async (_req, reply) => {
-    page ??= renderDocsPage(app.swagger() as unknown as Record<string, unknown>);
+    page ??= renderDocsPage(document());
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       .send(page);
   });
   // Staff arrive at the dashboard; the API reference is linked from it and lives at /api/pms/v1/docs.
-  app.get('/', { schema: { hide: true }, config: { dashboard: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
 }

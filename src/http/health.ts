@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { pingDatabase, storageErrorKind, type Db } from '../db/database.js';
 import type { Metrics } from './metrics.js';
 import { ApiError } from '../errors.js';
+import { withFallbacks } from './fallbacks.js';
+import { noStore } from './no-store.js';
 
 /**
  * operations.md: unauthenticated probes on the HTTPS port for load balancers and
@@ -9,8 +11,13 @@ import { ApiError } from '../errors.js';
  * - GET /healthz: 200 while the process runs.
  * - GET /readyz: 200 when the database answers, else 503 SERVICE_UNAVAILABLE.
  */
-export function registerHealthRoutes(app: FastifyInstance, db: Db, metrics?: Metrics): void {
-  const probe = { schema: { hide: true }, config: { probe: true } };
+export async function probes(app: FastifyInstance, { db, metrics }: { db: Db; metrics?: Metrics }): Promise<void> {
+  app.addHook('onSend', noStore);
+  await withFallbacks(app, async (routes) => probeRoutes(routes, db, metrics), { notFound: false });
+}
+
+function probeRoutes(app: FastifyInstance, db: Db, metrics?: Metrics): void {
+  const probe = { schema: { hide: true } };
   app.get('/healthz', probe, async () => ({ status: 'ok' }));
   app.get('/readyz', probe, async () => {
     try {

@@ -153,7 +153,7 @@ export function clientErrorHandler(logger: Logger, metrics?: Metrics): (err: Err
     }
     answered.add(socket);
     endReasons.set(socket, code);
-    // A request Fastify has already seen is logged once, with its id, when it ends (app.ts).
+    // A request Fastify has already seen is logged once, with its id, when it ends (http/core.ts).
     const inFlight = (socket as net.Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
     if (!inFlight) logger.debug({ ip: socket.remoteAddress, reason: code }, 'request ended early');
     const errorCode = CLIENT_ERRORS[code] ?? 'MALFORMED_REQUEST';

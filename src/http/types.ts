@@ -2,8 +2,15 @@ import type { ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
 import type { IdempotencyScope } from '../pms/idempotency.js';
 import type { PmsEndpoint } from '../pms/rate-limit.js';
 import type { StaffSession } from '../db/repositories/staff.repository.js';
+import type { IpLimit } from './ip-limit.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The per-IP limit of requests no API key answers for (http/ip-limit.ts), as an onRequest hook. */
+    limitByIp: IpLimit;
+    /** Calls `listener` for each request whose client went away before its answer (no onResponse follows). */
+    onEndedEarly(listener: (req: FastifyRequest) => void): void;
+  }
   interface FastifyRequest {
     /** The API key that authenticated this request; null before or without one. */
     auth: ApiKeyIdentity | null;
@@ -18,15 +25,7 @@ declare module 'fastify' {
     staff: StaffSession | null;
   }
   interface FastifyContextConfig {
-    /** Set on PMS API routes: the endpoint whose rate limit applies. */
+    /** The PMS API endpoint a route serves: its rate limit (spec 8.1). */
     endpoint?: PmsEndpoint;
-    /** Set on the staff dashboard's routes: cookie sessions, no PMS hooks. */
-    dashboard?: boolean;
-    /** Set on /healthz and /readyz: no rate limit, no request log. */
-    probe?: boolean;
-    /** Set on the API reference (docs page, openapi.json): not a PMS call, not in the request log. */
-    docs?: boolean;
-    /** Set on dashboard routes open without a session (login, setup): the per-IP limit applies. */
-    ipLimited?: boolean;
   }
 }

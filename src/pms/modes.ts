@@ -16,7 +16,19 @@ import {
 } from '../roster/roster-service.js';
 import { syncRoster, type SyncResult } from '../roster/sync-service.js';
 import { answerInSandbox, idempotencyHooks } from './idempotency.js';
-import type { CheckoutInput, GuestInput, GuestListQuery, SyncInput, UpdateInput } from './schemas.js';
+import type { Static } from '@sinclair/typebox';
+import type {
+  CheckinResponse,
+  CheckoutInput,
+  CheckoutResponse,
+  GuestInput,
+  GuestListQuery,
+  GuestListResponse,
+  SyncInput,
+  SyncResponse,
+  UpdateInput,
+  UpdateResponse,
+} from './schemas.js';
 import { sandboxSyncResponse, syncResponse } from './sync-route.js';
 
 /**
@@ -26,11 +38,11 @@ import { sandboxSyncResponse, syncResponse } from './sync-route.js';
  * each route calls its operation and nothing decides the mode again.
  */
 export interface PmsMode {
-  checkIn(body: GuestInput): Promise<object>;
-  update(body: UpdateInput): Promise<object>;
-  checkOut(body: CheckoutInput): Promise<object>;
-  sync(body: SyncInput): Promise<object>;
-  list(query: GuestListQuery): Promise<object>;
+  checkIn(body: GuestInput): Promise<Static<typeof CheckinResponse>>;
+  update(body: UpdateInput): Promise<Static<typeof UpdateResponse>>;
+  checkOut(body: CheckoutInput): Promise<Static<typeof CheckoutResponse>>;
+  sync(body: SyncInput): Promise<Static<typeof SyncResponse>>;
+  list(query: GuestListQuery): Promise<Static<typeof GuestListResponse>>;
 }
 
 export function pmsMode(deps: RosterDeps, req: FastifyRequest): PmsMode {
@@ -43,16 +55,22 @@ function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Act
   return {
     async checkIn(body) {
       const roomNumber = normalizeRoomNumber(body.roomNumber);
-      const respond = (r: CheckInResult) => ({ status: 'created', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
+      const respond = (r: CheckInResult) => ({ status: 'created' as const, guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
       return respond(await checkInGuest(deps, hotelId, actor, body, idempotencyHooks(req, respond)));
     },
     async update(body) {
-      const respond = (r: UpdateResult) => ({ status: 'updated', guestId: r.guest.id, pmsGuestId: body.pmsGuestId, changes: r.changes, requestId: req.id });
+      const respond = (r: UpdateResult) => ({
+        status: 'updated' as const,
+        guestId: r.guest.id,
+        pmsGuestId: body.pmsGuestId,
+        changes: r.changes,
+        requestId: req.id,
+      });
       return respond(await updateGuest(deps, hotelId, actor, body, idempotencyHooks(req, respond)));
     },
     async checkOut(body) {
       const respond = (r: CheckOutResult) => ({
-        status: 'checked_out',
+        status: 'checked_out' as const,
         guestId: r.guest.id,
         pmsGuestId: body.pmsGuestId,
         roomNumber: r.guest.roomNumber,
@@ -73,11 +91,11 @@ function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Act
 
 /** Test keys: the same answers' shapes, made up from the request alone (`_sandbox: true` on check-in and checkout). */
 function sandbox(deps: RosterDeps, req: FastifyRequest): PmsMode {
-  const answer = (body: object): Promise<object> => answerInSandbox(deps.db, req, body);
+  const answer = <T extends object>(body: T): Promise<T> => answerInSandbox(deps.db, req, body);
   return {
     checkIn: (body) =>
       answer({
-        status: 'created',
+        status: 'created' as const,
         guestId: newId('test'),
         pmsGuestId: body.pmsGuestId,
         roomNumber: normalizeRoomNumber(body.roomNumber),
@@ -91,10 +109,10 @@ function sandbox(deps: RosterDeps, req: FastifyRequest): PmsMode {
         const v = body[f];
         if (v !== undefined) changes[f] = { from: null, to: f === 'roomNumber' && typeof v === 'string' ? normalizeRoomNumber(v) : v };
       }
-      return answer({ status: 'updated', guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
+      return answer({ status: 'updated' as const, guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
     },
     checkOut: (body) =>
-      answer({ status: 'checked_out', guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true }),
+      answer({ status: 'checked_out' as const, guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true }),
     sync: (body) => answer(sandboxSyncResponse(body.guests, req.id)),
     list: () => Promise.resolve({ guests: [], count: 0, requestId: req.id }),
   };

@@ -1,5 +1,5 @@
 // What a request-log row keeps of a request's bodies (issue 10, decisions.md "Request and
-// activity logs"): pure functions, no I/O. app.ts builds each row's body columns here;
+// activity logs"): pure functions, no I/O. pms/hooks/request-log.ts builds each row's body columns here;
 // the dashboard's request explorer reads them back with readStoredBody().
 //
 // - A body is stored as sent up to BODY_CAP_BYTES (64 KiB of UTF-8). A longer one keeps

@@ -5,7 +5,7 @@ import type { SyncResult } from '../roster/sync-service.js';
 /** spec 4.5 response from a sync result. */
 export function syncResponse(r: SyncResult, requestId: string) {
   return {
-    status: 'synced',
+    status: 'synced' as const,
     summary: r.summary,
     details: {
       checkedIn: r.plan.checkIn.map((c) => ({ pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber, lastName: c.data.lastName })),
@@ -27,7 +27,7 @@ export function syncResponse(r: SyncResult, requestId: string) {
  */
 export function sandboxSyncResponse(list: ListedGuest[], requestId: string) {
   return {
-    status: 'synced',
+    status: 'synced' as const,
     summary: { received: list.length, checkedIn: list.length, updated: 0, checkedOut: 0, unchanged: 0, manualSkipped: 0 },
     details: {
       checkedIn: list.map((g) => ({ pmsGuestId: g.pmsGuestId, roomNumber: normalizeRoomNumber(g.roomNumber), lastName: g.lastName })),

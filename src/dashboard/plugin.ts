@@ -1,0 +1,131 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../db/database.js';
+import { ApiError } from '../errors.js';
+import type { RosterEventBus } from '../events/roster-events.js';
+import { withFallbacks } from '../http/fallbacks.js';
+import type { Metrics } from '../http/metrics.js';
+import { noStore } from '../http/no-store.js';
+import type { RateLimitStore } from '../pms/rate-limit.js';
+import type { RequestLogWriter } from '../pms/request-log.js';
+import type { LiveStreams } from './live-events.js';
+import { consoleRoutes } from './routes/console.js';
+import { openRoutes, sessionRoutes } from './routes/login.js';
+import { privacyRoutes } from './routes/privacy.js';
+import { rosterRoutes } from './routes/roster.js';
+import { staffRoutes } from './routes/staff.js';
+import { checkCsrf, loadSession } from './session.js';
+import type { SetupLink } from './setup-link.js';
+
+export interface DashboardDeps {
+  db: Db;
+  bus: RosterEventBus;
+  rateLimits: RateLimitStore;
+  setupLink: SetupLink;
+  streams: LiveStreams;
+  metrics?: Metrics;
+  /** Flushed before an erasure, so request-log rows still queued are searched too. */
+  requestLog?: Pick<RequestLogWriter, 'flush'>;
+}
+
+/** docs/dashboard.md: only this origin, no inline script or style, never framed. */
+const CONTENT_SECURITY_POLICY = {
+  useDefaults: false,
+  directives: {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'", 'data:'],
+    connectSrc: ["'self'"],
+    objectSrc: ["'none'"],
+    baseUri: ["'none'"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+  },
+};
+
+/** `public/dashboard` of this package, from src/ (tests) or dist/src/ (built). */
+export function dashboardPublicDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'public', 'dashboard');
+    dir = path.dirname(dir);
+  }
+  throw new Error('package root not found from the dashboard module');
+}
+
+/**
+ * The staff dashboard, registered under /dashboard: its page and assets from the
+ * package itself (no CDN), and its JSON API under /dashboard/api, guarded by cookie
+ * sessions (docs/dashboard.md). Every answer carries the security headers and none is
+ * stored by a cache.
+ */
+export async function dashboard(app: FastifyInstance, opts: DashboardDeps): Promise<void> {
+  const { db, bus, rateLimits, setupLink, streams, metrics, requestLog } = opts;
+  const deps: DashboardDeps = { db, bus, rateLimits, setupLink, streams, metrics, requestLog };
+  // HSTS comes from the transport, for every answer of the service.
+  await app.register(helmet, {
+    contentSecurityPolicy: CONTENT_SECURITY_POLICY,
+    hsts: false,
+    referrerPolicy: { policy: 'same-origin' },
+    xFrameOptions: { action: 'deny' },
+  });
+  // The page and assets say no-cache themselves (revalidated with their ETag).
+  app.addHook('onSend', noStore);
+  await withFallbacks(
+    app,
+    async (known) => {
+      await known.register(pages);
+      await known.register(async (scope) => api(scope, deps), { prefix: '/api' });
+    },
+    { notFound: true },
+  );
+}
+
+/** GET /dashboard/ (the app's page) and /dashboard/assets/…, revalidated on every load (no-cache + ETag) so a new release is picked up at once. */
+async function pages(app: FastifyInstance): Promise<void> {
+  const root = dashboardPublicDir();
+  // The files present at start, each its own route: no path from a URL reaches the file system.
+  await app.register(fastifyStatic, {
+    root: path.join(root, 'assets'),
+    prefix: '/assets/',
+    wildcard: false,
+    index: false,
+    cacheControl: false,
+    schemaHide: true,
+    setHeaders: (reply: { header(name: string, value: string): unknown }) => reply.header('cache-control', 'no-cache'),
+  });
+  app.get('/', { prefixTrailingSlash: 'slash', schema: { hide: true } }, (_req, reply) => reply.sendFile('index.html', root));
+  // Relative URLs of the page resolve under /dashboard/ only.
+  app.get('/', { prefixTrailingSlash: 'no-slash', schema: { hide: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
+}
+
+/** Every API route but login and setup: a live session; CSRF on writes; admins only where `admin`. */
+function requireStaff(app: FastifyInstance, db: Db, role: 'any' | 'admin'): void {
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    const s = await loadSession(db, req);
+    if (!s) throw new ApiError('NOT_AUTHENTICATED');
+    req.staff = s;
+    checkCsrf(req, s);
+    if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
+  });
+}
+
+async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  await app.register(openRoutes, deps);
+  await app.register(async (signedIn) => {
+    requireStaff(signedIn, deps.db, 'any');
+    await signedIn.register(sessionRoutes, deps);
+    await signedIn.register(rosterRoutes, deps);
+  });
+  await app.register(async (admin) => {
+    requireStaff(admin, deps.db, 'admin');
+    await admin.register(consoleRoutes, deps);
+    await admin.register(staffRoutes, deps);
+    await admin.register(privacyRoutes, deps);
+  });
+}

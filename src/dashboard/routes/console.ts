@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { listKeyPairs, revokeKeyPair } from '../../db/repositories/api-key.repository.js';
+import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
+import { ApiError, fieldError } from '../../errors.js';
+import { refined, type Refinement } from '../../http/validation.js';
+import { issueKeyPair } from '../../operations.js';
+import type { DashboardDeps } from '../plugin.js';
+import { IdParams, RequestsQuery } from '../schemas.js';
+import { nextCursor, parseCursor, session } from '../views.js';
+
+/** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
+const existingTimes: Refinement = (q) =>
+  (['since', 'until'] as const)
+    .filter((f) => typeof q[f] === 'string' && Number.isNaN(Date.parse(String(q[f]))))
+    .map((f) => fieldError(f, 'INVALID_FORMAT', `${f} must be an ISO 8601 date-time that exists (e.g. 2026-11-23T08:00:00Z).`));
+
+const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'pathExact'>> = {
+  checkin: { pathPrefix: '/guests/checkin' },
+  update: { pathPrefix: '/guests/update' },
+  checkout: { pathPrefix: '/guests/checkout' },
+  sync: { pathPrefix: '/guests/sync' },
+  list: { pathExact: '/guests' },
+};
+
+/** The integration console, for admins: the hotel's key pairs and its request log. */
+export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db }) => {
+  const hidden = { hide: true };
+
+  app.get('/keys', { schema: hidden }, async (req) => {
+    const pairs = await listKeyPairs(db, session(req).hotel.id);
+    return {
+      keys: pairs.map((p) => ({
+        keyId: p.pairId,
+        createdAt: p.createdAt,
+        revokedAt: p.revokedAt,
+        lastUsedAt:
+          [p.liveLastUsedAt, p.testLastUsedAt]
+            .filter((x): x is string => x !== null)
+            .sort()
+            .pop() ?? null,
+      })),
+    };
+  });
+
+  app.post('/keys', { schema: hidden }, async (req, reply) => {
+    const pair = await issueKeyPair(db, session(req).hotel.slug);
+    return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
+  });
+
+  app.post('/keys/:keyId/revoke', { schema: hidden }, async (req) => {
+    const s = session(req);
+    const { keyId } = req.params as { keyId: string };
+    const pairs = await listKeyPairs(db, s.hotel.id);
+    if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
+    await revokeKeyPair(db, keyId, new Date().toISOString(), s.hotel.id);
+    return { keyId, revoked: true };
+  });
+
+  app.get('/requests', { schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes) } }, async (req) => {
+    const q = req.query;
+    const limit = q.limit ? Number(q.limit) : 50;
+    const rows = await listHotelRequests(db, session(req).hotel, {
+      status: q.status,
+      ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
+      mode: q.mode,
+      since: q.since ? new Date(q.since).toISOString() : undefined,
+      until: q.until ? new Date(q.until).toISOString() : undefined,
+      before: parseCursor(q.before),
+      limit,
+    });
+    return { requests: rows, next: nextCursor(rows, limit) };
+  });
+
+  app.get('/requests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
+    const row = await findHotelRequest(db, session(req).hotel, req.params.id);
+    if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
+    return { request: row };
+  });
+};

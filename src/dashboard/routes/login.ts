@@ -1,0 +1,97 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import * as staff from '../../db/repositories/staff.repository.js';
+import { ApiError, fieldError } from '../../errors.js';
+import { refined, type Refinement } from '../../http/validation.js';
+import { consume, LOGIN_FAILURE_LIMITS } from '../../pms/rate-limit.js';
+import { authenticateStaff, setUpFirstHotel } from '../../staff/staff-service.js';
+import type { DashboardDeps } from '../plugin.js';
+import { LoginBody, SetupBody } from '../schemas.js';
+import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
+import { session, sessionView } from '../views.js';
+
+/** As `innsync hotel create`: a name of blanks only is no name. */
+const nonBlankHotelName: Refinement = (b) =>
+  typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [];
+
+/**
+ * First run and login: open to anyone, so each is counted against the per-IP limit,
+ * takes a small body and must come from the dashboard's own page (same origin).
+ */
+export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const sameOrigin = async (req: FastifyRequest): Promise<void> => checkSameOrigin(req);
+  const open = { onRequest: [app.limitByIp, sameOrigin], bodyLimit: 4 * 1024 };
+
+  app.get('/setup/:token', { onRequest: app.limitByIp, bodyLimit: open.bodyLimit, schema: { hide: true } }, async (req) => {
+    const { token } = req.params as { token: string };
+    if (!deps.setupLink.matches(token) || (await staff.countHotels(db)) > 0) throw new ApiError('SETUP_LINK_INVALID');
+    return { valid: true };
+  });
+
+  app.post('/setup', { ...open, schema: { hide: true, body: refined(SetupBody, nonBlankHotelName) } }, async (req, reply) => {
+    const body = req.body;
+    if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
+    let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
+    try {
+      created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password });
+    } catch (err) {
+      // A taken slug or e-mail leaves the link usable for a corrected try; a hotel made meanwhile does not.
+      if (!(err instanceof ApiError) || err.code !== 'SETUP_LINK_INVALID') deps.setupLink.restore(body.token);
+      throw err;
+    }
+    const { user, hotel } = created;
+    const { token, csrfToken } = await startSession(db, user);
+    setSessionCookie(reply, token);
+    req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
+    return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
+  });
+
+  app.post('/login', { ...open, schema: { hide: true, body: LoginBody } }, async (req, reply) => {
+    const email = req.body.email.trim().toLowerCase();
+    const now = Date.now();
+    const byEmail = LOGIN_FAILURE_LIMITS.email;
+    const byIp = LOGIN_FAILURE_LIMITS.ip;
+    // Every attempt is counted before the (slow) password check, atomically, so parallel
+    // guesses cannot all slip in under the limit; a successful login takes its count back.
+    const ipResult = await consume(deps.rateLimits, req.ip, byIp, now);
+    const emailResult = await consume(deps.rateLimits, email, byEmail, now);
+    if (!ipResult.allowed || !emailResult.allowed) {
+      deps.metrics?.rateLimited('login');
+      const retryAfter = Math.max(ipResult.allowed ? 0 : ipResult.retryAfterSeconds, emailResult.allowed ? 0 : emailResult.retryAfterSeconds, 1);
+      throw new ApiError('RATE_LIMITED', {
+        message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+        extra: { retryAfter },
+        headers: { 'retry-after': String(retryAfter) },
+      });
+    }
+    const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
+    // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail.
+    if (outcome.kind === 'failed') throw new ApiError('LOGIN_FAILED');
+    // The password was right (one account, or several to choose from): not a failure.
+    await deps.rateLimits.unhit(`${byIp.name}:${req.ip}`, byIp.windowMs, now);
+    await deps.rateLimits.unhit(`${byEmail.name}:${email}`, byEmail.windowMs, now);
+    // The same e-mail and password at several hotels: the form asks which, and sends the
+    // login again with `hotel`. Only the hotels this password opened are named.
+    if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
+    const { token, csrfToken } = await startSession(db, outcome.user);
+    setSessionCookie(reply, token);
+    return sessionView(outcome, csrfToken);
+  });
+};
+
+/** The signed-in user's session: what the page shows, and logout. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+    const s = session(req);
+    await endSession(deps.db, s);
+    deps.streams.endSession(s.id);
+    clearSessionCookie(reply);
+    return { loggedOut: true };
+  });
+
+  app.get('/session', { schema: { hide: true } }, async (req) => {
+    const s = session(req);
+    return sessionView(s, s.csrfToken);
+  });
+};

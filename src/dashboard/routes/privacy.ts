@@ -1,0 +1,30 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { eraseGuest, exportGuest } from '../../privacy/guest-privacy.js';
+import type { DashboardDeps } from '../plugin.js';
+import { IdParams } from '../schemas.js';
+import { session, staffActor } from '../views.js';
+
+/**
+ * A guest's personal data, for admins (issue 10): "Export personal data" (Art. 15) as a
+ * JSON download, and "Erase personal data" (Art. 17) of a checked-out guest.
+ */
+export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, requestLog }) => {
+  app.get('/guests/:id/export', { schema: { hide: true, params: IdParams } }, async (req, reply) => {
+    const s = session(req);
+    const doc = await exportGuest(db, s.hotel, { guestId: req.params.id });
+    req.log.info({ userId: s.user.id, guestId: req.params.id }, 'guest data exported');
+    return reply
+      .header('content-disposition', `attachment; filename="guest-${req.params.id.replace(/[^A-Za-z0-9_-]/g, '')}.json"`)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(doc, null, 2));
+  });
+
+  app.post('/guests/:id/erase', { schema: { hide: true, params: IdParams } }, async (req) => {
+    const s = session(req);
+    // Rows of requests answered in the last moments are still queued: written first, so the erasure finds them.
+    await requestLog?.flush(true);
+    const result = await eraseGuest(db, s.hotel, { guestId: req.params.id }, staffActor(s));
+    req.log.info({ userId: s.user.id, guestId: req.params.id, erased: result.erased }, 'guest personal data erased');
+    return result;
+  });
+};

@@ -1,0 +1,106 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { listActivity } from '../../db/repositories/activity.repository.js';
+import { findGuestById, listRoomHistory } from '../../db/repositories/guest.repository.js';
+import { refineGuestFields } from '../../domain/guest.js';
+import { ApiError } from '../../errors.js';
+import { refined, type Refinement } from '../../http/validation.js';
+import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest } from '../../roster/receptionist-service.js';
+import { listGuests } from '../../roster/roster-service.js';
+import type { DashboardDeps } from '../plugin.js';
+import { ActivityQuery, GuestPatchBody, IdParams, WalkInBody } from '../schemas.js';
+import { guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
+
+// The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
+const guestFields: Refinement = (b) => refineGuestFields(b);
+
+/** The room an entry is about, from its changes (check-in and move: the new room; check-out: the old one). */
+function roomOfEntry(changes: unknown): string | null {
+  const room = (changes as { roomNumber?: { from?: unknown; to?: unknown } } | null)?.roomNumber;
+  if (!room) return null;
+  const value = room.to ?? room.from;
+  return typeof value === 'string' ? value : null;
+}
+
+/** The roster for every signed-in user: guests, walk-ins, edits, check-outs, activity and live events. */
+export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics };
+  const hidden = { hide: true };
+
+  app.get('/guests', { schema: hidden }, async (req) => {
+    const guests = await listGuests(db, session(req).hotel.id);
+    return { guests: guests.map(guestView) };
+  });
+
+  app.get('/guests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
+    const g = await findGuestById(db, session(req).hotel.id, req.params.id);
+    if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
+    return { guest: guestView(g), rooms: await listRoomHistory(db, g.id) };
+  });
+
+  app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {
+    const s = session(req);
+    const b = req.body;
+    const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), {
+      firstName: b.firstName ?? null,
+      lastName: b.lastName,
+      phone: b.phone ?? null,
+      email: b.email ?? null,
+      language: b.language ?? null,
+      nationality: b.nationality ?? null,
+      adults: b.adults ?? null,
+      children: b.children ?? null,
+      checkInDate: b.checkInDate,
+      checkOutDate: b.checkOutDate,
+      roomNumber: b.roomNumber,
+    });
+    return reply.code(201).send({ guest: guestView(guest) });
+  });
+
+  app.patch('/guests/:id', { schema: { ...hidden, params: IdParams, body: refined(GuestPatchBody, guestFields) } }, async (req) => {
+    const s = session(req);
+    const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
+    return { guest: guestView(guest), changes };
+  });
+
+  app.post('/guests/:id/checkout', { schema: { ...hidden, params: IdParams } }, async (req) => {
+    const s = session(req);
+    const body = req.body as { confirmPmsGuest?: unknown } | undefined;
+    const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, body?.confirmPmsGuest === true);
+    return { guest: guestView(guest) };
+  });
+
+  app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery } }, async (req) => {
+    const q = req.query;
+    const limit = q.limit ? Number(q.limit) : 50;
+    const rows = await listActivity(db, session(req).hotel.id, {
+      actorType: q.actorType,
+      action: q.action,
+      guest: q.guest?.trim() || undefined,
+      before: parseCursor(q.before),
+      limit,
+    });
+    const entries = rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      actorType: r.actorType,
+      actor: r.actorType === 'pms' ? { keyId: r.actorId, mode: r.actorMode } : r.actorType === 'staff' ? { userId: r.actorId, email: r.actorEmail } : null,
+      action: r.action,
+      guestId: r.guestId,
+      pmsGuestId: r.pmsGuestId,
+      guestName: r.guestName,
+      guestAnonymised: r.guestAnonymised,
+      roomNumber: roomOfEntry(r.changes) ?? r.roomNumber,
+      changes: r.changes,
+    }));
+    return { entries, next: nextCursor(rows, limit) };
+  });
+
+  app.get('/events', { schema: hidden }, async (req, reply) => {
+    // HEAD (which Fastify answers for every GET route) gets the headers, not a stream.
+    if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
+    // The stream writes its own head: the answer's headers so far (security headers, HSTS) go with it.
+    const s = session(req);
+    deps.streams.serve(req, reply, { hotelId: s.hotel.id, sessionId: s.id, userId: s.user.id }, reply.getHeaders() as Record<string, string>);
+  });
+};

@@ -1,0 +1,29 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as staff from '../../db/repositories/staff.repository.js';
+import { addStaffUser, deactivateStaffUser } from '../../staff/staff-service.js';
+import type { DashboardDeps } from '../plugin.js';
+import { IdParams, UserBody } from '../schemas.js';
+import { session } from '../views.js';
+
+const userView = (u: staff.StaffUser) => ({ id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt });
+
+/** The hotel's staff accounts, for admins. */
+export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const hidden = { hide: true };
+
+  app.get('/users', { schema: hidden }, async (req) => ({ users: (await staff.listUsers(db, session(req).hotel.id)).map(userView) }));
+
+  app.post('/users', { schema: { ...hidden, body: UserBody } }, async (req, reply) => {
+    const user = await addStaffUser(db, session(req).hotel.id, req.body);
+    return reply.code(201).send({ user: userView(user) });
+  });
+
+  app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams } }, async (req) => {
+    const s = session(req);
+    const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, s.user.id);
+    // Their open live streams end with their sessions.
+    deps.streams.endUser(user.id);
+    return { user: userView(user) };
+  });
+};

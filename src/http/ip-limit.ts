@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import { consume, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from '../pms/rate-limit.js';
+import type { Metrics, RateLimitScope } from './metrics.js';
+
+/** The 429 of a refused request, counted by the limit that refused it. */
+export function rateLimited(rl: RateLimitResult, scope: RateLimitScope, metrics: Metrics | undefined): ApiError {
+  metrics?.rateLimited(scope);
+  return new ApiError('RATE_LIMITED', {
+    message: `Rate limit exceeded; retry in ${rl.retryAfterSeconds} seconds.`,
+    extra: { retryAfter: rl.retryAfterSeconds },
+    headers: { 'retry-after': String(rl.retryAfterSeconds) },
+  });
+}
+
+export type IpLimit = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * The per-IP limit of requests no API key answers for (spec 8.1: 100 a minute per client
+ * address): plain HTTP, unknown paths and methods, refused keys, the API reference and
+ * the dashboard's login and setup. Its headers go on the answer whatever it is.
+ */
+export function ipLimit(store: RateLimitStore, metrics: Metrics | undefined): IpLimit {
+  return async (req, reply) => {
+    const rl = await consume(store, req.ip, UNAUTHENTICATED_LIMIT, Date.now());
+    void reply.headers(rl.headers);
+    if (!rl.allowed) throw rateLimited(rl, 'ip', metrics);
+  };
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { LoggedRequest } from '../../db/repositories/request-log.repository.js';
+import { loggedBodies } from '../request-log-body.js';
+import type { RequestLogWriter } from '../request-log.js';
+
+/**
+ * spec 8.3: every request of `scope` (refused ones, unknown paths and methods included)
+ * gets a request-log row, written off the request path; the service's shutdown waits
+ * for the rows of requests still being answered.
+ */
+export function logRequests(scope: FastifyInstance, requestLog: RequestLogWriter): void {
+  scope.addHook('onRequest', async (req) => requestLog.begin(req));
+  scope.addHook('onSend', async (req, _reply, payload) => {
+    if (typeof payload === 'string') req.responsePayload = payload;
+    return payload;
+  });
+  scope.addHook('onResponse', async (req, reply) => {
+    try {
+      requestLog.write(loggedRequest(req, reply), req.auth?.keyId);
+    } finally {
+      requestLog.end(req);
+    }
+  });
+  // A request whose client went away has no answer and no row; it is not waited for.
+  scope.onEndedEarly((req) => requestLog.end(req));
+}
+
+/** A request header as sent (repeated headers joined), or null when absent. */
+function givenHeader(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest {
+  return {
+    id: req.id,
+    at: new Date().toISOString(),
+    hotelId: req.auth?.hotelId ?? null,
+    slug: (req.params as { slug?: string } | undefined)?.slug ?? null,
+    keyId: req.auth?.pairId ?? null,
+    mode: req.auth?.mode ?? null,
+    method: req.method,
+    path: req.url,
+    statusCode: reply.statusCode,
+    // Capped, GET /guests as its count and ids, none when unattributed (pms/request-log-body.ts).
+    ...loggedBodies({
+      attributed: Boolean(req.auth),
+      route: req.routeOptions.url,
+      statusCode: reply.statusCode,
+      requestBody: req.rawBody,
+      contentLength: req.headers['content-length'],
+      responseBody: req.responsePayload,
+    }),
+    clientIp: req.clientIp ?? req.ip ?? 'unknown',
+    userAgent: req.headers['user-agent'] ?? null,
+    durationMs: reply.elapsedTime,
+    // spec 8.3: "idempotency key when given", also when the request was refused
+    // before the key was read (401, 429) or the key itself was refused (400).
+    idempotencyKey: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
+  };
+}

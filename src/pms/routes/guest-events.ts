@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { refineGuestFields } from '../../domain/guest.js';
+import { refined } from '../../http/validation.js';
+import { pmsMode } from '../modes.js';
+import { CheckinResponse, CheckoutInput, CheckoutResponse, GuestInput, UpdateInput, UpdateResponse } from '../schemas.js';
+import type { PmsRouteDeps } from './guest-list.js';
+import { EVENT_BODY_LIMIT, writeSchema } from './openapi.js';
+
+/** spec 4.1-4.3: one guest's check-in, update (or room move) and check-out. */
+export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
+  api.post(
+    '/guests/checkin',
+    {
+      bodyLimit: EVENT_BODY_LIMIT,
+      config: { endpoint: 'checkin' },
+      schema: writeSchema({
+        summary: 'Check a guest in',
+        description:
+          'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
+        body: refined(GuestInput, (b) => refineGuestFields(b)),
+        response: CheckinResponse,
+        errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
+      }),
+    },
+    (req) => pmsMode(deps, req).checkIn(req.body),
+  );
+
+  api.post(
+    '/guests/update',
+    {
+      bodyLimit: EVENT_BODY_LIMIT,
+      config: { endpoint: 'update' },
+      schema: writeSchema({
+        summary: 'Update a guest, or move them to another room',
+        description:
+          'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
+        body: refined(UpdateInput, (b) => refineGuestFields(b)),
+        response: UpdateResponse,
+        errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
+      }),
+    },
+    (req) => pmsMode(deps, req).update(req.body),
+  );
+
+  api.post(
+    '/guests/checkout',
+    {
+      bodyLimit: EVENT_BODY_LIMIT,
+      config: { endpoint: 'checkout' },
+      schema: writeSchema({
+        summary: 'Check a guest out',
+        description:
+          'Ends the active stay and frees the room at once. Unknown or already checked-out pmsGuestId: 404 GUEST_NOT_FOUND. Test keys: `roomNumber: null`, `_sandbox: true`.',
+        body: CheckoutInput,
+        response: CheckoutResponse,
+        errors: ['GUEST_NOT_FOUND'],
+      }),
+    },
+    (req) => pmsMode(deps, req).checkOut(req.body),
+  );
+};

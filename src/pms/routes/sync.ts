@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { normalizeRoomNumber, refineGuestFields } from '../../domain/guest.js';
+import { fieldError, type FieldError } from '../../errors.js';
+import { refined } from '../../http/validation.js';
+import { pmsMode } from '../modes.js';
+import { MAX_SYNC_GUESTS, SyncInput, SyncResponse } from '../schemas.js';
+import type { PmsRouteDeps } from './guest-list.js';
+import { SYNC_BODY_LIMIT, writeSchema } from './openapi.js';
+
+/** Each listed guest's own rules, and no pmsGuestId or room twice in one list. */
+function refineSyncList(body: Record<string, unknown>): FieldError[] {
+  const list = body.guests;
+  if (!Array.isArray(list) || list.length > MAX_SYNC_GUESTS) return [];
+  const errors: FieldError[] = [];
+  const ids = new Map<string, number>();
+  const rooms = new Map<string, number>();
+  list.forEach((g: unknown, i) => {
+    if (g === null || typeof g !== 'object') return;
+    const guest = g as Record<string, unknown>;
+    errors.push(...refineGuestFields(guest, `guests[${i}].`));
+    if (typeof guest.pmsGuestId === 'string') {
+      const first = ids.get(guest.pmsGuestId);
+      if (first === undefined) ids.set(guest.pmsGuestId, i);
+      else errors.push(fieldError(`guests[${i}].pmsGuestId`, 'DUPLICATE', `pmsGuestId ${guest.pmsGuestId} appears twice (guests[${first}] and guests[${i}]).`));
+    }
+    if (typeof guest.roomNumber === 'string') {
+      const room = normalizeRoomNumber(guest.roomNumber);
+      const first = rooms.get(room);
+      if (first === undefined) rooms.set(room, i);
+      else errors.push(fieldError(`guests[${i}].roomNumber`, 'DUPLICATE', `roomNumber ${room} appears twice (guests[${first}] and guests[${i}]).`));
+    }
+  });
+  return errors;
+}
+
+/** spec 4.5: the full in-house list, reconciled in one transaction. */
+export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
+  api.post(
+    '/guests/sync',
+    {
+      bodyLimit: SYNC_BODY_LIMIT,
+      config: { endpoint: 'sync' },
+      schema: writeSchema({
+        summary: 'Reconcile the full in-house list',
+        description:
+          'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
+        body: refined(SyncInput, refineSyncList),
+        response: SyncResponse,
+        errors: ['ROOM_OCCUPIED'],
+      }),
+    },
+    (req) => pmsMode(deps, req).sync(req.body),
+  );
+};
