@@ -15,7 +15,7 @@ import { PostgresRosterEventBus } from './events/postgres-roster-events.js';
 import { loadTls } from './http/tls.js';
 import { clientErrorHandler, ConnectionGate, createHttpServer } from './http/transport.js';
 import { scheduleRetention } from './jobs/retention.js';
-import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './pms/rate-limit.js';
+import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './rate-limit/stores.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { countHotels } from './db/repositories/staff.repository.js';
 import { RequestLogWriter } from './pms/request-log.js';

@@ -10,7 +10,7 @@ import type { RosterEventBus } from '../events/roster-events.js';
 import { withFallbacks } from '../http/fallbacks.js';
 import type { Metrics } from '../http/metrics.js';
 import { noStore } from '../http/no-store.js';
-import type { RateLimitStore } from '../pms/rate-limit.js';
+import type { RateLimitStore } from '../rate-limit/stores.js';
 import type { RequestLogWriter } from '../pms/request-log.js';
 import type { LiveStreams } from './live-events.js';
 import { consoleRoutes } from './routes/console.js';

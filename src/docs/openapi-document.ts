@@ -5,7 +5,7 @@ import pino from 'pino';
 import { buildApp } from '../app.js';
 import { openDatabase } from '../db/database.js';
 import { InProcessRosterEventBus } from '../events/roster-events.js';
-import { MemoryRateLimitStore } from '../pms/rate-limit.js';
+import { MemoryRateLimitStore } from '../rate-limit/stores.js';
 import { RequestLogWriter } from '../pms/request-log.js';
 
 /** The OpenAPI document as the running service serves it, built without listening. */

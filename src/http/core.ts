@@ -6,7 +6,7 @@ import './types.js';
 import { loadConfig } from '../config.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
-import type { RateLimitStore } from '../pms/rate-limit.js';
+import type { RateLimitStore } from '../rate-limit/stores.js';
 import { routeForLog, sendError, toApiError } from './error-reply.js';
 import { ALL_METHODS, registerNotFound } from './fallbacks.js';
 import { ipLimit, rateLimited } from './ip-limit.js';
@@ -15,7 +15,7 @@ import { registerRequestMetrics, type Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
 import { createValidatorCompiler } from './validation.js';
-import { consume, UNAUTHENTICATED_LIMIT } from '../pms/rate-limit.js';
+import { consume, UNAUTHENTICATED_LIMIT } from '../rate-limit/limits.js';
 
 export interface CoreDeps {
   logger: Logger;

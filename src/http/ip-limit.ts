@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import { consume, UNAUTHENTICATED_LIMIT, type RateLimitResult, type RateLimitStore } from '../pms/rate-limit.js';
+import { type RateLimitStore } from '../rate-limit/stores.js';
+import { consume, UNAUTHENTICATED_LIMIT, type RateLimitResult } from '../rate-limit/limits.js';
 import type { Metrics, RateLimitScope } from './metrics.js';
 
 /** The 429 of a refused request, counted by the limit that refused it. */

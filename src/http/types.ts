@@ -1,6 +1,6 @@
 import type { ApiKeyIdentity } from '../db/repositories/api-key.repository.js';
 import type { IdempotencyScope } from '../pms/idempotency.js';
-import type { PmsEndpoint } from '../pms/rate-limit.js';
+import type { PmsEndpoint } from '../rate-limit/limits.js';
 import type { StaffSession } from '../db/repositories/staff.repository.js';
 import type { IpLimit } from './ip-limit.js';
 

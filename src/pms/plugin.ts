@@ -8,7 +8,7 @@ import { requireApiKey } from './hooks/auth.js';
 import { idempotentWrites } from './hooks/idempotency.js';
 import { limitPerKey } from './hooks/rate-limit.js';
 import { logRequests } from './hooks/request-log.js';
-import type { RateLimitStore } from './rate-limit.js';
+import type { RateLimitStore } from '../rate-limit/stores.js';
 import type { RequestLogWriter } from './request-log.js';
 import { guestEventRoutes } from './routes/guest-events.js';
 import { guestListRoutes } from './routes/guest-list.js';

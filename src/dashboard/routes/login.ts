@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { consume, LOGIN_FAILURE_LIMITS } from '../../pms/rate-limit.js';
+import { consume, LOGIN_FAILURE_LIMITS } from '../../rate-limit/limits.js';
 import { authenticateStaff, setUpFirstHotel } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../plugin.js';
 import { LoginBody, SetupBody } from '../schemas.js';

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { rateLimited } from '../../http/ip-limit.js';
 import type { Metrics } from '../../http/metrics.js';
-import { consume, ENDPOINT_LIMITS, type RateLimitStore } from '../rate-limit.js';
+import { consume, ENDPOINT_LIMITS } from '../../rate-limit/limits.js';
+import type { RateLimitStore } from '../../rate-limit/stores.js';
 
 /**
  * spec 8.1: each route of `scope` counts against its endpoint's limit (its route's

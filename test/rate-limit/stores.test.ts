@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations.js';
-import { consume, DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from '../../src/pms/rate-limit.js';
+import { consume } from '../../src/rate-limit/limits.js';
+import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from '../../src/rate-limit/stores.js';
 import { createTestStorage, testEngines } from '../support/harness.js';
 
 // conventions: one shared suite runs against every counter-store implementation.

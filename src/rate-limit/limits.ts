@@ -1,0 +1,58 @@
+import type { RateLimitStore } from './stores.js';
+
+export interface RateLimitPolicy {
+  /** Name in the RateLimit-Policy field. */
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** spec 8.1, per API key and endpoint. */
+export const ENDPOINT_LIMITS = {
+  checkin: { name: 'checkin', limit: 60, windowMs: 60_000 },
+  update: { name: 'update', limit: 60, windowMs: 60_000 },
+  checkout: { name: 'checkout', limit: 60, windowMs: 60_000 },
+  list: { name: 'list', limit: 30, windowMs: 60_000 },
+  sync: { name: 'sync', limit: 10, windowMs: 3_600_000 },
+} as const satisfies Record<string, RateLimitPolicy>;
+
+export type PmsEndpoint = keyof typeof ENDPOINT_LIMITS;
+
+/** decisions.md: requests not attributed to a valid key, per client IP. */
+export const UNAUTHENTICATED_LIMIT: RateLimitPolicy = { name: 'unauthenticated', limit: 100, windowMs: 60_000 };
+
+export interface RateLimitResult {
+  allowed: boolean;
+  headers: Record<string, string>;
+  retryAfterSeconds: number;
+}
+
+/**
+ * Fixed windows for dashboard login attempts, per e-mail and per client IP. Every attempt
+ * is counted before the password check and a successful one takes its count back, so in
+ * effect they limit failed logins.
+ */
+export const LOGIN_FAILURE_LIMITS = {
+  email: { name: 'login-email', limit: 5, windowMs: 15 * 60_000 },
+  ip: { name: 'login-ip', limit: 20, windowMs: 15 * 60_000 },
+} as const satisfies Record<string, RateLimitPolicy>;
+
+/** Counts one request and gives the headers every response carries (spec 8.1 and the IETF fields). */
+export async function consume(store: RateLimitStore, bucket: string, policy: RateLimitPolicy, nowMs: number): Promise<RateLimitResult> {
+  const count = await store.hit(`${policy.name}:${bucket}`, policy.windowMs, nowMs);
+  const resetAtMs = (Math.floor(nowMs / policy.windowMs) + 1) * policy.windowMs;
+  const remaining = Math.max(0, policy.limit - count);
+  const resetSeconds = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
+  const windowSeconds = policy.windowMs / 1000;
+  return {
+    allowed: count <= policy.limit,
+    retryAfterSeconds: resetSeconds,
+    headers: {
+      'x-ratelimit-limit': String(policy.limit),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(Math.ceil(resetAtMs / 1000)),
+      'ratelimit-policy': `"${policy.name}";q=${policy.limit};w=${windowSeconds}`,
+      ratelimit: `"${policy.name}";r=${remaining};t=${resetSeconds}`,
+    },
+  };
+}
