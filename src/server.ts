@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { openDatabase, type DatabaseHandle, type Db } from './db/database.js';
 import { secureDataDir } from './db/data-dir.js';
 import { migrateToLatest } from './db/migrations.js';
 import { InProcessRosterEventBus, type RosterEventBus } from './events/roster-events.js';
@@ -43,8 +43,80 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/**
+ * What a failed start opened is released again (e.g. a port in use): otherwise the HTTPS
+ * listener and the pool keep the process running after the error (operations.md: a
+ * failure exits non-zero with a one-line reason).
+ */
+class StartSteps {
+  private readonly undo: Array<() => Promise<unknown>> = [];
+
+  /** Runs `step`; if it fails, undoes every step before it, newest first, then throws. */
+  async run<T>(step: Promise<T>): Promise<T> {
+    try {
+      return await step;
+    } catch (err) {
+      for (const fn of this.undo.reverse()) await fn().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  onFailure(fn: () => Promise<unknown>): void {
+    this.undo.push(fn);
+  }
+}
+
 /** Database → migrations → certificate → app → HTTPS and HTTP-refuser listeners. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const steps = new StartSteps();
+  const database = await openStorage(config, logger, steps);
+  const tls = await steps.run(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
+  if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
+  const bus = await startBus(config, database, logger, steps);
+  // decisions.md: with PostgreSQL the counters are shared by every instance.
+  const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
+  // Collected only when someone can scrape them.
+  const metrics = config.metricsPort === null ? undefined : new Metrics();
+  const requestLog = new RequestLogWriter(database.background, logger, metrics);
+  const setupLink = new SetupLink();
+  const app = await steps.run(
+    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }),
+  );
+  steps.onFailure(() => app.close());
+  // One count of open connections across both listeners (http/transport.ts).
+  const gate = new ConnectionGate(config.limits, config.trustProxy, logger, metrics);
+  gate.watch(app.server);
+  await steps.run(app.listen({ port: config.port, host: config.host }));
+  const httpsPort = (app.server.address() as AddressInfo).port;
+  const closeIdleHttps = trackConnections(app.server, 'secureConnection');
+  const httpServer = config.httpPort === null ? null : await listenPlainHttp(config, config.httpPort, app, gate, logger, metrics, steps);
+  const metricsServer = metrics && config.metricsPort !== null ? await steps.run(listenMetrics(metrics, config.metricsPort, config.metricsHost, logger)) : null;
+  if (metricsServer) steps.onFailure(() => closeListener(metricsServer));
+  const portOf = (server: http.Server | null): number | null => (server ? (server.address() as AddressInfo).port : null);
+  const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
+  logger.info(
+    { https: httpsPort, http: portOf(httpServer), metrics: portOf(metricsServer), engine: database.engine },
+    `innsync listening on https://localhost:${httpsPort}`,
+  );
+  const setupUrl = await steps.run(firstRunLink(database.db, httpsPort, setupLink, logger));
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      stopRetention();
+      await closeListeners(app, httpServer, metricsServer, closeIdleHttps);
+      await requestLog.close();
+      await bus.close();
+      rateLimits.close();
+      await database.close();
+    })();
+    return closing;
+  };
+  return { app, database, bus, httpsPort, httpPort: portOf(httpServer), metricsPort: portOf(metricsServer), setupUrl, close };
+}
+
+/** DATA_DIR made private, the database opened and migrated. */
+async function openStorage(config: Config, logger: Logger, steps: StartSteps): Promise<DatabaseHandle> {
   // DATA_DIR holds the database (SQLite) and the certificate's key: the service's user alone may read it.
   const tightened = secureDataDir(config.dataDir);
   if (tightened.length > 0)
@@ -55,116 +127,78 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     sqliteSynchronous: config.sqliteSynchronous,
     onConnectionError: (err) => logger.warn({ err }, 'database connection lost'),
   });
-  // A failed start (e.g. a port in use) releases what it opened: otherwise the HTTPS
-  // listener and the pool keep the process running after the error (operations.md:
-  // a failure exits non-zero with a one-line reason).
-  const undo: Array<() => Promise<unknown>> = [() => database.close()];
-  const orUndo = async <T>(step: Promise<T>): Promise<T> => {
-    try {
-      return await step;
-    } catch (err) {
-      for (const fn of undo.reverse()) await fn().catch(() => undefined);
-      throw err;
-    }
-  };
-  const applied = await orUndo(migrateToLatest(database.db));
+  steps.onFailure(() => database.close());
+  const applied = await steps.run(migrateToLatest(database.db));
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  const tls = await orUndo(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
-  if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
+  return database;
+}
 
-  // With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY, sent in each change's transaction.
-  let bus: RosterEventBus;
-  if (database.engine === 'postgres' && config.databaseUrl) {
-    const pgBus = new PostgresRosterEventBus(config.databaseUrl, logger);
-    await orUndo(pgBus.start());
-    undo.push(() => pgBus.close());
-    bus = pgBus;
-  } else bus = new InProcessRosterEventBus();
-  // decisions.md: with PostgreSQL the counters are shared by every instance.
-  const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
-  // Collected only when someone can scrape them.
-  const metrics = config.metricsPort === null ? undefined : new Metrics();
-  const requestLog = new RequestLogWriter(database.background, logger, metrics);
-  const setupLink = new SetupLink();
-  const app = await orUndo(
-    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }),
+/** With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY, sent in each change's transaction. */
+async function startBus(config: Config, database: DatabaseHandle, logger: Logger, steps: StartSteps): Promise<RosterEventBus> {
+  if (database.engine !== 'postgres' || !config.databaseUrl) return new InProcessRosterEventBus();
+  const pgBus = new PostgresRosterEventBus(config.databaseUrl, logger);
+  await steps.run(pgBus.start());
+  steps.onFailure(() => pgBus.close());
+  return pgBus;
+}
+
+/**
+ * The plain-HTTP listener. The same app answers it: its transport check refuses with 403
+ * HTTPS_REQUIRED unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
+ */
+async function listenPlainHttp(
+  config: Config,
+  port: number,
+  app: FastifyInstance,
+  gate: ConnectionGate,
+  logger: Logger,
+  metrics: Metrics | undefined,
+  steps: StartSteps,
+): Promise<http.Server & { closeIdle: () => void }> {
+  const server = createHttpServer(config.limits, app.routing);
+  server.on('clientError', clientErrorHandler(logger, metrics));
+  gate.watch(server);
+  const closeIdle = trackConnections(server, 'connection');
+  await steps.run(
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, config.host, () => resolve());
+    }),
   );
-  undo.push(() => app.close());
-  // One count of open connections across both listeners (http/transport.ts).
-  const gate = new ConnectionGate(config.limits, config.trustProxy, logger, metrics);
-  gate.watch(app.server);
-  await orUndo(app.listen({ port: config.port, host: config.host }));
-  const httpsPort = (app.server.address() as AddressInfo).port;
-  const closeIdleHttps = trackConnections(app.server, 'secureConnection');
+  steps.onFailure(() => closeListener(server));
+  return Object.assign(server, { closeIdle });
+}
 
-  let httpServer: http.Server | null = null;
-  let closeIdleHttp = (): void => undefined;
-  if (config.httpPort !== null) {
-    // The same app answers plain HTTP: its transport check refuses with 403 HTTPS_REQUIRED
-    // unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
-    const server = createHttpServer(config.limits, app.routing);
-    server.on('clientError', clientErrorHandler(logger, metrics));
-    gate.watch(server);
-    httpServer = server;
-    closeIdleHttp = trackConnections(server, 'connection');
-    await orUndo(
-      new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.httpPort ?? 0, config.host, () => resolve());
-      }),
-    );
-    undo.push(() => closeListener(server));
-  }
-  const httpPort = httpServer ? (httpServer.address() as AddressInfo).port : null;
-  // operations.md: METRICS_PORT, plain HTTP on METRICS_HOST (loopback by default), apart from the app.
-  let metricsServer: http.Server | null = null;
-  if (metrics && config.metricsPort !== null) {
-    const server = await orUndo(listenMetrics(metrics, config.metricsPort, config.metricsHost, logger));
-    undo.push(() => closeListener(server));
-    metricsServer = server;
-  }
-  const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
-  const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
-  logger.info({ https: httpsPort, http: httpPort, metrics: metricsPort, engine: database.engine }, `innsync listening on https://localhost:${httpsPort}`);
-  let setupUrl: string | null = null;
-  if ((await orUndo(countHotels(database.db))) === 0) {
-    // docs/dashboard.md: first run. The token dies when the first hotel is created.
-    setupUrl = `https://localhost:${httpsPort}/dashboard/#/setup/${setupLink.issue()}`;
-    logger.info({ setupUrl }, 'first run: open the setup link to create the first hotel and its admin');
-  }
+/** docs/dashboard.md, first run: while no hotel exists, a link that creates the first one; its token dies when that is done. */
+async function firstRunLink(db: Db, httpsPort: number, setupLink: SetupLink, logger: Logger): Promise<string | null> {
+  if ((await countHotels(db)) > 0) return null;
+  const setupUrl = `https://localhost:${httpsPort}/dashboard/#/setup/${setupLink.issue()}`;
+  logger.info({ setupUrl }, 'first run: open the setup link to create the first hotel and its admin');
+  return setupUrl;
+}
 
-  let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      stopRetention();
-      const httpClosed = httpServer
-        ? new Promise<void>((resolve) => {
-            httpServer.close(() => resolve());
-            httpServer.closeIdleConnections();
-          })
-        : Promise.resolve();
-      // Node closes the connections it sees idle when the listeners close, but not those
-      // that never sent a request (a browser's preconnected sockets) nor those that were in
-      // their TLS handshake then; left open they would hold the shutdown until the browser
-      // drops them. Until every connection is gone, idle ones are closed; a connection
-      // serving a request is never cut.
-      const sweep = setInterval(() => {
-        closeIdleHttps();
-        closeIdleHttp();
-      }, 250);
-      try {
-        await Promise.all([app.close(), httpClosed, metricsServer ? closeListener(metricsServer) : undefined]);
-      } finally {
-        clearInterval(sweep);
-      }
-      await requestLog.close();
-      await bus.close();
-      rateLimits.close();
-      await database.close();
-    })();
-    return closing;
-  };
-  return { app, database, bus, httpsPort, httpPort, metricsPort, setupUrl, close };
+/**
+ * Stops the listeners. Node closes the connections it sees idle when they close, but not
+ * those that never sent a request (a browser's preconnected sockets) nor those that were in
+ * their TLS handshake then; left open they would hold the shutdown until the browser drops
+ * them. Until every connection is gone, idle ones are closed; a connection serving a
+ * request is never cut.
+ */
+async function closeListeners(
+  app: FastifyInstance,
+  httpServer: (http.Server & { closeIdle: () => void }) | null,
+  metricsServer: http.Server | null,
+  closeIdleHttps: () => void,
+): Promise<void> {
+  const sweep = setInterval(() => {
+    closeIdleHttps();
+    httpServer?.closeIdle();
+  }, 250);
+  try {
+    await Promise.all([app.close(), httpServer ? closeListener(httpServer) : undefined, metricsServer ? closeListener(metricsServer) : undefined]);
+  } finally {
+    clearInterval(sweep);
+  }
 }
 
 /** Stops a plain-HTTP listener: idle connections close now, a request being answered finishes first. */

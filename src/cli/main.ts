@@ -75,7 +75,33 @@ export function buildCli(): Command {
     })
     .exitOverride();
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
+  addServiceCommands(program, json);
+  addAccountCommands(program, json);
+  addGuestCommands(program, json);
 
+  program.addHelpText(
+    'after',
+    `
+Commands in full:
+  innsync serve
+  innsync migrate
+  innsync hotel create <slug> --name <name>
+  innsync key issue <slug>
+  innsync key revoke <keyId>
+  innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
+  innsync purge
+  innsync backup <file>
+  innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
+  innsync guest export <slug> (--pms-guest-id <id> | --guest-id <id>)
+Add --json to print one JSON object on stdout.`,
+  );
+  return program;
+}
+
+type JsonFlag = () => boolean;
+
+/** Running and keeping the service: serve, migrate, purge, backup. */
+function addServiceCommands(program: Command, json: JsonFlag): void {
   program
     .command('serve')
     .description('serve the API over HTTPS (what `npm start` runs)')
@@ -103,6 +129,37 @@ export function buildCli(): Command {
       }
     });
 
+  program
+    .command('purge')
+    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, guests GUEST_RETENTION_DAYS)')
+    .action(async () => {
+      const config = loadConfig();
+      const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
+      const guests =
+        config.guestRetentionDays === null
+          ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
+          : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
+      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records; ${guests}`);
+    });
+
+  program
+    .command('backup <file>')
+    .description('write a consistent copy of the SQLite database to <file> while the server keeps serving (PostgreSQL: use pg_dump)')
+    .action(async (file: string) => {
+      const config = loadConfig();
+      if (config.databaseUrl) throw new CliFailure('backup copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump instead');
+      let result: { file: string; bytes: number };
+      try {
+        result = await backupSqlite(config.dataDir, file);
+      } catch (err) {
+        throw new CliFailure(`backup failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      print(json(), result, `wrote ${result.file} (${result.bytes} bytes)`);
+    });
+}
+
+/** Hotels, their API key pairs and staff users (the same use cases as the dashboard's admin pages). */
+function addAccountCommands(program: Command, json: JsonFlag): void {
   const hotel = program.command('hotel').description('manage hotels');
   hotel
     .command('create <slug>')
@@ -144,20 +201,10 @@ export function buildCli(): Command {
       const u = await withDb(loadConfig(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
       print(json(), u, `created ${u.role} ${u.email} (${u.userId})`);
     });
+}
 
-  program
-    .command('purge')
-    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, guests GUEST_RETENTION_DAYS)')
-    .action(async () => {
-      const config = loadConfig();
-      const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
-      const guests =
-        config.guestRetentionDays === null
-          ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
-          : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records; ${guests}`);
-    });
-
+/** A guest's personal data: erase (GDPR Art. 17) or export (Art. 15). */
+function addGuestCommands(program: Command, json: JsonFlag): void {
   const guest = program.command('guest').description("a guest's personal data: erase (GDPR Art. 17) or export (Art. 15)");
   const selectorOptions = (c: Command): Command =>
     c
@@ -183,39 +230,6 @@ export function buildCli(): Command {
       process.stdout.write(`${JSON.stringify(doc, null, json() ? undefined : 2)}\n`);
     },
   );
-
-  program
-    .command('backup <file>')
-    .description('write a consistent copy of the SQLite database to <file> while the server keeps serving (PostgreSQL: use pg_dump)')
-    .action(async (file: string) => {
-      const config = loadConfig();
-      if (config.databaseUrl) throw new CliFailure('backup copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump instead');
-      let result: { file: string; bytes: number };
-      try {
-        result = await backupSqlite(config.dataDir, file);
-      } catch (err) {
-        throw new CliFailure(`backup failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      print(json(), result, `wrote ${result.file} (${result.bytes} bytes)`);
-    });
-
-  program.addHelpText(
-    'after',
-    `
-Commands in full:
-  innsync serve
-  innsync migrate
-  innsync hotel create <slug> --name <name>
-  innsync key issue <slug>
-  innsync key revoke <keyId>
-  innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
-  innsync purge
-  innsync backup <file>
-  innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
-  innsync guest export <slug> (--pms-guest-id <id> | --guest-id <id>)
-Add --json to print one JSON object on stdout.`,
-  );
-  return program;
 }
 
 export async function main(argv: string[]): Promise<void> {

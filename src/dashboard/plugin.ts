@@ -16,7 +16,7 @@ import type { LiveStreams } from './live-events.js';
 import { consoleRoutes } from './routes/console.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { privacyRoutes } from './routes/privacy.js';
-import { rosterRoutes } from './routes/roster.js';
+import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { staffRoutes } from './routes/staff.js';
 import { checkCsrf, loadSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
@@ -121,6 +121,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     requireStaff(signedIn, deps.db, 'any');
     await signedIn.register(sessionRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
+    await signedIn.register(activityRoutes, deps);
   });
   await app.register(async (admin) => {
     requireStaff(admin, deps.db, 'admin');

@@ -1,6 +1,14 @@
 import type http from 'node:http';
 import fp from 'fastify-plugin';
-import { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Logger } from 'pino';
 import './types.js';
 import { loadConfig } from '../config.js';
@@ -9,7 +17,7 @@ import { ApiError } from '../errors.js';
 import type { RateLimitStore } from '../rate-limit/stores.js';
 import { routeForLog, sendError, toApiError } from './error-reply.js';
 import { ALL_METHODS, registerNotFound } from './fallbacks.js';
-import { ipLimit, rateLimited } from './ip-limit.js';
+import { ipLimit, rateLimited, type IpLimit } from './ip-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { registerRequestMetrics, type Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
@@ -45,62 +53,90 @@ function isBodyAbort(err: Error & { code?: string }): boolean {
  * part serves. `options` go to Fastify's constructor; `plugin` is registered first.
  */
 export function createCore(deps: CoreDeps): { options: FastifyServerOptions; plugin: (app: FastifyInstance) => Promise<void> } {
-  const security = new SecurityLog();
-  const limitByIp = ipLimit(deps.rateLimits, deps.metrics);
-  // The app's request for a raw one, for requests the transport ends (HTTP/2 request timeout).
-  const requestsByRaw = new WeakMap<http.IncomingMessage, FastifyRequest>();
-  const earlyEndListeners: Array<(req: FastifyRequest) => void> = [];
-  const endedEarly = new WeakSet<FastifyRequest>();
+  const core = new Core(deps);
+  return { options: core.options(), plugin: fp((app) => core.register(app), { name: 'innsync-core' }) };
+}
 
-  // The client went away (or its connection was cut) before the answer: one debug line, no
-  // stack. Reached from onRequestAbort, from the error handler when the body's stream broke
-  // (an HTTP/2 stream cut by its request timeout is not "aborted" for Fastify) or from the transport.
-  const endEarly = (req: FastifyRequest): void => {
-    if (endedEarly.has(req)) return;
-    endedEarly.add(req);
+class Core {
+  private readonly security = new SecurityLog();
+  private readonly limitByIp: IpLimit;
+  /** The app's request for a raw one, for requests the transport ends (HTTP/2 request timeout). */
+  private readonly requestsByRaw = new WeakMap<http.IncomingMessage, FastifyRequest>();
+  private readonly earlyEndListeners: Array<(req: FastifyRequest) => void> = [];
+  private readonly endedEarly = new WeakSet<FastifyRequest>();
+
+  constructor(private readonly deps: CoreDeps) {
+    this.limitByIp = ipLimit(deps.rateLimits, deps.metrics);
+  }
+
+  /**
+   * The client went away (or its connection was cut) before the answer: one debug line, no
+   * stack. Reached from onRequestAbort, from the error handler when the body's stream broke
+   * (an HTTP/2 stream cut by its request timeout is not "aborted" for Fastify) or from the transport.
+   */
+  private endEarly(req: FastifyRequest): void {
+    if (this.endedEarly.has(req)) return;
+    this.endedEarly.add(req);
     req.log.debug({ ip: req.clientIp, method: req.method, route: routeForLog(req), reason: whyEnded(req.raw) }, 'request ended early');
-    for (const listener of earlyEndListeners) listener(req);
-  };
+    for (const listener of this.earlyEndListeners) listener(req);
+  }
 
-  const options: FastifyServerOptions = {
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    // One line per request is logged by the onResponse hook below.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
-    genReqId: () => newId('req'),
-    trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false,
-    return503OnClosing: false,
-    forceCloseConnections: 'idle',
-    bodyLimit: 1024 * 1024,
-    // A path parameter longer than this never reaches a route (FST_ERR_MAX_PARAM_LENGTH, default
-    // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
-    // answered like any unknown slug (401), not as a framework error.
-    routerOptions: { maxParamLength: 16 * 1024 },
-    // HTTPS with HTTP/2 by ALPN and HTTP/1.1 on one port (http/transport.ts); typed as
-    // Fastify's HTTP/1 server, whose interface the compatibility API serves.
-    ...(deps.tls ? { serverFactory: httpsFactory(deps, deps.tls, (raw) => requestsByRaw.get(raw), endEarly) } : {}),
-    // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
-    clientErrorHandler: clientErrorHandler(deps.logger, deps.metrics),
-    frameworkErrors: (err, req, reply) => {
-      // e.g. a malformed URL: no route can match it, and no hook runs. The same transport
-      // check and per-IP limit as for any request not attributed to a key, so this answer
-      // too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
-      const routingError =
-        err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
-      consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
-        .then((rl) => {
-          void reply.headers(rl.headers);
-          if (!rl.allowed) return rateLimited(rl, 'ip', deps.metrics);
-          if (req.protocol !== 'https') return new ApiError('HTTPS_REQUIRED');
-          void reply.header('strict-transport-security', HSTS);
-          return routingError;
-        })
-        .catch((e: unknown) => toApiError(e instanceof Error ? e : new Error(String(e)), req, deps.metrics))
-        .then((apiErr) => sendError(apiErr, req, reply, security))
-        .catch((e: unknown) => req.log.error({ err: e }, 'framework error reply failed'));
-    },
-  };
+  options(): FastifyServerOptions {
+    const { deps } = this;
+    return {
+      loggerInstance: deps.logger as FastifyBaseLogger,
+      // One line per request is logged by the onResponse hook (transportHooks).
+      logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+      genReqId: () => newId('req'),
+      trustProxy: deps.trustProxy && deps.trustProxy.length > 0 ? deps.trustProxy : false,
+      return503OnClosing: false,
+      forceCloseConnections: 'idle',
+      bodyLimit: 1024 * 1024,
+      // A path parameter longer than this never reaches a route (FST_ERR_MAX_PARAM_LENGTH, default
+      // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
+      // answered like any unknown slug (401), not as a framework error.
+      routerOptions: { maxParamLength: 16 * 1024 },
+      // HTTPS with HTTP/2 by ALPN and HTTP/1.1 on one port (http/transport.ts).
+      ...(deps.tls ? { serverFactory: this.httpsFactory(deps.tls) } : {}),
+      // A request Node's parser gave up on (timed out, headers too large, not HTTP): the usual envelope.
+      clientErrorHandler: clientErrorHandler(deps.logger, deps.metrics),
+      frameworkErrors: (err, req, reply) => this.answerFrameworkError(err, req, reply),
+    };
+  }
 
-  const plugin = async (app: FastifyInstance): Promise<void> => {
+  /**
+   * e.g. a malformed URL: no route can match it, and no hook runs. The same transport
+   * check and per-IP limit as for any request not attributed to a key, so this answer
+   * too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
+   */
+  private answerFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+    const { deps } = this;
+    const routingError =
+      err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
+    consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
+      .then((rl) => {
+        void reply.headers(rl.headers);
+        if (!rl.allowed) return rateLimited(rl, 'ip', deps.metrics);
+        if (req.protocol !== 'https') return new ApiError('HTTPS_REQUIRED');
+        void reply.header('strict-transport-security', HSTS);
+        return routingError;
+      })
+      .catch((e: unknown) => toApiError(e instanceof Error ? e : new Error(String(e)), req, deps.metrics))
+      .then((apiErr) => sendError(apiErr, req, reply, this.security))
+      .catch((e: unknown) => req.log.error({ err: e }, 'framework error reply failed'));
+  }
+
+  /** The HTTPS listener's factory, typed as Fastify's HTTP/1 server, whose interface the compatibility API serves. */
+  private httpsFactory(tls: { key: string; cert: string }): NonNullable<FastifyServerOptions['serverFactory']> {
+    const onStreamCut = (raw: http.IncomingMessage): void => {
+      const req = this.requestsByRaw.get(raw);
+      if (req) this.endEarly(req);
+    };
+    const limits = this.deps.limits ?? loadConfig({}).limits;
+    return (handler) => createHttpsServer(tls, limits, handler as unknown as http.RequestListener, onStreamCut, this.deps.metrics) as unknown as http.Server;
+  }
+
+  async register(app: FastifyInstance): Promise<void> {
     // The router learns every method, so TRACE, PROPFIND… on a known path are 405, not 404.
     for (const method of ALL_METHODS) {
       if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
@@ -108,36 +144,31 @@ export function createCore(deps: CoreDeps): { options: FastifyServerOptions; plu
     for (const name of ['auth', 'idempotencyKey', 'idempotency', 'rawBody', 'responsePayload', 'clientIp', 'staff'] as const) {
       app.decorateRequest(name, null);
     }
-    app.decorate('limitByIp', limitByIp);
-    app.decorate('onEndedEarly', (listener: (req: FastifyRequest) => void) => void earlyEndListeners.push(listener));
-
+    app.decorate('limitByIp', this.limitByIp);
+    app.decorate('onEndedEarly', (listener: (req: FastifyRequest) => void) => void this.earlyEndListeners.push(listener));
     app.setValidatorCompiler(createValidatorCompiler());
-    // JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON.
-    app.removeAllContentTypeParsers();
-    // Deep, wide or oversized bodies are refused as they arrive, before anything walks them.
-    app.addContentTypeParser('application/json', (req, payload, done) => parseJsonBody(req, payload, done));
-    app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
-      req.rawBody = body as string;
-      done(null, undefined);
-    });
+    registerParsers(app);
+    registerRequestMetrics(app, this.deps.metrics);
+    this.transportHooks(app);
+    this.errorHandler(app);
+    // A path no part of the service serves.
+    await registerNotFound(app);
+  }
 
-    registerRequestMetrics(app, deps.metrics);
-
-    // Order of checks (decisions.md): transport first, for every request.
+  /** Order of checks (decisions.md): transport first, for every request; one log line at the end. */
+  private transportHooks(app: FastifyInstance): void {
     app.addHook('onRequest', async (req, reply) => {
       // Read while the socket is open: once a `Connection: close` (or shutdown) response has
       // finished, the socket is destroyed and req.ip is undefined in onResponse.
       req.clientIp = req.ip;
-      if (req.raw.httpVersionMajor === 2) requestsByRaw.set(req.raw, req);
+      if (req.raw.httpVersionMajor === 2) this.requestsByRaw.set(req.raw, req);
       if (req.protocol !== 'https') {
-        await limitByIp(req, reply);
+        await this.limitByIp(req, reply);
         throw new ApiError('HTTPS_REQUIRED');
       }
       void reply.header('strict-transport-security', HSTS);
     });
-
     app.addHook('onSend', async (req, reply, payload) => {
-      if (typeof payload === 'string') req.responsePayload = payload;
       // Answered before the whole body arrived (413, 401 before the body is read): the client
       // may still be sending. If HTTP/1.1 closes the connection after this answer, it closes
       // gently so the client reads it; HTTP/2 has no connection header (the stream ends alone).
@@ -149,51 +180,37 @@ export function createCore(deps: CoreDeps): { options: FastifyServerOptions; plu
       }
       return payload;
     });
-
-    app.addHook('onRequestAbort', async (req) => endEarly(req));
-
+    app.addHook('onRequestAbort', async (req) => this.endEarly(req));
     app.addHook('onResponse', async (req, reply) => {
       const ms = Math.round(reply.elapsedTime * 10) / 10;
       req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms }, 'request');
     });
+  }
 
+  private errorHandler(app: FastifyInstance): void {
     app.setErrorHandler((err: FastifyError, req, reply) => {
       // The client is gone (its connection or stream was cut, a request timeout): no one to
       // answer. A broken body stream is the client's doing (one debug line); any other error
       // is still classified, logged and counted as if it had been answered.
       // (Not req.raw.destroyed: a request whose body was read whole is destroyed too.)
       if (req.raw.aborted || req.raw.socket?.destroyed === true || reply.raw.destroyed || (isBodyAbort(err) && !req.raw.complete)) {
-        if (!isBodyAbort(err)) toApiError(err, req, deps.metrics);
-        endEarly(req);
+        if (!isBodyAbort(err)) toApiError(err, req, this.deps.metrics);
+        this.endEarly(req);
         reply.hijack();
         return;
       }
-      return sendError(toApiError(err, req, deps.metrics), req, reply, security);
+      return sendError(toApiError(err, req, this.deps.metrics), req, reply, this.security);
     });
-
-    // A path no part of the service serves.
-    await registerNotFound(app);
-  };
-
-  return { options, plugin: fp(plugin, { name: 'innsync-core' }) };
+  }
 }
 
-/** The HTTPS listener's factory; a request whose HTTP/2 stream the transport cut ends early. */
-function httpsFactory(
-  deps: CoreDeps,
-  tls: { key: string; cert: string },
-  requestOf: (raw: http.IncomingMessage) => FastifyRequest | undefined,
-  endEarly: (req: FastifyRequest) => void,
-): NonNullable<FastifyServerOptions['serverFactory']> {
-  return (handler) =>
-    createHttpsServer(
-      tls,
-      deps.limits ?? loadConfig({}).limits,
-      handler as unknown as http.RequestListener,
-      (raw) => {
-        const req = requestOf(raw);
-        if (req) endEarly(req);
-      },
-      deps.metrics,
-    ) as unknown as http.Server;
+/** JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON; other types are read as text for the request log, then refused by the routes that take JSON. */
+function registerParsers(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  // Deep, wide or oversized bodies are refused as they arrive, before anything walks them.
+  app.addContentTypeParser('application/json', (req, payload, done) => parseJsonBody(req, payload, done));
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    req.rawBody = body as string;
+    done(null, undefined);
+  });
 }

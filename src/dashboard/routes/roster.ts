@@ -21,7 +21,7 @@ function roomOfEntry(changes: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The roster for every signed-in user: guests, walk-ins, edits, check-outs, activity and live events. */
+/** The roster for every signed-in user: guests, walk-ins, edits and check-outs. */
 export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const { db } = deps;
   const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics };
@@ -69,6 +69,12 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
     const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, body?.confirmPmsGuest === true);
     return { guest: guestView(guest) };
   });
+};
+
+/** The hotel's activity log and the live event stream, for every signed-in user. */
+export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const hidden = { hide: true };
 
   app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery } }, async (req) => {
     const q = req.query;
