@@ -13,6 +13,7 @@ import { createCore, type CoreDeps } from './http/core.js';
 import { probes } from './http/health.js';
 import { pmsApi, PMS_PREFIX } from './pms/plugin.js';
 import type { RequestLogWriter } from './pms/request-log.js';
+import { NO_OUTBOX, type WebhookOutbox } from './webhooks/dispatcher.js';
 
 export interface AppDeps extends CoreDeps {
   db: Db;
@@ -20,6 +21,8 @@ export interface AppDeps extends CoreDeps {
   requestLog: RequestLogWriter;
   /** The first-run setup link (server.ts issues its token while no hotel exists). */
   setupLink?: SetupLink;
+  /** The webhook sender (server.ts); woken after commits that wrote events. */
+  webhooks?: WebhookOutbox;
 }
 
 /**
@@ -54,6 +57,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());
   const setupLink = deps.setupLink ?? new SetupLink();
-  await app.register(dashboard, { prefix: '/dashboard', ...deps, setupLink, streams });
+  await app.register(dashboard, { prefix: '/dashboard', ...deps, setupLink, streams, webhooks: deps.webhooks ?? NO_OUTBOX });
   return app;
 }

@@ -22,6 +22,8 @@ export interface Config {
   readonly limits: ConnectionLimits;
   /** GUEST_RETENTION_DAYS: guests checked out longer ago are anonymised; `null` when off. */
   readonly guestRetentionDays: number | null;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
+  readonly webhookAllowPrivateNetworks: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -41,6 +43,34 @@ function parsePositive(name: string, raw: string | undefined, fallback: number, 
     throw new ConfigError(`${name} must be a whole number from 1 to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function parseRetentionDays(raw: string | undefined): number | null {
+  const value = (raw ?? '90').toLowerCase();
+  if (value !== 'off' && (!/^\d+$/.test(value) || Number(value) > 36_500)) {
+    throw new ConfigError(`GUEST_RETENTION_DAYS must be a whole number of days from 0 to 36500, or "off", got "${value}"`);
+  }
+  return value === 'off' ? null : Number(value);
+}
+
+function parseTrustProxy(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = entries.find((entry) => parseProxyEntry(entry) === null);
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY must list addresses, subnets (10.0.0.0/8) or ${Object.keys(PROXY_RANGE_NAMES).join(', ')}, separated by commas; "${bad}" is none of these`,
+    );
+  }
+  return entries;
+}
+
+function parseFlag(name: string, raw: string | undefined, fallback: boolean): boolean {
+  const value = (raw ?? String(fallback)).toLowerCase();
+  if (value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be "true" or "false", got "${value}"`);
+  return value === 'true';
 }
 
 /** Validates the environment once; throws ConfigError naming the variable at fault. */
@@ -78,20 +108,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not be longer than REQUEST_TIMEOUT_SECONDS (the request time includes its headers)');
   }
-  const retentionRaw = (get('GUEST_RETENTION_DAYS') ?? '90').toLowerCase();
-  if (retentionRaw !== 'off' && (!/^\d+$/.test(retentionRaw) || Number(retentionRaw) > 36_500)) {
-    throw new ConfigError(`GUEST_RETENTION_DAYS must be a whole number of days from 0 to 36500, or "off", got "${retentionRaw}"`);
-  }
-  const trustProxy = (get('TRUST_PROXY') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const badProxy = trustProxy.find((entry) => parseProxyEntry(entry) === null);
-  if (badProxy !== undefined) {
-    throw new ConfigError(
-      `TRUST_PROXY must list addresses, subnets (10.0.0.0/8) or ${Object.keys(PROXY_RANGE_NAMES).join(', ')}, separated by commas; "${badProxy}" is none of these`,
-    );
-  }
   return Object.freeze({
     port: parsePort('PORT', get('PORT') ?? '8443'),
     httpPort: httpPortRaw.toLowerCase() === 'off' ? null : parsePort('HTTP_PORT', httpPortRaw),
@@ -102,10 +118,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     tlsCertFile,
     tlsKeyFile,
-    trustProxy,
+    trustProxy: parseTrustProxy(get('TRUST_PROXY')),
     logLevel,
     sqliteSynchronous: sync,
     limits,
-    guestRetentionDays: retentionRaw === 'off' ? null : Number(retentionRaw),
+    guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
+    webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
   });
 }

@@ -20,6 +20,7 @@ import { SetupLink } from './dashboard/setup-link.js';
 import { countHotels } from './db/repositories/staff.repository.js';
 import { RequestLogWriter } from './pms/request-log.js';
 import { listenMetrics, Metrics } from './http/metrics.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -79,8 +80,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const metrics = config.metricsPort === null ? undefined : new Metrics();
   const requestLog = new RequestLogWriter(database.background, logger, metrics);
   const setupLink = new SetupLink();
+  const webhooks = new WebhookDispatcher(database.db, logger, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, metrics });
   const app = await steps.run(
-    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics }),
+    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics, webhooks }),
   );
   steps.onFailure(() => app.close());
   // One count of open connections across both listeners (http/transport.ts).
@@ -94,6 +96,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   if (metricsServer) steps.onFailure(() => closeListener(metricsServer));
   const portOf = (server: http.Server | null): number | null => (server ? (server.address() as AddressInfo).port : null);
   const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
+  // Events written before a stop (or by another instance) are sent from now on.
+  webhooks.start();
   logger.info(
     { https: httpsPort, http: portOf(httpServer), metrics: portOf(metricsServer), engine: database.engine },
     `innsync listening on https://localhost:${httpsPort}`,
@@ -105,6 +109,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     closing ??= (async () => {
       stopRetention();
       await closeListeners(app, httpServer, metricsServer, closeIdleHttps);
+      // Deliveries under way finish (10 s at most); those still due wait in the outbox for the next start.
+      await webhooks.stop();
       await requestLog.close();
       await bus.close();
       rateLimits.close();

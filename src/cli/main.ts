@@ -8,6 +8,8 @@ import { runRetention } from '../jobs/retention.js';
 import { eraseGuest, exportGuest, type GuestSelector } from '../privacy/guest-privacy.js';
 import { createHotel, createStaffUser, issueKeyPair, OperationError, revokeKeys } from '../operations.js';
 import { closeOnSignals, createLogger, startServer } from '../server.js';
+import { addEndpoint, listEndpoints, removeEndpoint, rotateSecret, type EndpointView } from '../webhooks/endpoints.js';
+import { EVENT_TYPES } from '../webhooks/events.js';
 
 // operations.md: every command honours the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
@@ -78,6 +80,7 @@ export function buildCli(): Command {
   addServiceCommands(program, json);
   addAccountCommands(program, json);
   addGuestCommands(program, json);
+  addWebhookCommands(program, json);
 
   program.addHelpText(
     'after',
@@ -93,12 +96,58 @@ Commands in full:
   innsync backup <file>
   innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
   innsync guest export <slug> (--pms-guest-id <id> | --guest-id <id>)
+  innsync webhook add <slug> <url> [--events a,b]
+  innsync webhook list <slug>
+  innsync webhook remove <endpointId>
+  innsync webhook rotate-secret <endpointId>
 Add --json to print one JSON object on stdout.`,
   );
   return program;
 }
 
 type JsonFlag = () => boolean;
+
+/** A hotel's webhook endpoints (decisions.md, Events); the same use cases as the dashboard's Webhooks page. */
+function addWebhookCommands(program: Command, json: JsonFlag): void {
+  const webhook = program.command('webhook').description("manage a hotel's webhook endpoints (events out)");
+  const describe = (e: EndpointView): string =>
+    `${e.endpointId}  ${e.enabled ? 'enabled ' : 'disabled'}  ${e.url}  events: ${e.events === 'all' ? 'all' : e.events.join(',')}` +
+    (e.disabledReason ? `\n    ${e.disabledReason}` : '');
+  webhook
+    .command('add <slug> <url>')
+    .description(`add an endpoint; its signing secret is shown this once (event types: ${EVENT_TYPES.join(', ')})`)
+    .option('--events <types>', 'comma-separated event types (default: all)')
+    .action(async (slug: string, url: string, opts: { events?: string }) => {
+      const config = loadConfig();
+      const events = opts.events
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      const e = await withDb(config, async (db) => addEndpoint(db, (await hotelOf(db, slug)).id, { url, events }, config.webhookAllowPrivateNetworks));
+      print(json(), e, `${describe(e)}\n  secret: ${e.secret}\nStore the secret now: it is not shown again (rotate it with innsync webhook rotate-secret).`);
+    });
+  webhook
+    .command('list <slug>')
+    .description("list a hotel's endpoints")
+    .action(async (slug: string) => {
+      const endpoints = await withDb(loadConfig(), async (db) => listEndpoints(db, (await hotelOf(db, slug)).id));
+      print(json(), { endpoints }, endpoints.length ? endpoints.map(describe).join('\n') : `no webhook endpoints for ${slug}`);
+    });
+  webhook
+    .command('remove <endpointId>')
+    .description('remove an endpoint and its deliveries')
+    .action(async (endpointId: string) => {
+      const r = await withDb(loadConfig(), (db) => removeEndpoint(db, null, endpointId));
+      print(json(), r, `removed webhook endpoint ${endpointId}`);
+    });
+  webhook
+    .command('rotate-secret <endpointId>')
+    .description('give an endpoint a new signing secret, shown this once; the old one keeps signing for 24 hours')
+    .action(async (endpointId: string) => {
+      const e = await withDb(loadConfig(), (db) => rotateSecret(db, null, endpointId));
+      print(json(), e, `${describe(e)}\n  new secret: ${e.secret}\nThe previous secret also signs until ${e.previousSecretUntil ?? ''}.`);
+    });
+}
 
 /** Running and keeping the service: serve, migrate, purge, backup. */
 function addServiceCommands(program: Command, json: JsonFlag): void {

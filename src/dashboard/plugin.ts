@@ -18,6 +18,8 @@ import { openRoutes, sessionRoutes } from './routes/login.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { staffRoutes } from './routes/staff.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { WebhookOutbox } from '../webhooks/dispatcher.js';
 import { checkCsrf, loadSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
 
@@ -30,6 +32,8 @@ export interface DashboardDeps {
   metrics?: Metrics;
   /** Flushed before an erasure, so request-log rows still queued are searched too. */
   requestLog?: Pick<RequestLogWriter, 'flush'>;
+  /** The webhook sender: woken when the page queues a delivery. */
+  webhooks: WebhookOutbox;
 }
 
 /** docs/dashboard.md: only this origin, no inline script or style, never framed. */
@@ -65,8 +69,8 @@ export function dashboardPublicDir(): string {
  * stored by a cache.
  */
 export async function dashboard(app: FastifyInstance, opts: DashboardDeps): Promise<void> {
-  const { db, bus, rateLimits, setupLink, streams, metrics, requestLog } = opts;
-  const deps: DashboardDeps = { db, bus, rateLimits, setupLink, streams, metrics, requestLog };
+  const { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks } = opts;
+  const deps: DashboardDeps = { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks };
   // HSTS comes from the transport, for every answer of the service.
   await app.register(helmet, {
     contentSecurityPolicy: CONTENT_SECURITY_POLICY,
@@ -128,5 +132,6 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     await admin.register(consoleRoutes, deps);
     await admin.register(staffRoutes, deps);
     await admin.register(privacyRoutes, deps);
+    await admin.register(webhookRoutes, deps);
   });
 }

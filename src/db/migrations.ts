@@ -226,6 +226,68 @@ const migrations: Record<string, Migration> = {
       });
     },
   },
+  '0006_webhooks': {
+    async up(db: Kysely<unknown>) {
+      // Events out (decisions.md, Events): endpoints per hotel, an outbox written in each
+      // change's own transaction, and one delivery per (event, endpoint). A hotel's events
+      // are numbered in commit order (hotels.event_seq, taken under the hotel row's lock).
+      await db.schema
+        .alterTable('hotels')
+        .addColumn('event_seq', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('url', 'text', (c) => c.notNull())
+        // A JSON array of event types; null: every type.
+        .addColumn('event_types', 'text')
+        .addColumn('secret', 'text', (c) => c.notNull())
+        // During a rotation the previous secret signs too, until this time.
+        .addColumn('previous_secret', 'text')
+        .addColumn('previous_secret_until', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('disabled_at', 'text')
+        .addColumn('disabled_reason', 'text')
+        .execute();
+      await sql`create index webhook_endpoints_hotel_idx on webhook_endpoints (hotel_id)`.execute(db);
+      await db.schema
+        .createTable('webhook_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        // The body as sent: { id, type, createdAt, hotel, data }.
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('webhook_events_hotel_seq_uq', ['hotel_id', 'seq'])
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id'))
+        .addColumn('event_id', 'text', (c) => c.notNull().references('webhook_events.id'))
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'succeeded', 'failed')`))
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+        .addColumn('claimed_by', 'text')
+        .addColumn('claimed_until', 'text')
+        .addColumn('last_attempt_at', 'text')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('last_latency_ms', 'integer')
+        .addColumn('last_response', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .execute();
+      // The head of each endpoint's queue, and what is due.
+      await sql`create index webhook_deliveries_pending_idx on webhook_deliveries (endpoint_id, seq) where status = 'pending'`.execute(db);
+      await sql`create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at) where status = 'pending'`.execute(db);
+      await sql`create index webhook_deliveries_endpoint_time_idx on webhook_deliveries (endpoint_id, created_at)`.execute(db);
+      await sql`create index webhook_deliveries_event_idx on webhook_deliveries (event_id)`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -11,6 +11,8 @@ export interface HotelTable {
   slug: string;
   name: string;
   created_at: string;
+  /** The number of the hotel's last outgoing event: events are numbered in commit order. */
+  event_seq: Generated<number>;
 }
 
 /** One row per key; a live and a test key share a `pair_id` (the key id operators see). */
@@ -134,7 +136,54 @@ export interface StaffSessionTable {
   last_seen_at: string;
 }
 
+export interface WebhookEndpointTable {
+  id: string;
+  hotel_id: string;
+  url: string;
+  /** JSON array of event types; null: every type. */
+  event_types: string | null;
+  /** The signing secret (`whsec_…`): kept in full, since every delivery is signed with it. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  created_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+/** The outbox: one row per outgoing event, written in its change's transaction. */
+export interface WebhookEventTable {
+  id: string;
+  hotel_id: string;
+  seq: number;
+  type: string;
+  payload: string;
+  created_at: string;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  seq: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  claimed_by: string | null;
+  claimed_until: string | null;
+  last_attempt_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  last_response: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_events: WebhookEventTable;
+  webhook_deliveries: WebhookDeliveryTable;
   hotels: HotelTable;
   api_keys: ApiKeyTable;
   guests: GuestTable;

@@ -40,6 +40,8 @@ export class Metrics {
   private connectionsOpen: () => number = () => 0;
   private readonly connectionsRefused: Counter<'limit'>;
   private readonly requestsCut: Counter<'code'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private webhookOutboxAge: () => Promise<number> = () => Promise.resolve(0);
 
   constructor() {
     const registers = [this.registry];
@@ -108,6 +110,21 @@ export class Metrics {
       labelNames: ['code'],
       registers,
     });
+    this.webhookAttempts = new Counter({
+      name: 'innsync_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome: succeeded (a 2xx), retry (to be sent again), failed (given up after 3 days).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    const outboxAge = (): Promise<number> => this.webhookOutboxAge();
+    new Gauge({
+      name: 'innsync_webhook_outbox_oldest_seconds',
+      help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none).',
+      registers,
+      async collect() {
+        this.set(await outboxAge());
+      },
+    });
     this.databaseErrors = new Counter({
       name: 'innsync_database_errors_total',
       help: 'Storage failures, by kind: unavailable, busy, conflict (a race lost on every retry), other.',
@@ -126,6 +143,15 @@ export class Metrics {
         this.set(read());
       },
     });
+  }
+
+  webhookAttempt(outcome: 'succeeded' | 'retry' | 'failed'): void {
+    this.webhookAttempts.inc({ outcome });
+  }
+
+  /** Where the outbox-age gauge reads its value at each scrape. */
+  watchWebhookOutbox(read: () => Promise<number>): void {
+    this.webhookOutboxAge = read;
   }
 
   /** The Prometheus text exposition of every metric. */

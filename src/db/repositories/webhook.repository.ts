@@ -1,0 +1,346 @@
+import { sql } from 'kysely';
+import { isPostgres, type DbOrTrx } from '../database.js';
+import { newId } from '../../domain/ids.js';
+
+export interface WebhookEndpoint {
+  id: string;
+  hotelId: string;
+  url: string;
+  /** null: every event type. */
+  eventTypes: string[] | null;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: string | null;
+  createdAt: string;
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+
+type EndpointRow = {
+  id: string;
+  hotel_id: string;
+  url: string;
+  event_types: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  created_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+};
+
+function toEndpoint(r: EndpointRow): WebhookEndpoint {
+  return {
+    id: r.id,
+    hotelId: r.hotel_id,
+    url: r.url,
+    eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as string[]),
+    secret: r.secret,
+    previousSecret: r.previous_secret,
+    previousSecretUntil: r.previous_secret_until,
+    createdAt: r.created_at,
+    disabledAt: r.disabled_at,
+    disabledReason: r.disabled_reason,
+  };
+}
+
+export async function insertEndpoint(
+  db: DbOrTrx,
+  e: { hotelId: string; url: string; eventTypes: string[] | null; secret: string; now: string },
+): Promise<WebhookEndpoint> {
+  const row: EndpointRow = {
+    id: newId('whe'),
+    hotel_id: e.hotelId,
+    url: e.url,
+    event_types: e.eventTypes === null ? null : JSON.stringify(e.eventTypes),
+    secret: e.secret,
+    previous_secret: null,
+    previous_secret_until: null,
+    created_at: e.now,
+    disabled_at: null,
+    disabled_reason: null,
+  };
+  await db.insertInto('webhook_endpoints').values(row).execute();
+  return toEndpoint(row);
+}
+
+export async function listEndpoints(db: DbOrTrx, hotelId: string): Promise<WebhookEndpoint[]> {
+  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('hotel_id', '=', hotelId).orderBy('created_at').orderBy('id').execute();
+  return rows.map(toEndpoint);
+}
+
+export async function findEndpoint(db: DbOrTrx, id: string): Promise<WebhookEndpoint | null> {
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toEndpoint(row) : null;
+}
+
+/** Removes the endpoint with its deliveries (its events stay for the hotel's other endpoints). */
+export async function deleteEndpoint(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+  await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+}
+
+export async function rotateEndpointSecret(db: DbOrTrx, id: string, secret: string, previous: string, previousUntil: string): Promise<void> {
+  await db.updateTable('webhook_endpoints').set({ secret, previous_secret: previous, previous_secret_until: previousUntil }).where('id', '=', id).execute();
+}
+
+/** Disables (with the reason shown to the admin) or, with `at` null, enables the endpoint. */
+export async function setEndpointDisabled(db: DbOrTrx, id: string, at: string | null, reason: string | null): Promise<void> {
+  await db.updateTable('webhook_endpoints').set({ disabled_at: at, disabled_reason: reason }).where('id', '=', id).execute();
+}
+
+/** Rows per INSERT: well under SQLite's limit of bound parameters. */
+const CHUNK = 200;
+
+/**
+ * Writes outgoing events and a pending delivery for each enabled endpoint of the hotel
+ * that wants the event's type, inside the caller's transaction. The events' numbers are
+ * taken from the hotel's row, whose lock is then held until the commit: a hotel's events
+ * are numbered in the order their transactions commit, which is the order each endpoint
+ * receives them in.
+ */
+export async function insertEvents(
+  trx: DbOrTrx,
+  hotelId: string,
+  events: Array<{ type: string; payload: (id: string, hotelSlug: string) => string }>,
+  now: string,
+  /** Only this endpoint (a test event), whatever the types it asked for. */
+  onlyEndpoint?: string,
+): Promise<{ ids: string[]; deliveries: number }> {
+  if (events.length === 0) return { ids: [], deliveries: 0 };
+  let query = trx.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('hotel_id', '=', hotelId).where('disabled_at', 'is', null);
+  if (onlyEndpoint !== undefined) query = query.where('id', '=', onlyEndpoint);
+  const endpoints = (await query.execute()).map((e) => ({ id: e.id, types: e.event_types === null ? null : (JSON.parse(e.event_types) as string[]) }));
+  const counter = await trx
+    .updateTable('hotels')
+    .set((eb) => ({ event_seq: eb('event_seq', '+', events.length) }))
+    .where('id', '=', hotelId)
+    .returning(['event_seq', 'slug'])
+    .executeTakeFirstOrThrow();
+  const first = Number(counter.event_seq) - events.length + 1;
+  const rows = events.map((e, i) => {
+    const id = newId('evt');
+    return { id, hotel_id: hotelId, seq: first + i, type: e.type, payload: e.payload(id, counter.slug), created_at: now };
+  });
+  const deliveries = rows.flatMap((r) =>
+    endpoints.filter((e) => onlyEndpoint !== undefined || e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
+  );
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await trx
+      .insertInto('webhook_events')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
+  for (let i = 0; i < deliveries.length; i += CHUNK)
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(deliveries.slice(i, i + CHUNK))
+      .execute();
+  return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
+}
+
+function pendingDelivery(endpointId: string, eventId: string, seq: number, now: string) {
+  return {
+    id: newId('dlv'),
+    endpoint_id: endpointId,
+    event_id: eventId,
+    seq,
+    status: 'pending' as const,
+    next_attempt_at: now,
+    claimed_by: null,
+    claimed_until: null,
+    last_attempt_at: null,
+    last_status: null,
+    last_error: null,
+    last_latency_ms: null,
+    last_response: null,
+    created_at: now,
+    finished_at: null,
+  };
+}
+
+/** A delivery of an event already in the outbox, queued again (the admin's "Send again"): same event, same webhook-id. */
+export async function requeueDelivery(db: DbOrTrx, endpointId: string, eventId: string, now: string): Promise<string> {
+  const event = await db.selectFrom('webhook_events').select(['seq']).where('id', '=', eventId).executeTakeFirstOrThrow();
+  const row = pendingDelivery(endpointId, eventId, event.seq, now);
+  await db.insertInto('webhook_deliveries').values(row).execute();
+  return row.id;
+}
+
+/** A delivery claimed for sending: what to send, where, and with which secrets. */
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  url: string;
+  secrets: string[];
+  eventId: string;
+  payload: string;
+  attempts: number;
+  createdAt: string;
+}
+
+/**
+ * Claims up to `limit` deliveries that are due, each the oldest pending one of its
+ * endpoint (a later event waits until the earlier one succeeded or was given up), for
+ * `owner` until `leaseUntil`. A claim whose owner stopped (a crash, a stall) lapses at its
+ * lease and is taken over. PostgreSQL: rows another instance is claiming are skipped
+ * (SKIP LOCKED), so each delivery has one sender at a time.
+ */
+export async function claimDueDeliveries(db: DbOrTrx, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+  const lock = isPostgres(db) ? sql`for update of d skip locked` : sql``;
+  const claimed = await sql<{ id: string }>`
+    with due as (
+      select d.id from webhook_deliveries d
+      join webhook_endpoints e on e.id = d.endpoint_id and e.disabled_at is null
+      where d.status = 'pending' and d.next_attempt_at <= ${now}
+        and (d.claimed_until is null or d.claimed_until < ${now})
+        and not exists (
+          select 1 from webhook_deliveries p
+          where p.endpoint_id = d.endpoint_id and p.status = 'pending'
+            and (p.seq < d.seq or (p.seq = d.seq and p.created_at < d.created_at) or (p.seq = d.seq and p.created_at = d.created_at and p.id < d.id))
+        )
+      order by d.next_attempt_at
+      limit ${limit}
+      ${lock}
+    )
+    update webhook_deliveries set claimed_by = ${owner}, claimed_until = ${leaseUntil}
+    where id in (select id from due)
+    returning id`.execute(db);
+  if (claimed.rows.length === 0) return [];
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .innerJoin('webhook_events as v', 'v.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.endpoint_id',
+      'd.attempts',
+      'd.created_at',
+      'e.url',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_until',
+      'v.id as event_id',
+      'v.payload',
+    ])
+    .where(
+      'd.id',
+      'in',
+      claimed.rows.map((r) => r.id),
+    )
+    .where('d.claimed_by', '=', owner)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    endpointId: r.endpoint_id,
+    url: r.url,
+    secrets: r.previous_secret && r.previous_secret_until && r.previous_secret_until > now ? [r.secret, r.previous_secret] : [r.secret],
+    eventId: r.event_id,
+    payload: r.payload,
+    attempts: Number(r.attempts),
+    createdAt: r.created_at,
+  }));
+}
+
+export interface AttemptOutcome {
+  at: string;
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+  response: string | null;
+  /** Succeeded, given up, or due again at `nextAttemptAt`. */
+  result: 'succeeded' | 'failed' | 'retry';
+  nextAttemptAt: string;
+}
+
+/** Records one attempt of a delivery this owner holds; false when its claim had lapsed and another owner took it. */
+export async function recordAttempt(db: DbOrTrx, id: string, owner: string, o: AttemptOutcome): Promise<boolean> {
+  const r = await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      status: o.result === 'retry' ? 'pending' : o.result,
+      next_attempt_at: o.nextAttemptAt,
+      claimed_by: null,
+      claimed_until: null,
+      last_attempt_at: o.at,
+      last_status: o.status,
+      last_error: o.error,
+      last_latency_ms: Math.round(o.latencyMs),
+      last_response: o.response,
+      finished_at: o.result === 'retry' ? null : o.at,
+    }))
+    .where('id', '=', id)
+    .where('claimed_by', '=', owner)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  createdAt: string;
+  lastAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastLatencyMs: number | null;
+  lastResponse: string | null;
+  nextAttemptAt: string | null;
+}
+
+/** An endpoint's most recent deliveries, newest first. */
+export async function listDeliveries(db: DbOrTrx, endpointId: string, limit: number): Promise<DeliveryView[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as v', 'v.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.event_id',
+      'v.type',
+      'd.status',
+      'd.attempts',
+      'd.created_at',
+      'd.last_attempt_at',
+      'd.last_status',
+      'd.last_error',
+      'd.last_latency_ms',
+      'd.last_response',
+      'd.next_attempt_at',
+    ])
+    .where('d.endpoint_id', '=', endpointId)
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.seq', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.type,
+    status: r.status,
+    attempts: Number(r.attempts),
+    createdAt: r.created_at,
+    lastAttemptAt: r.last_attempt_at,
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    lastLatencyMs: r.last_latency_ms,
+    lastResponse: r.last_response,
+    nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
+  }));
+}
+
+export async function findDelivery(db: DbOrTrx, id: string): Promise<{ id: string; endpointId: string; eventId: string } | null> {
+  const r = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id', 'event_id']).where('id', '=', id).executeTakeFirst();
+  return r ? { id: r.id, endpointId: r.endpoint_id, eventId: r.event_id } : null;
+}
+
+/** When the oldest delivery still pending was created (null: none), for the outbox-age metric. */
+export async function oldestPendingDelivery(db: DbOrTrx): Promise<string | null> {
+  const r = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('created_at').as('oldest'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return (r?.oldest as string | null | undefined) ?? null;
+}

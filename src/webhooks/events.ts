@@ -1,0 +1,33 @@
+import type { DbOrTrx } from '../db/database.js';
+import { insertEvents } from '../db/repositories/webhook.repository.js';
+
+/** The event types an endpoint can ask for (decisions.md, Events). */
+export const EVENT_TYPES = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
+/** Those, and the test event an admin sends to one endpoint. */
+export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
+
+/** Who made the change: a PMS (by its key pair's id), a staff user, or the service itself (retention, an operator's command). */
+export type EventActor = { type: 'pms'; keyId: string } | { type: 'staff'; userId: string } | { type: 'system' };
+
+/** An event to send, as its change's transaction states it. */
+export interface OutgoingEvent {
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/** The body every delivery of an event carries: `{ id, type, createdAt, hotel: { slug }, data }`. */
+export function eventBody(id: string, type: EventType, createdAt: string, hotelSlug: string, data: Record<string, unknown>): string {
+  return JSON.stringify({ id, type, createdAt, hotel: { slug: hotelSlug }, data });
+}
+
+/** Writes the events to the outbox inside the change's own transaction: they leave if and only if the change commits. */
+export async function recordEvents(trx: DbOrTrx, hotelId: string, events: OutgoingEvent[], now: string, onlyEndpoint?: string): Promise<string[]> {
+  const written = await insertEvents(
+    trx,
+    hotelId,
+    events.map((e) => ({ type: e.type, payload: (id: string, slug: string) => eventBody(id, e.type, now, slug, e.data) })),
+    now,
+    onlyEndpoint,
+  );
+  return written.ids;
+}
