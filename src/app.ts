@@ -46,6 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     rateLimits: deps.rateLimits,
     requestLog: deps.requestLog,
     metrics: deps.metrics,
+    webhooks: deps.webhooks,
   });
 
   const streams = new LiveStreams(

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../db/repositories/activity.repository.js';
-import type { Guest } from '../db/repositories/guest.repository.js';
 import { GUEST_DATA_FIELDS, normalizeRoomNumber, type ChangeSet } from '../domain/guest.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
@@ -15,6 +14,7 @@ import {
   type UpdateResult,
 } from '../roster/roster-service.js';
 import { syncRoster, type SyncResult } from '../roster/sync-service.js';
+import { guestObject } from '../roster/guest-object.js';
 import { answerInSandbox, idempotencyHooks } from './idempotency.js';
 import type { Static } from '@sinclair/typebox';
 import type {
@@ -115,27 +115,5 @@ function sandbox(deps: RosterDeps, req: FastifyRequest): PmsMode {
       answer({ status: 'checked_out' as const, guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true }),
     sync: (body) => answer(sandboxSyncResponse(body.guests, req.id)),
     list: () => Promise.resolve({ guests: [], count: 0, requestId: req.id }),
-  };
-}
-
-/** A guest as GET /guests shows it (spec 4.4). */
-function guestObject(g: Guest) {
-  return {
-    guestId: g.id,
-    pmsGuestId: g.pmsGuestId,
-    source: g.source,
-    firstName: g.firstName,
-    lastName: g.lastName,
-    phone: g.phone,
-    roomNumber: g.roomNumber,
-    checkInDate: g.checkInDate,
-    checkOutDate: g.checkOutDate,
-    language: g.language,
-    adults: g.adults,
-    children: g.children,
-    nationality: g.nationality,
-    email: g.email,
-    createdAt: g.createdAt,
-    updatedAt: g.updatedAt,
   };
 }

@@ -10,6 +10,7 @@ import { limitPerKey } from './hooks/rate-limit.js';
 import { logRequests } from './hooks/request-log.js';
 import type { RateLimitStore } from '../rate-limit/stores.js';
 import type { RequestLogWriter } from './request-log.js';
+import type { WebhookOutbox } from '../webhooks/dispatcher.js';
 import { guestEventRoutes } from './routes/guest-events.js';
 import { guestListRoutes } from './routes/guest-list.js';
 import { syncRoutes } from './routes/sync.js';
@@ -23,6 +24,8 @@ export interface PmsApiOptions {
   rateLimits: RateLimitStore;
   requestLog: RequestLogWriter;
   metrics?: Metrics;
+  /** Woken after a change that wrote webhook events. */
+  webhooks?: WebhookOutbox;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface PmsApiOptions {
  * before any of those, as for everyone.
  */
 export async function pmsApi(api: FastifyInstance, opts: PmsApiOptions): Promise<void> {
-  const deps = { db: opts.db, bus: opts.bus, metrics: opts.metrics };
+  const deps = { db: opts.db, bus: opts.bus, metrics: opts.metrics, outbox: opts.webhooks };
   logRequests(api, opts.requestLog);
   api.addHook('onSend', noStore);
   await withFallbacks(

@@ -3,7 +3,7 @@ import { ApiError } from '../errors.js';
 import type { GuestData, GuestPatch } from '../domain/guest.js';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
-import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
+import type { Actor } from '../db/repositories/activity.repository.js';
 import {
   answeringConflicts,
   checkOutLocatedGuest,
@@ -31,8 +31,12 @@ export async function createReceptionistGuest(deps: RosterDeps, hotelId: string,
         NO_HOOKS,
         async (trx, now) => {
           const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
-          await insertActivity(trx, [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }]);
-          return { result: g, changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }] };
+          return {
+            result: g,
+            changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }],
+            activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }],
+            guests: [g],
+          };
         },
         'shared',
       ),

@@ -16,10 +16,15 @@ import { lockHotel } from '../db/repositories/hotel.repository.js';
 import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 import type { Metrics } from '../http/metrics.js';
+import { recordEvents } from '../webhooks/events.js';
+import { rosterEvents } from '../webhooks/roster-events.js';
+import type { GuestSnapshot } from './guest-object.js';
 
 export interface RosterDeps {
   db: Db;
   bus: RosterEventBus;
+  /** The webhook sender, woken after a commit that wrote events; absent, they wait for its next poll. */
+  outbox?: { wake(): void };
   /** Counts published changes and syncs (operations.md: METRICS_PORT); absent, nothing is counted. */
   metrics?: Metrics;
 }
@@ -55,25 +60,39 @@ export async function writeRoster<T>(
   deps: RosterDeps,
   hotelId: string,
   hooks: TransactionHooks<T>,
-  work: (trx: DbOrTrx, now: string) => Promise<{ result: T; changed: ChangedGuests }>,
+  work: (trx: DbOrTrx, now: string) => Promise<RosterWrite<T>>,
   lock: 'exclusive' | 'shared' = 'exclusive',
 ): Promise<T> {
-  const { result, event } = await runTransaction(deps.db, async (trx) => {
+  const { result, event, sent } = await runTransaction(deps.db, async (trx) => {
     await hooks.begin(trx);
     await lockHotel(trx, hotelId, lock);
     const now = new Date().toISOString();
     const out = await work(trx, now);
+    // What the change records and tells, in its own transaction: its activity entries, its
+    // webhook events (the outbox) and its idempotent answer.
+    await insertActivity(trx, out.activity);
+    const sent = out.activity.length > 0 ? await recordEvents(trx, hotelId, () => rosterEvents(trx, out.activity, out.guests), now) : [];
     await hooks.end(trx, out.result);
     // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
     const change: RosterChange | null = out.changed.length > 0 ? { hotelId, at: now, changes: out.changed } : null;
     if (change) await deps.bus.publishInTransaction(trx, change);
-    return { result: out.result, event: change };
+    return { result: out.result, event: change, sent: sent.length };
   });
   if (event) {
     deps.bus.committed(event);
     deps.metrics?.rosterEventPublished();
   }
+  if (sent > 0) deps.outbox?.wake();
   return result;
+}
+
+/** What one roster write did: its answer, the guests whose board tiles changed, the activity it records and the guests as they now are. */
+export interface RosterWrite<T> {
+  result: T;
+  changed: ChangedGuests;
+  activity: ActivityEntry[];
+  /** The guests the activity entries name, after the change (for the webhook events). */
+  guests: GuestSnapshot[];
 }
 
 export interface CheckInResult {
@@ -142,10 +161,12 @@ export async function checkInGuest(
         hooks,
         async (trx, now) => {
           const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
-          await insertActivity(trx, [
-            { hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now },
-          ]);
-          return { result: { guest }, changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }] };
+          return {
+            result: { guest },
+            changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }],
+            activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now }],
+            guests: [guest],
+          };
         },
         'shared',
       ),
@@ -228,13 +249,14 @@ export async function updateLocatedGuest(
             await guests.releaseRoom(trx, stored.id, now);
             await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
           }
-          await insertActivity(trx, activityForUpdate(hotelId, actor, stored, changes, now));
         }
         const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
         const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
         return {
           result: { guest, changes },
           changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
+          activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
+          guests: [guest],
         };
       }),
     async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom, moverId) : null),
@@ -280,20 +302,27 @@ export async function checkOutLocatedGuest(
     const stored = await locate(trx);
     await guests.releaseRoom(trx, stored.id, now);
     await guests.markCheckedOut(trx, stored.id, now);
-    await insertActivity(trx, [
-      {
-        hotelId,
-        actor,
-        action: 'guest.checked_out',
-        guestId: stored.id,
-        pmsGuestId: stored.pmsGuestId,
-        changes: { roomNumber: { from: stored.roomNumber, to: null } },
-        at: now,
-      },
-    ]);
     const guest: guests.Guest = { ...stored, status: 'checked_out', updatedAt: now };
-    return { result: { guest }, changed: [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] };
+    return {
+      result: { guest },
+      changed: [{ action: 'guest.checked_out', guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }],
+      activity: [checkOutEntry(hotelId, actor, stored, now)],
+      guests: [guest],
+    };
   });
+}
+
+/** A check-out's activity entry: the room it freed. */
+export function checkOutEntry(hotelId: string, actor: Actor, g: { id: string; pmsGuestId: string | null; roomNumber: string }, at: string): ActivityEntry {
+  return {
+    hotelId,
+    actor,
+    action: 'guest.checked_out',
+    guestId: g.id,
+    pmsGuestId: g.pmsGuestId,
+    changes: { roomNumber: { from: g.roomNumber, to: null } },
+    at,
+  };
 }
 
 /** decisions.md: active guests of both sources, in natural room order. */

@@ -1,7 +1,7 @@
 import { uniqueViolation } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { planSync, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
-import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
+import type { ActivityEntry, Actor } from '../db/repositories/activity.repository.js';
 import {
   checkOutMany,
   insertAssignments,
@@ -11,7 +11,9 @@ import {
   updateManyGuestData,
 } from '../db/repositories/roster-batch.repository.js';
 import type { RosterChange } from '../events/roster-events.js';
-import { activityForUpdate, initialChanges, writeRoster, type RosterDeps, type TransactionHooks } from './roster-service.js';
+import { activityForUpdate, checkOutEntry, initialChanges, writeRoster, type RosterDeps, type TransactionHooks } from './roster-service.js';
+import type { GuestSnapshot } from './guest-object.js';
+import type { GuestData } from '../domain/guest.js';
 
 export interface SyncResult {
   plan: SyncPlan;
@@ -76,9 +78,13 @@ export async function syncRoster(
       const checkedInIds = await insertManyPmsGuests(trx, hotelId, plan.checkIn, now);
 
       const summary = summarize(plan, list.length);
-      await insertActivity(trx, activityForSync(hotelId, actor, plan, checkedInIds, summary, now));
       const result: SyncResult = { plan, summary, checkedInIds };
-      return { result, changed: eventsForSync(result) };
+      return {
+        result,
+        changed: eventsForSync(result),
+        activity: activityForSync(hotelId, actor, plan, checkedInIds, summary, now),
+        guests: syncedGuests(result, now),
+      };
     });
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);
@@ -100,19 +106,26 @@ export async function syncRoster(
   }
 }
 
+/** The guests a sync changed, as they are after it (their creation time is read only if an event needs it). */
+function syncedGuests(r: SyncResult, now: string): GuestSnapshot[] {
+  const snapshot = (id: string, pmsGuestId: string | null, data: GuestData, createdAt: string | null): GuestSnapshot => ({
+    ...data,
+    id,
+    pmsGuestId,
+    source: 'pms',
+    createdAt,
+    updatedAt: now,
+  });
+  return [
+    ...r.plan.checkOut.map((g) => snapshot(g.id, g.pmsGuestId, g.data, null)),
+    ...r.plan.update.map((u) => snapshot(u.guest.id, u.guest.pmsGuestId, u.next, null)),
+    ...r.plan.checkIn.map((c, i) => snapshot(r.checkedInIds[i] ?? '', c.pmsGuestId, c.data, now)),
+  ];
+}
+
 function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedInIds: string[], summary: SyncResult['summary'], at: string): ActivityEntry[] {
   const entries: ActivityEntry[] = [];
-  for (const g of plan.checkOut) {
-    entries.push({
-      hotelId,
-      actor,
-      action: 'guest.checked_out',
-      guestId: g.id,
-      pmsGuestId: g.pmsGuestId,
-      changes: { roomNumber: { from: g.data.roomNumber, to: null } },
-      at,
-    });
-  }
+  for (const g of plan.checkOut) entries.push(checkOutEntry(hotelId, actor, { id: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber }, at));
   for (const u of plan.update) {
     entries.push(...activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at));
   }

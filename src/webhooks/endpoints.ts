@@ -111,7 +111,7 @@ export async function sendTestEvent(db: Db, hotel: { id: string; slug: string },
   await endpointOf(db, hotel.id, endpointId);
   const now = new Date().toISOString();
   const data = { message: 'A test event sent from the Webhooks page of innsync.' };
-  const [eventId] = await db.transaction().execute((trx) => recordEvents(trx, hotel.id, [{ type: 'webhook.test', data }], now, endpointId));
+  const [eventId] = await db.transaction().execute((trx) => recordEvents(trx, hotel.id, () => [{ type: 'webhook.test', data }], now, endpointId));
   return { eventId: eventId ?? '' };
 }
 

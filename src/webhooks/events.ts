@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '../db/database.js';
-import { insertEvents } from '../db/repositories/webhook.repository.js';
+import { enabledEndpoints, insertEvents } from '../db/repositories/webhook.repository.js';
 
 /** The event types an endpoint can ask for (decisions.md, Events). */
 export const EVENT_TYPES = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
@@ -20,14 +20,27 @@ export function eventBody(id: string, type: EventType, createdAt: string, hotelS
   return JSON.stringify({ id, type, createdAt, hotel: { slug: hotelSlug }, data });
 }
 
-/** Writes the events to the outbox inside the change's own transaction: they leave if and only if the change commits. */
-export async function recordEvents(trx: DbOrTrx, hotelId: string, events: OutgoingEvent[], now: string, onlyEndpoint?: string): Promise<string[]> {
+/**
+ * Writes the events `build` returns to the outbox inside the change's own transaction:
+ * they leave if and only if the change commits. A hotel without an enabled endpoint
+ * writes nothing (and `build` is not called). Returns the events' ids.
+ */
+export async function recordEvents(
+  trx: DbOrTrx,
+  hotelId: string,
+  build: () => OutgoingEvent[] | Promise<OutgoingEvent[]>,
+  now: string,
+  onlyEndpoint?: string,
+): Promise<string[]> {
+  const endpoints = await enabledEndpoints(trx, hotelId, onlyEndpoint);
+  if (endpoints.length === 0) return [];
+  const events = await build();
   const written = await insertEvents(
     trx,
     hotelId,
+    endpoints,
     events.map((e) => ({ type: e.type, payload: (id: string, slug: string) => eventBody(id, e.type, now, slug, e.data) })),
     now,
-    onlyEndpoint,
   );
   return written.ids;
 }

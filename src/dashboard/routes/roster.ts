@@ -24,7 +24,7 @@ function roomOfEntry(changes: unknown): string | null {
 /** The roster for every signed-in user: guests, walk-ins, edits and check-outs. */
 export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const { db } = deps;
-  const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics };
+  const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics, outbox: deps.webhooks };
   const hidden = { hide: true };
 
   app.get('/guests', { schema: hidden }, async (req) => {

@@ -218,3 +218,17 @@ export async function listRoomHistory(db: DbOrTrx, guestId: string): Promise<Roo
     .execute();
   return rows.map((r) => ({ roomNumber: r.room_number, assignedAt: r.assigned_at, releasedAt: r.released_at }));
 }
+
+/** When each of these guests' stays was created (batch writes do not read it). */
+export async function createdAtOf(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += 5000) {
+    const rows = await db
+      .selectFrom('guests')
+      .select(['id', 'created_at'])
+      .where('id', 'in', ids.slice(i, i + 5000))
+      .execute();
+    for (const r of rows) out.set(r.id, r.created_at);
+  }
+  return out;
+}

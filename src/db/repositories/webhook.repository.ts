@@ -93,8 +93,8 @@ export async function setEndpointDisabled(db: DbOrTrx, id: string, at: string | 
 const CHUNK = 200;
 
 /**
- * Writes outgoing events and a pending delivery for each enabled endpoint of the hotel
- * that wants the event's type, inside the caller's transaction. The events' numbers are
+ * Writes outgoing events and a pending delivery for each of `endpoints` that wants the
+ * event's type, inside the caller's transaction. The events' numbers are
  * taken from the hotel's row, whose lock is then held until the commit: a hotel's events
  * are numbered in the order their transactions commit, which is the order each endpoint
  * receives them in.
@@ -102,15 +102,11 @@ const CHUNK = 200;
 export async function insertEvents(
   trx: DbOrTrx,
   hotelId: string,
+  endpoints: SubscribedEndpoint[],
   events: Array<{ type: string; payload: (id: string, hotelSlug: string) => string }>,
   now: string,
-  /** Only this endpoint (a test event), whatever the types it asked for. */
-  onlyEndpoint?: string,
 ): Promise<{ ids: string[]; deliveries: number }> {
   if (events.length === 0) return { ids: [], deliveries: 0 };
-  let query = trx.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('hotel_id', '=', hotelId).where('disabled_at', 'is', null);
-  if (onlyEndpoint !== undefined) query = query.where('id', '=', onlyEndpoint);
-  const endpoints = (await query.execute()).map((e) => ({ id: e.id, types: e.event_types === null ? null : (JSON.parse(e.event_types) as string[]) }));
   const counter = await trx
     .updateTable('hotels')
     .set((eb) => ({ event_seq: eb('event_seq', '+', events.length) }))
@@ -123,7 +119,7 @@ export async function insertEvents(
     return { id, hotel_id: hotelId, seq: first + i, type: e.type, payload: e.payload(id, counter.slug), created_at: now };
   });
   const deliveries = rows.flatMap((r) =>
-    endpoints.filter((e) => onlyEndpoint !== undefined || e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
+    endpoints.filter((e) => e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
   );
   for (let i = 0; i < rows.length; i += CHUNK)
     await trx
@@ -136,6 +132,22 @@ export async function insertEvents(
       .values(deliveries.slice(i, i + CHUNK))
       .execute();
   return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
+}
+
+/** An enabled endpoint and the event types it wants (null: all). */
+export interface SubscribedEndpoint {
+  id: string;
+  types: string[] | null;
+}
+
+/** The hotel's enabled endpoints (or only `onlyEndpoint`, wanting every type: a test event). */
+export async function enabledEndpoints(db: DbOrTrx, hotelId: string, onlyEndpoint?: string): Promise<SubscribedEndpoint[]> {
+  let query = db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('hotel_id', '=', hotelId).where('disabled_at', 'is', null);
+  if (onlyEndpoint !== undefined) query = query.where('id', '=', onlyEndpoint);
+  return (await query.execute()).map((e) => ({
+    id: e.id,
+    types: onlyEndpoint !== undefined || e.event_types === null ? null : (JSON.parse(e.event_types) as string[]),
+  }));
 }
 
 function pendingDelivery(endpointId: string, eventId: string, seq: number, now: string) {
