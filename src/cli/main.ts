@@ -180,7 +180,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
 
   program
     .command('purge')
-    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, guests GUEST_RETENTION_DAYS)')
+    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, guests GUEST_RETENTION_DAYS)')
     .action(async () => {
       const config = loadConfig();
       const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
@@ -188,7 +188,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
         config.guestRetentionDays === null
           ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
           : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      print(json(), r, `purged ${r.requestLog} request-log rows and ${r.idempotency} idempotency records; ${guests}`);
+      print(json(), r, `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records and ${r.webhookEvents} webhook events; ${guests}`);
     });
 
   program

@@ -3,6 +3,8 @@ import type { Db } from '../db/database.js';
 import { purgeRequestLog } from '../db/repositories/request-log.repository.js';
 import { purgeExpired } from '../db/repositories/idempotency.repository.js';
 import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
+import { purgeWebhookHistory } from '../db/repositories/webhook.repository.js';
+import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 
 /** spec 8.3: request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
@@ -12,18 +14,22 @@ export interface PurgeResult {
   idempotency: number;
   /** Stays anonymised under GUEST_RETENTION_DAYS (0 when it is off). */
   guests: number;
+  /** Outgoing webhook events older than 30 days, deleted with their deliveries. */
+  webhookEvents: number;
 }
 
 /**
  * Runs the retention jobs once (`innsync purge` and the periodic job): request log 90
  * days, idempotency records 24 hours, then guests checked out more than
- * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off).
+ * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off), and
+ * outgoing webhook events are kept 30 days.
  */
 export async function runRetention(db: Db, guestRetentionDays: number | null, nowMs: number = Date.now()): Promise<PurgeResult> {
   const requestLog = await purgeRequestLog(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
   const idempotency = await purgeExpired(db, new Date(nowMs).toISOString());
   const guests = guestRetentionDays === null ? 0 : await anonymiseExpiredGuests(db, guestRetentionDays, nowMs);
-  return { requestLog, idempotency, guests };
+  const webhookEvents = await purgeWebhookHistory(db, new Date(nowMs - WEBHOOK_HISTORY_MS).toISOString());
+  return { requestLog, idempotency, guests, webhookEvents };
 }
 
 /** Runs the jobs now and then every `everyMs`; returns the stop function. */

@@ -5,6 +5,8 @@
 
 import { runTransaction, type Db, type DbOrTrx } from '../db/database.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
+import { recordEvents, WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
+import { eventActor } from '../webhooks/roster-events.js';
 import { listRoomHistory, toGuest } from '../db/repositories/guest.repository.js';
 import type { Hotel } from '../db/repositories/hotel.repository.js';
 
@@ -35,6 +37,7 @@ export const ERASED_BODY = '[erased: this body named a guest whose personal data
 export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowMs: number = Date.now()): Promise<number> {
   const cutoff = new Date(nowMs - retentionDays * 24 * 60 * 60 * 1000).toISOString();
   const idempotencyFrom = new Date(nowMs - IDEMPOTENCY_REACH_MS).toISOString();
+  const outboxFrom = new Date(nowMs - WEBHOOK_HISTORY_MS).toISOString();
   let total = 0;
   for (;;) {
     const batch = await repo.listGuestsToAnonymise(db, cutoff, BATCH);
@@ -53,6 +56,9 @@ export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowM
       // Only stays checked out within the records' lifetime can still be named by one.
       const recent = batch.filter((g) => (g.checked_out_at ?? '') >= idempotencyFrom);
       for (const g of recent) await redactIdempotency(trx, g.hotel_id, g.pms_guest_id, [g.id]);
+      // Outgoing events are kept WEBHOOK_HISTORY_MS: only stays checked out within it can be in one.
+      const inOutbox = batch.filter((g) => (g.checked_out_at ?? '') >= outboxFrom);
+      for (const g of inOutbox) await redactOutbox(trx, g.hotel_id, [g.id]);
       return n;
     });
     if (batch.length < BATCH) return total;
@@ -65,7 +71,7 @@ export interface ErasureResult {
   guestId: string;
   pmsGuestId: string | null;
   /** Records whose personal data was removed, per kind. */
-  erased: { guests: number; activity: number; idempotency: number; requestLog: number };
+  erased: { guests: number; activity: number; idempotency: number; requestLog: number; webhookEvents: number };
 }
 
 /**
@@ -95,14 +101,37 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
       logRows.map((r) => r.id),
       ERASED_BODY,
     );
-    const erased = { guests: stays.length, activity, idempotency, requestLog };
+    const webhookEvents = await redactOutbox(trx, hotel.id, ids);
+    const erased = { guests: stays.length, activity, idempotency, requestLog, webhookEvents };
     const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
     await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
+    // The hotel's other systems hear it too, so they can erase the guest in turn: ids and counts, no personal data.
+    await recordEvents(
+      trx,
+      hotel.id,
+      () => [{ type: 'guest.erased', data: { guestId: subject, pmsGuestId, guestIds: ids, erased, actor: eventActor(actor) } }],
+      now,
+    );
     return { guestId: subject ?? '', pmsGuestId, erased };
   });
   // SQLite: the erased values' old page images must leave the WAL too.
   await repo.checkpointAndTruncateWal(db);
   return result;
+}
+
+/**
+ * Outgoing events that carried one of the stays keep their id, type and time (a delivery
+ * still pending sends that), but their data names the guest by ids only.
+ */
+async function redactOutbox(trx: DbOrTrx, hotelId: string, guestIds: string[]): Promise<number> {
+  const events = await repo.outboxEventsOf(trx, hotelId, guestIds);
+  for (const e of events) {
+    const body = JSON.parse(e.payload) as { data?: { guest?: { guestId?: string; pmsGuestId?: string | null } } };
+    const guest = body.data?.guest;
+    const data = { guest: { guestId: guest?.guestId ?? null, pmsGuestId: guest?.pmsGuestId ?? null }, erased: true };
+    await repo.setEventPayload(trx, e.id, JSON.stringify({ ...body, data }));
+  }
+  return events.length;
 }
 
 function checkErasable(stays: repo.GuestRow[]): repo.GuestRow[] {

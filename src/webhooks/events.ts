@@ -1,6 +1,9 @@
 import type { DbOrTrx } from '../db/database.js';
 import { enabledEndpoints, insertEvents } from '../db/repositories/webhook.repository.js';
 
+/** How long outgoing events and their deliveries are kept (the Webhooks page's history, "Send again"). */
+export const WEBHOOK_HISTORY_MS = 30 * 24 * 3600_000;
+
 /** The event types an endpoint can ask for (decisions.md, Events). */
 export const EVENT_TYPES = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
 /** Those, and the test event an admin sends to one endpoint. */

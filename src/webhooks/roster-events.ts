@@ -5,7 +5,7 @@ import { guestObject, type GuestSnapshot } from '../roster/guest-object.js';
 import type { EventActor, OutgoingEvent } from './events.js';
 
 /** The actor as an event names it: a PMS by its key pair, a staff user, or the service. */
-function eventActor(a: Actor): EventActor {
+export function eventActor(a: Actor): EventActor {
   if (a.type === 'pms') return { type: 'pms', keyId: a.id ?? '' };
   if (a.type === 'staff') return { type: 'staff', userId: a.id ?? '' };
   return { type: 'system' };

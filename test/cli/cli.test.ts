@@ -430,7 +430,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
     const r = await cli(['purge', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0 });
+    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0 });
 
     const logIds = (await db().selectFrom('request_log').select('id').where('id', 'like', 'req_purge_%').execute()).map((x) => x.id);
     expect(logIds).toEqual(['req_purge_recent']);
@@ -439,7 +439,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     );
     expect(keys).toEqual(['alive']);
 
-    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0 });
+    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0, webhookEvents: 0 });
   });
 
   it('operations.md: `purge` without --json prints text for people and exits 0', async () => {

@@ -140,3 +140,19 @@ export async function checkpointAndTruncateWal(db: DbOrTrx): Promise<boolean> {
   }
   return false;
 }
+
+/** The hotel's outgoing events (webhooks) that carry one of these guests, by their guestId. */
+export async function outboxEventsOf(trx: DbOrTrx, hotelId: string, guestIds: string[]): Promise<Array<{ id: string; payload: string }>> {
+  if (guestIds.length === 0) return [];
+  const patterns = guestIds.map((id) => containsPattern(`"guestId":${JSON.stringify(id)}`));
+  return trx
+    .selectFrom('webhook_events')
+    .select(['id', 'payload'])
+    .where('hotel_id', '=', hotelId)
+    .where((eb) => eb.or(patterns.map((p) => eb('payload', 'like', sql<string>`${p} escape '\\'`))))
+    .execute();
+}
+
+export async function setEventPayload(trx: DbOrTrx, id: string, payload: string): Promise<void> {
+  await trx.updateTable('webhook_events').set({ payload }).where('id', '=', id).execute();
+}

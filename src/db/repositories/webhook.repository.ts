@@ -356,3 +356,13 @@ export async function oldestPendingDelivery(db: DbOrTrx): Promise<string | null>
     .executeTakeFirst();
   return (r?.oldest as string | null | undefined) ?? null;
 }
+
+/** Deletes the events created before `before` with their deliveries (a delivery still pending that long is dropped too). Returns the events deleted. */
+export async function purgeWebhookHistory(db: DbOrTrx, before: string): Promise<number> {
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('event_id', 'in', (eb) => eb.selectFrom('webhook_events').select('id').where('created_at', '<', before))
+    .execute();
+  const r = await db.deleteFrom('webhook_events').where('created_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
