@@ -97,7 +97,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const portOf = (server: http.Server | null): number | null => (server ? (server.address() as AddressInfo).port : null);
   const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
   // Events written before a stop (or by another instance) are sent from now on.
-  webhooks.start();
+  await steps.run(webhooks.start());
   logger.info(
     { https: httpsPort, http: portOf(httpServer), metrics: portOf(metricsServer), engine: database.engine },
     `innsync listening on https://localhost:${httpsPort}`,

@@ -17,7 +17,7 @@ export const GIVE_UP_AFTER_MS = 3 * 24 * 3600_000;
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 3600_000;
 /** A claim lasts past the delivery's time limit; a sender that stalls longer loses it to another. */
-const LEASE_MS = DELIVERY_TIMEOUT_MS + 20_000;
+const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 /** How much of a receiver's answer is kept for the Webhooks page. */
 const RESPONSE_KEPT_BYTES = 4 * 1024;
 /** Deliveries sent at once (each the head of its own endpoint's queue). */
@@ -79,7 +79,9 @@ export class WebhookDispatcher implements WebhookOutbox {
     return this.opts.allowPrivateNetworks;
   }
 
-  start(): void {
+  /** Starts sending; returns once a crashed run's claims are released (PostgreSQL: they lapse at their lease). */
+  async start(): Promise<void> {
+    await repo.releaseStaleClaims(this.db);
     this.timer = setInterval(() => this.wake(), POLL_MS);
     this.timer.unref();
     this.wake();

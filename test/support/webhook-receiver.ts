@@ -24,7 +24,6 @@ export class WebhookReceiver {
   readonly unverified: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
   private script: number[] = [];
   private server: http.Server;
-  private listeners: Array<() => void> = [];
 
   constructor(private secrets: string[] = []) {
     this.server = http.createServer((req, res) => {
@@ -70,7 +69,6 @@ export class WebhookReceiver {
             at: -status,
           });
         res.writeHead(status, { 'content-type': 'text/plain' }).end(`answered ${status}`);
-        for (const l of this.listeners) l();
       });
     });
   }
@@ -88,6 +86,11 @@ export class WebhookReceiver {
   /** The next answers' statuses, in order (e.g. [500, 500] then 200s). */
   answerWith(...statuses: number[]): void {
     this.script.push(...statuses);
+  }
+
+  /** Forgets the statuses still scripted: every delivery is answered 200 from now on. */
+  answerNormally(): void {
+    this.script = [];
   }
 
   /** Deliveries answered 2xx, in arrival order. */

@@ -366,3 +366,9 @@ export async function purgeWebhookHistory(db: DbOrTrx, before: string): Promise<
   const r = await db.deleteFrom('webhook_events').where('created_at', '<', before).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/** SQLite has one sender (its one process): at its start, any claim is a crashed run's, and is released. */
+export async function releaseStaleClaims(db: DbOrTrx): Promise<void> {
+  if (isPostgres(db)) return;
+  await db.updateTable('webhook_deliveries').set({ claimed_by: null, claimed_until: null }).where('claimed_by', 'is not', null).execute();
+}
