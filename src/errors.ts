@@ -151,6 +151,11 @@ export const ERRORS = {
     message: 'This guest is still checked in: check the guest out first, then erase the personal data.',
     meaning: 'Dashboard and `innsync guest erase`: erasure of a guest with an active stay.',
   },
+  ENDPOINT_DISABLED: {
+    status: 409,
+    message: 'This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.',
+    meaning: 'Dashboard: a test event for a disabled webhook endpoint.',
+  },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: {
     status: 500,

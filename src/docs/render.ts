@@ -12,7 +12,11 @@ export function markdown(md: string): string {
   const lines = md.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
-    if (line.startsWith('## ')) out.push(`<h2 id="${esc(line.slice(3).toLowerCase())}">${inline(line.slice(3))}</h2>`);
+    if (line.startsWith('```')) {
+      const code: string[] = [];
+      for (i++; i < lines.length && !(lines[i] ?? '').startsWith('```'); i++) code.push(lines[i] ?? '');
+      out.push(`<pre><code>${esc(code.join('\n'))}</code></pre>`);
+    } else if (line.startsWith('## ')) out.push(`<h2 id="${esc(line.slice(3).toLowerCase())}">${inline(line.slice(3))}</h2>`);
     else if (line.startsWith('|')) {
       const rows: string[][] = [];
       while (i < lines.length && (lines[i] ?? '').startsWith('|')) {
@@ -110,6 +114,7 @@ ${ok ? `<h4>Response 200</h4>${fieldsTable(ok)}` : ''}
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#1d2733}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px solid #d5dbe3;padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:#f2f5f8}code{background:#f2f5f8;padding:0 .2rem;border-radius:3px}section{border-top:2px solid #d5dbe3;margin-top:2rem}
+pre{background:#f2f5f8;padding:.6rem .8rem;border-radius:4px;overflow:auto}pre code{padding:0}
 .m{background:#1d4ed8;color:#fff;padding:.1rem .4rem;border-radius:3px;font-size:.85em}</style></head>
 <body><h1>${esc(info.title)} <small>v${esc(info.version)}</small></h1>
 <p>Machine-readable: <a href="/api/pms/v1/openapi.json">openapi.json</a> (OpenAPI 3.1). Base path: <code>/api/pms/v1/{slug}</code>.</p>

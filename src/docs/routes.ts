@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ERRORS, FIELD_ERRORS } from '../errors.js';
 import { renderDocsPage } from './render.js';
+import { EVENTS_DOC } from './events-doc.js';
 import { withFallbacks } from '../http/fallbacks.js';
 import { noStore } from '../http/no-store.js';
 
@@ -42,7 +43,7 @@ export const OPENAPI_INFO = {
   info: {
     title: 'innsync PMS API',
     version: '1.0.0',
-    description: `The interface through which a hotel property management system (PMS) reports in-house guests: check-in, update (including room moves), check-out and full-list sync.\n\n${RULES}\n\n${errorTable()}`,
+    description: `The interface through which a hotel property management system (PMS) reports in-house guests: check-in, update (including room moves), check-out and full-list sync.\n\n${RULES}\n\n${EVENTS_DOC}\n\n${errorTable()}`,
   },
   servers: [{ url: '/', description: 'This service' }],
   tags: [{ name: 'guests', description: 'Guest events and the current roster' }],

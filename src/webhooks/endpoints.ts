@@ -108,7 +108,8 @@ export async function setEnabled(db: Db, hotelId: string, endpointId: string, en
 
 /** A `webhook.test` event to this endpoint alone, delivered like any other (signed, retried, in order). */
 export async function sendTestEvent(db: Db, hotel: { id: string; slug: string }, endpointId: string): Promise<{ eventId: string }> {
-  await endpointOf(db, hotel.id, endpointId);
+  const e = await endpointOf(db, hotel.id, endpointId);
+  if (e.disabledAt !== null) throw new ApiError('ENDPOINT_DISABLED');
   const now = new Date().toISOString();
   const data = { message: 'A test event sent from the Webhooks page of innsync.' };
   const [eventId] = await db.transaction().execute((trx) => recordEvents(trx, hotel.id, () => [{ type: 'webhook.test', data }], now, endpointId));

@@ -114,4 +114,31 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
       ).not.toThrow();
     }
   });
+
+  it('a delivery failing for 3 days is given up and its endpoint disabled, the reason shown; later events wait, and are sent once an admin enables it again', async () => {
+    const created = (await admin.post('/webhooks', { url })).body.endpoint;
+    receiver.trust(created.secret);
+    receiver.answerWith(...Array.from({ length: 50 }, () => 500));
+    const first = await admin.post(`/webhooks/${created.endpointId}/test`);
+    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]?.attempts).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
+    // The first attempt was three days and a minute ago: the next failure is the last.
+    await t.server.database.db
+      .updateTable('webhook_deliveries')
+      .set({ created_at: new Date(Date.now() - 3 * 24 * 3600_000 - 60_000).toISOString() })
+      .where('event_id', '=', first.body.eventId)
+      .execute();
+    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]).toMatchObject({ status: 'failed', lastStatus: 500 }), { timeout: 10_000 });
+    const listed = (await admin.get('/webhooks')).body.endpoints.find((e: { endpointId: string }) => e.endpointId === created.endpointId);
+    expect(listed).toMatchObject({ enabled: false });
+    expect(listed.disabledReason).toContain('HTTP 500');
+    expect(listed.disabledReason).toContain('enable the endpoint again');
+    // A disabled endpoint takes no new events, and its test event is refused, naming the fix.
+    const refused = await admin.post(`/webhooks/${created.endpointId}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('Enable');
+    receiver.answerNormally();
+    expect((await admin.post(`/webhooks/${created.endpointId}/enable`)).body.endpoint).toMatchObject({ enabled: true, disabledReason: null });
+    const next = await admin.post(`/webhooks/${created.endpointId}/test`);
+    await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toContain(next.body.eventId), { timeout: 10_000 });
+  });
 });

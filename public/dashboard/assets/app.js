@@ -15,6 +15,7 @@ import { activityView } from './views/activity.js';
 import { keysView } from './views/keys.js';
 import { requestsView } from './views/requests.js';
 import { staffView } from './views/staff.js';
+import { webhooksView } from './views/webhooks.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -27,6 +28,7 @@ const ROUTES = [
   { pattern: /^\/keys$/, view: keysView, admin: true, nav: '#/keys' },
   { pattern: /^\/requests$/, view: requestsView, admin: true, nav: '#/requests' },
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
+  { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
 ];
 
 const NAV = [
@@ -37,6 +39,7 @@ const NAV = [
   ['#/keys', 'Keys', 'admin'],
   ['#/requests', 'Requests', 'admin'],
   ['#/staff', 'Staff', 'admin'],
+  ['#/webhooks', 'Webhooks', 'admin'],
 ];
 
 const LIVE_TEXT = { connected: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' };

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { request } from 'undici';
+import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+
+// Issue 12 "Seeing it": deliveries counted by outcome, and the age of the oldest delivery
+// not yet done, on the METRICS_PORT listener.
+
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => got.get(k) === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe.each(testEngines())('webhook metrics (%s)', (engine) => {
+  let t: TestServer;
+  let admin: DashboardClient;
+  const receiver = new WebhookReceiver();
+  const metrics = async () => (await (await request(`http://127.0.0.1:${t.server.metricsPort}/metrics`)).body.text()) as string;
+
+  beforeAll(async () => {
+    t = await startTestServer(engine, { METRICS_PORT: '0', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    await addStaffUser(t.server.database.db, t.slug, `admin-${engine}@metrics-hooks.example`, 'admin');
+    admin = await DashboardClient.loggedIn(t, `admin-${engine}@metrics-hooks.example`);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('innsync_webhook_deliveries_total by outcome; innsync_webhook_outbox_oldest_seconds while a delivery waits, 0 once done', async () => {
+    const created = (await admin.post('/webhooks', { url: await receiver.listen() })).body.endpoint;
+    receiver.trust(created.secret);
+    receiver.answerWith(503);
+    await admin.post(`/webhooks/${created.endpointId}/test`);
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'retry' })).toBe(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(1), { timeout: 10_000 });
+    expect(sample(await metrics(), 'innsync_webhook_outbox_oldest_seconds')).toBe(0);
+    // A receiver that keeps failing: the delivery waits, and the gauge shows its age.
+    receiver.answerWith(...Array.from({ length: 50 }, () => 500));
+    await admin.post(`/webhooks/${created.endpointId}/test`);
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_outbox_oldest_seconds')).toBeGreaterThan(0), { timeout: 10_000 });
+  });
+});
