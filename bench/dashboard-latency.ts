@@ -18,34 +18,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
 import { launchChromium, logInToDashboard } from '../scripts/chromium.js';
-
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
-
-const now = (): number => performance.timeOrigin + performance.now();
-
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] ?? Number.NaN;
-}
-
-function describe(values: number[]): { median: number; p95: number; max: number } {
-  const s = [...values].sort((a, b) => a - b);
-  return { median: quantile(s, 0.5), p95: quantile(s, 0.95), max: s[s.length - 1] ?? Number.NaN };
-}
+import { describe, intEnv, now } from './lib/stats.js';
 
 /**
  * Runs in the page (plain JavaScript: the project's TypeScript has no DOM types). Records
