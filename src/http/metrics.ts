@@ -119,10 +119,14 @@ export class Metrics {
     const outboxAge = (): Promise<number> => this.webhookOutboxAge();
     new Gauge({
       name: 'innsync_webhook_outbox_oldest_seconds',
-      help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none).',
+      help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none); its last value while the database does not answer.',
       registers,
       async collect() {
-        this.set(await outboxAge());
+        // Read from the database: a scrape while storage is down or slow keeps the last value
+        // rather than failing every other metric with it (or waiting on the pool).
+        const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 1_000).unref());
+        const age = await Promise.race([outboxAge().catch(() => null), timeout]);
+        if (age !== null) this.set(age);
       },
     });
     this.databaseErrors = new Counter({
