@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { addEndpoint } from '../../src/webhooks/endpoints.js';
+import { recordEvents } from '../../src/webhooks/events.js';
 import { createTestStorage, guest, testEngines, uniqueKey } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { Agent, request } from 'undici';
@@ -80,5 +81,32 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
     }
     const left = await db.selectFrom('webhook_deliveries').select('status').where('status', '<>', 'succeeded').execute();
     expect(left).toEqual([]);
+  });
+
+  it("a stalled instance's claim is taken over when its lease lapses", async () => {
+    const [a] = servers;
+    if (!a) throw new Error('a server expected');
+    const db = a.database.db;
+    const hotel = await createHotel(db, 'stalled-claim', 'Stalled Claim Hotel');
+    const r = new WebhookReceiver();
+    receivers.push(r);
+    const e = await addEndpoint(db, hotel.id, { url: await r.listen() }, true);
+    r.trust(e.secret);
+    // A delivery another instance claimed and then stalled on: its lease ran out a moment ago.
+    await db.transaction().execute(async (trx) => {
+      await recordEvents(trx, hotel.id, () => [{ type: 'webhook.test', data: { message: 'stalled' } }], new Date().toISOString());
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ claimed_by: 'sender_stalled', claimed_until: new Date(Date.now() + 1_500).toISOString() })
+        .where('endpoint_id', '=', e.endpointId)
+        .execute();
+    });
+    await vi.waitFor(() => expect(r.accepted()).toHaveLength(1), { timeout: 10_000 });
+    const d = await db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'claimed_by', 'attempts'])
+      .where('endpoint_id', '=', e.endpointId)
+      .executeTakeFirstOrThrow();
+    expect(d).toMatchObject({ status: 'succeeded', claimed_by: null });
   });
 });
