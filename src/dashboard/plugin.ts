@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,7 @@ import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookOutbox } from '../webhooks/dispatcher.js';
+import { guestRulesModule } from './guest-rules.js';
 import { checkCsrf, loadSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
 
@@ -104,6 +106,14 @@ async function pages(app: FastifyInstance): Promise<void> {
     setHeaders: (reply: { header(name: string, value: string): unknown }) => reply.header('cache-control', 'no-cache'),
   });
   app.get('/', { prefixTrailingSlash: 'slash', schema: { hide: true } }, (_req, reply) => reply.sendFile('index.html', root));
+  // The guest forms' field rules, from the schema the server validates them with (no copy in the browser).
+  const rules = guestRulesModule();
+  const rulesTag = `"${createHash('sha256').update(rules).digest('base64url').slice(0, 22)}"`;
+  app.get('/assets/guest-rules.js', { schema: { hide: true } }, async (req, reply) => {
+    void reply.header('cache-control', 'no-cache').header('etag', rulesTag);
+    if (req.headers['if-none-match'] === rulesTag) return reply.code(304).send();
+    return reply.type('text/javascript; charset=utf-8').send(rules);
+  });
   // Relative URLs of the page resolve under /dashboard/ only.
   app.get('/', { prefixTrailingSlash: 'no-slash', schema: { hide: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
 }

@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
-import { Fields, optionalGuestFields } from '../pms/schemas.js';
+import { optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } from '../domain/guest-schema.js';
 
-// docs/dashboard.md: the dashboard's JSON API. The guest fields are the PMS API's own
-// schemas, so a walk-in obeys exactly the same field rules as a check-in.
+// docs/dashboard.md: the dashboard's JSON API. The guest fields are the one definition
+// the PMS API uses too (domain/guest-schema.ts): a walk-in obeys exactly the same field
+// rules as a check-in.
 
 const Email = Type.String({ format: 'email', maxLength: EMAIL_MAX });
 const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
@@ -33,22 +34,10 @@ export const LoginBody = Type.Object(
 );
 export type LoginBody = Static<typeof LoginBody>;
 
-export const WalkInBody = Type.Object(
-  { lastName: Fields.lastName, roomNumber: Fields.roomNumber, checkInDate: Fields.checkInDate, checkOutDate: Fields.checkOutDate, ...optionalGuestFields },
-  { additionalProperties: false },
-);
+export const WalkInBody = Type.Object({ ...requiredGuestFields, ...optionalGuestFields }, { additionalProperties: false });
 export type WalkInBody = Static<typeof WalkInBody>;
 
-export const GuestPatchBody = Type.Object(
-  {
-    lastName: Type.Optional(Fields.lastName),
-    roomNumber: Type.Optional(Fields.roomNumber),
-    checkInDate: Type.Optional(Fields.checkInDate),
-    checkOutDate: Type.Optional(Fields.checkOutDate),
-    ...optionalGuestFields,
-  },
-  { additionalProperties: false },
-);
+export const GuestPatchBody = Type.Object({ ...partialRequiredGuestFields, ...optionalGuestFields }, { additionalProperties: false });
 export type GuestPatchBody = Static<typeof GuestPatchBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -1,35 +1,14 @@
+import type { Static } from '@sinclair/typebox';
 import { fieldError, type FieldError } from '../errors.js';
+import { GuestDataSchema, ROOM_NUMBER_MAX } from './guest-schema.js';
 
-/** The 11 data fields of a guest besides `pmsGuestId` (spec 2.1). */
-export const GUEST_DATA_FIELDS = [
-  'firstName',
-  'lastName',
-  'phone',
-  'roomNumber',
-  'checkInDate',
-  'checkOutDate',
-  'language',
-  'adults',
-  'children',
-  'nationality',
-  'email',
-] as const;
+/** A stay's data: the guest's 11 fields besides `pmsGuestId` (spec 2.1), from the one schema (guest-schema.ts). */
+export type GuestData = Static<typeof GuestDataSchema>;
 
-export type GuestDataField = (typeof GUEST_DATA_FIELDS)[number];
+export type GuestDataField = keyof GuestData;
 
-export interface GuestData {
-  firstName: string | null;
-  lastName: string;
-  phone: string | null;
-  roomNumber: string;
-  checkInDate: string;
-  checkOutDate: string;
-  language: string | null;
-  adults: number | null;
-  children: number | null;
-  nationality: string | null;
-  email: string | null;
-}
+/** The 11 data fields, in the order answers and change sets list them. */
+export const GUEST_DATA_FIELDS = Object.keys(GuestDataSchema.properties) as GuestDataField[];
 
 /** A submitted partial change: absent keeps the stored value, `null` clears it (decisions.md). */
 export type GuestPatch = { [K in GuestDataField]?: GuestData[K] | null };
@@ -61,8 +40,8 @@ export function refineGuestFields(input: Record<string, unknown>, prefix = '', s
     const trimmed = normalizeRoomNumber(room);
     if (trimmed.length === 0) {
       errors.push(fieldError(`${prefix}roomNumber`, 'TOO_SHORT', 'roomNumber must not be blank.'));
-    } else if (trimmed.length > 20) {
-      errors.push(fieldError(`${prefix}roomNumber`, 'TOO_LONG', 'roomNumber must be at most 20 characters after trimming.'));
+    } else if (trimmed.length > ROOM_NUMBER_MAX) {
+      errors.push(fieldError(`${prefix}roomNumber`, 'TOO_LONG', `roomNumber must be at most ${ROOM_NUMBER_MAX} characters after trimming.`));
     }
   }
   const checkIn = input.checkInDate === undefined ? stored?.checkInDate : input.checkInDate;
@@ -112,19 +91,8 @@ export function applyChanges(stored: GuestData, changes: ChangeSet): GuestData {
 
 /** Full data of a new stay from a validated check-in body; optional absent fields become null. */
 export function guestDataFromCheckin(body: GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'>): GuestData {
-  return {
-    firstName: body.firstName ?? null,
-    lastName: body.lastName,
-    phone: body.phone ?? null,
-    roomNumber: normalizeRoomNumber(body.roomNumber),
-    checkInDate: body.checkInDate,
-    checkOutDate: body.checkOutDate,
-    language: body.language ?? null,
-    adults: body.adults ?? null,
-    children: body.children ?? null,
-    nationality: body.nationality ?? null,
-    email: body.email ?? null,
-  };
+  const data = Object.fromEntries(GUEST_DATA_FIELDS.map((f) => [f, body[f] ?? null])) as GuestData;
+  return { ...data, roomNumber: normalizeRoomNumber(body.roomNumber) };
 }
 
 /** Natural order of room numbers (decisions.md: `2` before `10`). */

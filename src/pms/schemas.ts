@@ -1,76 +1,20 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { Fields, GuestDataSchema, optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } from '../domain/guest-schema.js';
 import { ERRORS } from '../errors.js';
 
-// decisions.md: Guest fields. One schema per field gives validation, types and the
-// OpenAPI document.
-
-const NO_CONTROL_CHARS = '^[^\\u0000-\\u001F\\u007F-\\u009F]*$';
-
-/** `T` or `null`: decisions.md lets optional fields be sent as null (null clears). */
-function nullable<T extends TSchema>(schema: T) {
-  const { type, ...rest } = schema as unknown as { type: string };
-  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
-}
-
-export const Fields = {
-  pmsGuestId: Type.String({
-    minLength: 1,
-    maxLength: 128,
-    pattern: NO_CONTROL_CHARS,
-    description: "The PMS's own identifier for the guest: 1-128 characters, no control characters.",
-  }),
-  roomNumber: Type.String({
-    pattern: NO_CONTROL_CHARS,
-    description:
-      'Room number, 1-20 characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control characters. A room holds at most one active guest.',
-  }),
-  lastName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters.' }),
-  firstName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters. An empty string is not "absent".' }),
-  checkInDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date.' }),
-  checkOutDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date, not before checkInDate.' }),
-  phone: Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164: "+" then 2-15 digits, the first not 0.' }),
-  email: Type.String({ format: 'email', maxLength: 254, description: 'E-mail address, at most 254 characters.' }),
-  language: Type.String({ format: 'iso-639-1', description: 'An assigned ISO 639-1 code in lower case ("en", "de").' }),
-  nationality: Type.String({ format: 'iso-3166-1-alpha-2', description: 'An assigned ISO 3166-1 alpha-2 code in upper case ("DE", "US").' }),
-  adults: Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' }),
-  children: Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' }),
-};
-
-/** The optional check-in fields: absent keeps, null clears (decisions.md). */
-export const optionalGuestFields = {
-  firstName: Type.Optional(nullable(Fields.firstName)),
-  phone: Type.Optional(nullable(Fields.phone)),
-  email: Type.Optional(nullable(Fields.email)),
-  language: Type.Optional(nullable(Fields.language)),
-  nationality: Type.Optional(nullable(Fields.nationality)),
-  adults: Type.Optional(nullable(Fields.adults)),
-  children: Type.Optional(nullable(Fields.children)),
-};
+// The PMS API's requests and answers, composed from the one definition of a guest's
+// fields (domain/guest-schema.ts).
 
 /** spec 2.1 / decisions.md: the check-in field set; unknown members are refused. */
 export const GuestInput = Type.Object(
-  {
-    pmsGuestId: Fields.pmsGuestId,
-    lastName: Fields.lastName,
-    roomNumber: Fields.roomNumber,
-    checkInDate: Fields.checkInDate,
-    checkOutDate: Fields.checkOutDate,
-    ...optionalGuestFields,
-  },
+  { pmsGuestId: Fields.pmsGuestId, ...requiredGuestFields, ...optionalGuestFields },
   { additionalProperties: false, title: 'GuestInput' },
 );
 export type GuestInput = Static<typeof GuestInput>;
 
 /** spec 4.3: `pmsGuestId` plus the fields that changed; absent keeps, null clears. */
 export const UpdateInput = Type.Object(
-  {
-    pmsGuestId: Fields.pmsGuestId,
-    lastName: Type.Optional(Fields.lastName),
-    roomNumber: Type.Optional(Fields.roomNumber),
-    checkInDate: Type.Optional(Fields.checkInDate),
-    checkOutDate: Type.Optional(Fields.checkOutDate),
-    ...optionalGuestFields,
-  },
+  { pmsGuestId: Fields.pmsGuestId, ...partialRequiredGuestFields, ...optionalGuestFields },
   { additionalProperties: false, title: 'UpdateInput' },
 );
 export type UpdateInput = Static<typeof UpdateInput>;
@@ -118,17 +62,7 @@ export const GuestObject = Type.Object(
     guestId: Type.String(),
     pmsGuestId: Type.Union([Type.String(), Type.Null()], { description: 'null for receptionist guests.' }),
     source: Type.Union([Type.Literal('pms'), Type.Literal('receptionist')]),
-    firstName: Type.Union([Type.String(), Type.Null()]),
-    lastName: Type.String(),
-    phone: Type.Union([Type.String(), Type.Null()]),
-    roomNumber: Type.String(),
-    checkInDate: Type.String({ format: 'date' }),
-    checkOutDate: Type.String({ format: 'date' }),
-    language: Type.Union([Type.String(), Type.Null()]),
-    adults: Type.Union([Type.Integer(), Type.Null()]),
-    children: Type.Union([Type.Integer(), Type.Null()]),
-    nationality: Type.Union([Type.String(), Type.Null()]),
-    email: Type.Union([Type.String(), Type.Null()]),
+    ...GuestDataSchema.properties,
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },

@@ -4,34 +4,36 @@
 
 import { h } from './dom.js';
 import { field, setFieldError, controlFor, showAlert } from './ui.js';
+import { GUEST_RULES } from './guest-rules.js';
 
-export const GUEST_FIELDS = [
-  { name: 'lastName', label: 'Last name', required: true, group: 'guest', attrs: { autocomplete: 'off', maxlength: '100' } },
-  { name: 'firstName', label: 'First name', group: 'guest', attrs: { autocomplete: 'off', maxlength: '100' } },
-  { name: 'email', label: 'Email', type: 'email', group: 'guest', attrs: { autocomplete: 'off' } },
-  { name: 'phone', label: 'Phone', type: 'tel', group: 'guest', hint: 'International format, e.g. +4930123456', attrs: { autocomplete: 'off' } },
-  {
-    name: 'language',
-    label: 'Language',
-    group: 'guest',
-    hint: 'Two letters, ISO 639-1 (en, de, fr)',
-    attrs: { maxlength: '2', autocomplete: 'off' },
-    normalize: (v) => v.toLowerCase(),
-  },
-  {
-    name: 'nationality',
-    label: 'Nationality',
-    group: 'guest',
-    hint: 'Two letters, ISO 3166-1 (DE, US, FR)',
-    attrs: { maxlength: '2', autocomplete: 'off' },
-    normalize: (v) => v.toUpperCase(),
-  },
-  { name: 'roomNumber', label: 'Room', required: true, group: 'stay', attrs: { autocomplete: 'off', maxlength: '20' } },
-  { name: 'checkInDate', label: 'Check-in date', type: 'date', required: true, group: 'stay' },
-  { name: 'checkOutDate', label: 'Check-out date', type: 'date', required: true, group: 'stay' },
-  { name: 'adults', label: 'Adults', type: 'number', group: 'stay', attrs: { min: '0', max: '99', step: '1', inputmode: 'numeric' } },
-  { name: 'children', label: 'Children', type: 'number', group: 'stay', attrs: { min: '0', max: '99', step: '1', inputmode: 'numeric' } },
+// How each field is presented; what it must hold (required, input type, limits) comes from
+// the server (guest-rules.js is generated from the schema it validates guests with).
+const PRESENTATION = [
+  { name: 'lastName', label: 'Last name', group: 'guest' },
+  { name: 'firstName', label: 'First name', group: 'guest' },
+  { name: 'email', label: 'Email', group: 'guest' },
+  { name: 'phone', label: 'Phone', type: 'tel', group: 'guest', hint: 'International format, e.g. +4930123456' },
+  { name: 'language', label: 'Language', group: 'guest', hint: 'Two letters, ISO 639-1 (en, de, fr)', normalize: (v) => v.toLowerCase() },
+  { name: 'nationality', label: 'Nationality', group: 'guest', hint: 'Two letters, ISO 3166-1 (DE, US, FR)', normalize: (v) => v.toUpperCase() },
+  { name: 'roomNumber', label: 'Room', group: 'stay' },
+  { name: 'checkInDate', label: 'Check-in date', group: 'stay' },
+  { name: 'checkOutDate', label: 'Check-out date', group: 'stay' },
+  { name: 'adults', label: 'Adults', group: 'stay' },
+  { name: 'children', label: 'Children', group: 'stay' },
 ];
+
+/** The input attributes a server rule asks for. */
+function attrsOf(rule) {
+  const attrs = { autocomplete: 'off' };
+  if (rule.maxLength !== undefined) attrs.maxlength = String(rule.maxLength);
+  if (rule.input === 'number') Object.assign(attrs, { min: String(rule.min ?? ''), max: String(rule.max ?? ''), step: '1', inputmode: 'numeric' });
+  return attrs;
+}
+
+export const GUEST_FIELDS = PRESENTATION.map((p) => {
+  const rule = GUEST_RULES[p.name] ?? { required: false, input: 'text' };
+  return { ...p, type: p.type ?? rule.input, required: rule.required, attrs: attrsOf(rule) };
+});
 
 /** Two fieldsets ("Guest", "Stay") of prefilled inputs. */
 export function guestFieldsets(values = {}) {

@@ -1,0 +1,40 @@
+import type { TSchema } from '@sinclair/typebox';
+import { ROOM_NUMBER_MAX } from '../domain/guest-schema.js';
+import { WalkInBody } from './schemas.js';
+
+/** What the browser's guest forms need of a field's rule: whether it is required and the input's limits. */
+export interface FieldRule {
+  required: boolean;
+  /** The input's type: text, email, date or number. */
+  input: 'text' | 'email' | 'date' | 'number';
+  maxLength?: number;
+  min?: number;
+  max?: number;
+}
+
+/** Codes of two letters (ISO 639-1 languages, ISO 3166-1 countries). */
+const TWO_LETTER_FORMATS = new Set(['iso-639-1', 'iso-3166-1-alpha-2']);
+
+function ruleOf(schema: TSchema, required: boolean): FieldRule {
+  const s = schema as { type?: string | string[]; format?: string; maxLength?: number; minimum?: number; maximum?: number };
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.includes('integer')) return { required, input: 'number', min: s.minimum, max: s.maximum };
+  if (s.format === 'date') return { required, input: 'date' };
+  if (s.format === 'email') return { required, input: 'email', maxLength: s.maxLength };
+  if (s.format && TWO_LETTER_FORMATS.has(s.format)) return { required, input: 'text', maxLength: 2 };
+  return { required, input: 'text', maxLength: s.maxLength };
+}
+
+/** The walk-in form's rules, per field, from the schema the server validates it with. */
+export function guestFieldRules(): Record<string, FieldRule> {
+  const required = new Set<string>(WalkInBody.required ?? []);
+  const rules = Object.fromEntries(Object.entries(WalkInBody.properties).map(([name, schema]) => [name, ruleOf(schema, required.has(name))]));
+  // "1-20 characters after trimming": a limit on what is typed, which the schema cannot state.
+  rules.roomNumber = { ...(rules.roomNumber as FieldRule), maxLength: ROOM_NUMBER_MAX };
+  return rules;
+}
+
+/** The rules as the ES module the dashboard imports (`/dashboard/assets/guest-rules.js`). */
+export function guestRulesModule(): string {
+  return `// Served by innsync from the schema it validates guests with: do not edit.\nexport const GUEST_RULES = ${JSON.stringify(guestFieldRules(), null, 2)};\n`;
+}
