@@ -29,8 +29,9 @@
  * validation, the transaction and sending the response); the client round trip is
  * printed beside it. The floor is a Kysely multi-row insert of N rows with the guests
  * table's columns, in chunks of 1,500 rows (as the sync inserts guests), in one
- * transaction, into a scratch table with the same columns and a primary key on `id`
- * (no other index), timed around the transaction in the server process. A floor
+ * transaction, into a scratch table made from the guests table's own columns
+ * (`create table … as select * from guests where 1 = 0`: no index at all), with rows built
+ * by the repository's own mapping, timed around the transaction in the server process. A floor
  * round follows every measured sync, so both see the same machine load.
  *
  * Each round is verified: the summary counts and the details lists are exactly the
@@ -48,8 +49,10 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Db } from '../src/db/database.js';
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { GuestTable } from '../src/db/schema.js';
+import { newGuestRow, toGuestData } from '../src/db/repositories/guest.repository.js';
+import { canonicalJson } from '../src/pms/idempotency.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
@@ -370,31 +373,10 @@ function send(msg: FromChild): void {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A new, empty table with the guests table's columns and no index: the floor's target (not timed). */
 async function createFloorTable(db: Db): Promise<void> {
   await db.schema.dropTable(FLOOR_TABLE).ifExists().execute();
-  // The guests table's columns and types (migrations.ts), a primary key, nothing else.
-  await db.schema
-    .createTable(FLOOR_TABLE)
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('hotel_id', 'text', (c) => c.notNull())
-    .addColumn('source', 'text', (c) => c.notNull())
-    .addColumn('pms_guest_id', 'text')
-    .addColumn('status', 'text', (c) => c.notNull())
-    .addColumn('first_name', 'text')
-    .addColumn('last_name', 'text', (c) => c.notNull())
-    .addColumn('phone', 'text')
-    .addColumn('email', 'text')
-    .addColumn('language', 'text')
-    .addColumn('nationality', 'text')
-    .addColumn('adults', 'integer')
-    .addColumn('children', 'integer')
-    .addColumn('check_in_date', 'text', (c) => c.notNull())
-    .addColumn('check_out_date', 'text', (c) => c.notNull())
-    .addColumn('room_number', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'text', (c) => c.notNull())
-    .addColumn('updated_at', 'text', (c) => c.notNull())
-    .addColumn('checked_out_at', 'text')
-    .execute();
+  await sql`create table ${sql.table(FLOOR_TABLE)} as select * from guests where 1 = 0`.execute(db);
 }
 
 async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
@@ -435,22 +417,7 @@ async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
         return {
           type: 'roster',
           roster: {
-            guests: rows
-              .filter((r) => r.source === 'pms')
-              .map((r) => ({
-                pmsGuestId: r.pms_guest_id ?? '',
-                lastName: r.last_name,
-                firstName: r.first_name,
-                roomNumber: r.room_number,
-                checkInDate: r.check_in_date,
-                checkOutDate: r.check_out_date,
-                phone: r.phone,
-                email: r.email,
-                language: r.language,
-                nationality: r.nationality,
-                adults: r.adults === null ? null : Number(r.adults),
-                children: r.children === null ? null : Number(r.children),
-              })),
+            guests: rows.filter((r) => r.source === 'pms').map((r) => ({ pmsGuestId: r.pms_guest_id ?? '', ...toGuestData(r) })),
             receptionist: rows.filter((r) => r.source === 'receptionist').length,
             activeAssignments: Number(assignments.n),
           },
@@ -458,27 +425,10 @@ async function runServer(dataDir: string, databaseUrl: string): Promise<void> {
       }
       case 'floorRows': {
         const now = new Date().toISOString();
-        floorRows = msg.guests.map((g) => ({
-          id: newId('guest'),
-          hotel_id: hotel.id,
-          source: 'pms',
-          pms_guest_id: g.pmsGuestId,
-          status: 'active',
-          first_name: g.firstName,
-          last_name: g.lastName,
-          phone: g.phone,
-          email: g.email,
-          language: g.language,
-          nationality: g.nationality,
-          adults: g.adults,
-          children: g.children,
-          check_in_date: g.checkInDate,
-          check_out_date: g.checkOutDate,
-          room_number: g.roomNumber,
-          created_at: now,
-          updated_at: now,
-          checked_out_at: null,
-        }));
+        floorRows = msg.guests.map((g) => {
+          const { pmsGuestId, ...data } = g;
+          return newGuestRow({ id: newId('guest'), hotelId: hotel.id, source: 'pms', pmsGuestId, data, now });
+        });
         return { type: 'floorRows' };
       }
       case 'floor': {
@@ -723,11 +673,11 @@ async function sync(t: Target, pms: Pms, expected: Expected, received: number, l
 
   // The roster afterwards is exactly the list sent, every field.
   const { roster } = await t.child.request({ type: 'roster' }, 'roster');
-  const sent = new Map(pms.list.map((g) => [g.pmsGuestId, JSON.stringify(g)]));
+  const sent = new Map(pms.list.map((g) => [g.pmsGuestId, canonicalJson(g)]));
   if (roster.guests.length !== pms.list.length) problems.push(`${roster.guests.length} active guests, expected ${pms.list.length}`);
   if (roster.activeAssignments !== pms.list.length) problems.push(`${roster.activeAssignments} active room assignments, expected ${pms.list.length}`);
   let wrong = 0;
-  for (const g of roster.guests) if (sent.get(g.pmsGuestId) !== JSON.stringify(g) || expected.roomOf.get(g.pmsGuestId) !== g.roomNumber) wrong++;
+  for (const g of roster.guests) if (sent.get(g.pmsGuestId) !== canonicalJson(g) || expected.roomOf.get(g.pmsGuestId) !== g.roomNumber) wrong++;
   if (wrong > 0) problems.push(`${wrong} active guests differ from the list`);
   if (problems.length > 0) throw new Error(`${label}: INVALID: ${problems.join('; ')}`);
 

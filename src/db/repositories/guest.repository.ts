@@ -75,6 +75,21 @@ export function toGuestData(r: GuestDataColumns): GuestData {
   };
 }
 
+/** A new active stay's row (every column but anonymised_at, which a new stay leaves null). */
+export function newGuestRow(g: { id: string; hotelId: string; source: GuestSource; pmsGuestId: string | null; data: GuestData; now: string }) {
+  return {
+    id: g.id,
+    hotel_id: g.hotelId,
+    source: g.source,
+    pms_guest_id: g.pmsGuestId,
+    status: 'active' as const,
+    ...dataColumns(g.data),
+    created_at: g.now,
+    updated_at: g.now,
+    checked_out_at: null,
+  };
+}
+
 function dataColumns(d: GuestData) {
   return {
     first_name: d.firstName,
@@ -134,18 +149,7 @@ export async function insertActiveGuest(
   g: { hotelId: string; source: GuestSource; pmsGuestId: string | null; data: GuestData; now: string },
 ): Promise<Guest> {
   const id = newId('guest');
-  const row = {
-    id,
-    hotel_id: g.hotelId,
-    source: g.source,
-    pms_guest_id: g.pmsGuestId,
-    status: 'active' as const,
-    ...dataColumns(g.data),
-    created_at: g.now,
-    updated_at: g.now,
-    checked_out_at: null,
-    anonymised_at: null,
-  };
+  const row = { ...newGuestRow({ ...g, id }), anonymised_at: null };
   await trx.insertInto('guests').values(row).execute();
   await assignRoom(trx, g.hotelId, id, g.data.roomNumber, g.now);
   return toGuest(row);

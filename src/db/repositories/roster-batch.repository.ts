@@ -3,7 +3,7 @@ import type { DbOrTrx } from '../database.js';
 import type { GuestData } from '../../domain/guest.js';
 import type { RosterEntry } from '../../domain/sync-plan.js';
 import { newId } from '../../domain/ids.js';
-import { GUEST_DATA_COLUMNS, toGuestData } from './guest.repository.js';
+import { GUEST_DATA_COLUMNS, newGuestRow, toGuestData } from './guest.repository.js';
 
 // Set-based writes for sync: a bounded number of statements per phase, each carrying
 // many rows, instead of one round trip per guest. Chunk sizes keep every statement
@@ -101,27 +101,7 @@ export async function insertManyPmsGuests(
   now: string,
 ): Promise<string[]> {
   const ids = guests.map(() => newId('guest'));
-  const rows = guests.map((g, i) => ({
-    id: ids[i] ?? newId('guest'),
-    hotel_id: hotelId,
-    source: 'pms' as const,
-    pms_guest_id: g.pmsGuestId,
-    status: 'active' as const,
-    first_name: g.data.firstName,
-    last_name: g.data.lastName,
-    phone: g.data.phone,
-    email: g.data.email,
-    language: g.data.language,
-    nationality: g.data.nationality,
-    adults: g.data.adults,
-    children: g.data.children,
-    check_in_date: g.data.checkInDate,
-    check_out_date: g.data.checkOutDate,
-    room_number: g.data.roomNumber,
-    created_at: now,
-    updated_at: now,
-    checked_out_at: null,
-  }));
+  const rows = guests.map((g, i) => newGuestRow({ id: ids[i] ?? newId('guest'), hotelId, source: 'pms', pmsGuestId: g.pmsGuestId, data: g.data, now }));
   for (const part of chunks(rows, GUEST_ROWS_PER_STATEMENT)) await trx.insertInto('guests').values(part).execute();
   await insertAssignments(
     trx,
