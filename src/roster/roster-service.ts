@@ -137,11 +137,17 @@ export async function answeringConflicts<T>(write: () => Promise<T>, explain: (e
  */
 export async function roomOccupied(db: Db, hotelId: string, roomNumber: string, moverId?: string): Promise<Conflict> {
   const found = await guests.findRoomHolder(db, hotelId, roomNumber);
-  const holder = found ? { pmsGuestId: found.pmsGuestId, lastName: found.lastName, checkInDate: found.checkInDate } : null;
-  return {
-    error: new ApiError('ROOM_OCCUPIED', { message: `Room ${roomNumber} is held by another active guest.`, extra: { currentGuest: holder } }),
-    gone: found === null || found.guestId === moverId,
-  };
+  return { error: roomOccupiedError(`Room ${roomNumber} is held by another active guest.`, found), gone: found === null || found.guestId === moverId };
+}
+
+/**
+ * The one shape of 409 ROOM_OCCUPIED, for every write that can meet it (check-in, update
+ * or move, sync, walk-in, staff edit): the message and `currentGuest`, who holds the
+ * room (decisions.md), or null when no one could be named.
+ */
+export function roomOccupiedError(message: string, holder: guests.RoomHolder | null): ApiError {
+  const currentGuest = holder ? { pmsGuestId: holder.pmsGuestId, lastName: holder.lastName, checkInDate: holder.checkInDate } : null;
+  return new ApiError('ROOM_OCCUPIED', { message, extra: { currentGuest } });
 }
 
 /** spec 3: (none) → active. 409 when the pmsGuestId is active or the room is held. */
@@ -251,16 +257,20 @@ export async function updateLocatedGuest(
           }
         }
         const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
-        const action = changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
         return {
           result: { guest, changes },
-          changed: changed ? [{ action, guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
+          changed: changed ? [{ action: updateAction(changes), guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
           activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
           guests: [guest],
         };
       }),
     async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom, moverId) : null),
   );
+}
+
+/** What an update is on the board: a room move when the room changed, else an update. */
+export function updateAction(changes: ChangeSet): 'guest.room_moved' | 'guest.updated' {
+  return changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
 }
 
 /** A room move and other field changes are recorded as two entries (decisions.md actions). */

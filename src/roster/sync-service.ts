@@ -11,7 +11,16 @@ import {
   updateManyGuestData,
 } from '../db/repositories/roster-batch.repository.js';
 import type { RosterChange } from '../events/roster-events.js';
-import { activityForUpdate, checkOutEntry, initialChanges, writeRoster, type RosterDeps, type TransactionHooks } from './roster-service.js';
+import {
+  activityForUpdate,
+  checkOutEntry,
+  initialChanges,
+  roomOccupiedError,
+  updateAction,
+  writeRoster,
+  type RosterDeps,
+  type TransactionHooks,
+} from './roster-service.js';
 import type { GuestSnapshot } from './guest-object.js';
 import type { GuestData } from '../domain/guest.js';
 
@@ -23,11 +32,11 @@ export interface SyncResult {
 }
 
 function roomOccupied(conflict: RoomConflict): ApiError {
-  return new ApiError('ROOM_OCCUPIED', {
-    message: `Room ${conflict.roomNumber} (listed for ${conflict.pmsGuestId}) is held by a guest entered by hotel staff; nothing was changed.`,
-    extra: {
-      currentGuest: { pmsGuestId: conflict.holder.pmsGuestId, lastName: conflict.holder.data.lastName, checkInDate: conflict.holder.data.checkInDate },
-    },
+  const { holder } = conflict;
+  return roomOccupiedError(`Room ${conflict.roomNumber} (listed for ${conflict.pmsGuestId}) is held by a guest entered by hotel staff; nothing was changed.`, {
+    pmsGuestId: holder.pmsGuestId,
+    lastName: holder.data.lastName,
+    checkInDate: holder.data.checkInDate,
   });
 }
 
@@ -97,10 +106,7 @@ export async function syncRoster(
       const [conflict] = plan.conflicts;
       throw conflict
         ? roomOccupied(conflict)
-        : new ApiError('ROOM_OCCUPIED', {
-            message: 'A listed room was taken by a concurrent request; nothing was changed. Retry the sync.',
-            extra: { currentGuest: null },
-          });
+        : roomOccupiedError('A listed room was taken by a concurrent request; nothing was changed. Retry the sync.', null);
     }
     throw err;
   }
@@ -149,7 +155,7 @@ function eventsForSync(r: SyncResult): RosterChange['changes'] {
   for (const g of r.plan.checkOut) out.push({ action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber });
   for (const u of r.plan.update) {
     out.push({
-      action: u.changes.roomNumber ? 'guest.room_moved' : 'guest.updated',
+      action: updateAction(u.changes),
       guestId: u.guest.id,
       pmsGuestId: u.guest.pmsGuestId,
       roomNumber: u.next.roomNumber,
