@@ -8,20 +8,10 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient, type EventStream } from '../support/dashboard-client.js';
 import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { sample } from '../support/metrics.js';
 
 // Issue 9 "Seeing it run": Prometheus metrics on a plain-HTTP listener of their own
 // (operations.md: METRICS_PORT, METRICS_HOST), read after real requests over HTTPS.
-
-/** One sample of a metric in Prometheus text: the first whose labels include `labels`; undefined when none. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => got.get(k) === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 /** A listening TCP server on 127.0.0.1 (`port` 0: a free one). */
 async function listening(port = 0): Promise<net.Server> {

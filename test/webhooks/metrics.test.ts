@@ -3,19 +3,10 @@ import { request } from 'undici';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { sample } from '../support/metrics.js';
 
 // Issue 12 "Seeing it": deliveries counted by outcome, and the age of the oldest delivery
 // not yet done, on the METRICS_PORT listener.
-
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => got.get(k) === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe.each(testEngines())('webhook metrics (%s)', (engine) => {
   let t: TestServer;

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { WebhookEndpointTable } from '../schema.js';
 import { isPostgres, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
@@ -16,18 +17,7 @@ export interface WebhookEndpoint {
   disabledReason: string | null;
 }
 
-type EndpointRow = {
-  id: string;
-  hotel_id: string;
-  url: string;
-  event_types: string | null;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_until: string | null;
-  created_at: string;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-};
+type EndpointRow = Selectable<WebhookEndpointTable>;
 
 function toEndpoint(r: EndpointRow): WebhookEndpoint {
   return {
