@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
@@ -141,4 +143,31 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     const next = await admin.post(`/webhooks/${created.endpointId}/test`);
     await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toContain(next.body.eventId), { timeout: 10_000 });
   });
+
+  // The 10-second limit is the same code on both engines: run once.
+  it.runIf(engine === 'sqlite')(
+    'a receiver that does not answer within 10 seconds: the attempt counts as failed and is retried',
+    async () => {
+      const silent = http.createServer(() => undefined); // reads the request, never answers
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      try {
+        const created = (await admin.post('/webhooks', { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/slow` })).body.endpoint;
+        await admin.post(`/webhooks/${created.endpointId}/test`);
+        await vi.waitFor(
+          async () =>
+            expect((await deliveries(created.endpointId))[0]).toMatchObject({
+              status: 'pending',
+              attempts: 1,
+              lastStatus: null,
+              lastError: 'no answer within 10 seconds',
+            }),
+          { timeout: 20_000, interval: 500 },
+        );
+      } finally {
+        silent.closeAllConnections();
+        silent.close();
+      }
+    },
+    30_000,
+  );
 });
