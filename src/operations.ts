@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
-import { findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
-import { insertKeyPair, keyPairExists, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { allHotels, findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
+import { insertKeyPair, keyPairExists, listKeyPairs, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError } from './errors.js';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from './domain/accounts.js';
-import { addStaffUser } from './staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, setStaffPassword } from './staff/staff-service.js';
+import * as staffRepo from './db/repositories/staff.repository.js';
 
 // Operator use cases, shared by the CLI (and later the dashboard). They call the
 // repositories directly, never HTTP.
@@ -73,4 +74,64 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
     if (err instanceof ApiError && err.code === 'EMAIL_TAKEN') throw new OperationError(`hotel "${slug}" already has a user with e-mail ${normalized}`);
     throw err;
   }
+}
+
+/** Every hotel, by slug. */
+export async function listHotels(db: Db): Promise<Array<{ slug: string; name: string; createdAt: string }>> {
+  return (await allHotels(db)).map((h) => ({ slug: h.slug, name: h.name, createdAt: h.createdAt }));
+}
+
+async function hotelBySlug(db: Db, slug: string): Promise<Hotel> {
+  const hotel = await findHotelBySlug(db, slug);
+  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  return hotel;
+}
+
+/** A hotel's key pairs as the Keys page lists them (never a key). */
+export async function listKeys(db: Db, slug: string) {
+  const pairs = await listKeyPairs(db, (await hotelBySlug(db, slug)).id);
+  return pairs.map((p) => ({ keyId: p.pairId, createdAt: p.createdAt, revokedAt: p.revokedAt, lastUsedAt: lastUse(p) }));
+}
+
+/** The later of the pair's two keys' last uses. */
+export function lastUse(p: { liveLastUsedAt: string | null; testLastUsedAt: string | null }): string | null {
+  return (
+    [p.liveLastUsedAt, p.testLastUsedAt]
+      .filter((x): x is string => x !== null)
+      .sort()
+      .pop() ?? null
+  );
+}
+
+export async function listStaff(db: Db, slug: string) {
+  const users = await staffRepo.listUsers(db, (await hotelBySlug(db, slug)).id);
+  return users.map((u) => ({ userId: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt }));
+}
+
+/** The hotel's user with this e-mail (as typed: trimmed, lower case). */
+async function staffByEmail(db: Db, hotel: Hotel, email: string): Promise<staffRepo.StaffUser> {
+  const normalized = email.trim().toLowerCase();
+  const user = (await staffRepo.listUsers(db, hotel.id)).find((u) => u.email === normalized);
+  if (!user) throw new OperationError(`hotel "${hotel.slug}" has no user with e-mail ${normalized}`);
+  return user;
+}
+
+/** Deactivates the user (their sessions end); an operator may deactivate any user. */
+export async function deactivateStaff(db: Db, slug: string, email: string): Promise<{ userId: string; email: string; deactivatedAt: string }> {
+  const hotel = await hotelBySlug(db, slug);
+  const user = await deactivateStaffUser(db, hotel.id, (await staffByEmail(db, hotel, email)).id, null);
+  return { userId: user.id, email: user.email, deactivatedAt: user.deactivatedAt ?? '' };
+}
+
+export async function setStaffPasswordByEmail(
+  db: Db,
+  slug: string,
+  email: string,
+  password: string,
+): Promise<{ userId: string; email: string; passwordChanged: true }> {
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw new OperationError(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  const hotel = await hotelBySlug(db, slug);
+  const user = await setStaffPassword(db, hotel.id, (await staffByEmail(db, hotel, email)).id, password);
+  return { userId: user.id, email: user.email, passwordChanged: true };
 }

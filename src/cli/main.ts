@@ -6,22 +6,21 @@ import { findHotelBySlug, type Hotel } from '../db/repositories/hotel.repository
 import { ApiError } from '../errors.js';
 import { runRetention } from '../jobs/retention.js';
 import { eraseGuest, exportGuest, type GuestSelector } from '../privacy/guest-privacy.js';
-import { createHotel, createStaffUser, issueKeyPair, OperationError, revokeKeys } from '../operations.js';
+import { OperationError } from '../operations.js';
 import { closeOnSignals, createLogger, startServer } from '../server.js';
+import { addAccountCommands } from './accounts.js';
+import { print, type JsonFlag } from './output.js';
+import { packageVersion } from '../package-info.js';
 import { addEndpoint, listEndpoints, removeEndpoint, rotateSecret, type EndpointView } from '../webhooks/endpoints.js';
 import { EVENT_TYPES } from '../webhooks/events.js';
 
 // operations.md: every command honours the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
 
-class CliFailure extends Error {}
-
-function print(json: boolean, object: unknown, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${text}\n`);
-}
+export class CliFailure extends Error {}
 
 /** Opens storage, applies pending migrations, runs `fn`, closes storage. */
-async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+export async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
   try {
     await migrateToLatest(handle.db);
@@ -29,15 +28,6 @@ async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T>
   } finally {
     await handle.close();
   }
-}
-
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliFailure('pipe the password on stdin, e.g. `printf %s "$PASSWORD" | innsync user create …`');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
 }
 
 interface SelectorOptions {
@@ -62,7 +52,8 @@ export function buildCli(): Command {
     .description(
       'innsync: the hotel PMS guest integration service.\nConfiguration comes from the environment (PORT, HTTP_PORT, HOST, DATA_DIR, DATABASE_URL, TLS_CERT_FILE, TLS_KEY_FILE, TRUST_PROXY, LOG_LEVEL, SQLITE_SYNCHRONOUS, GUEST_RETENTION_DAYS, METRICS_PORT, METRICS_HOST, HEADERS_TIMEOUT_SECONDS, REQUEST_TIMEOUT_SECONDS, KEEP_ALIVE_TIMEOUT_SECONDS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP; see the README).',
     )
-    .option('--json', 'print one JSON object on stdout')
+    .version(packageVersion(), '--version', 'print the version and exit')
+    .option('--json', 'print one JSON object on stdout (a failure: one JSON object on stderr)')
     // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
     // commander's "(Did you mean …?)" hint is joined onto the same line).
     .configureOutput({
@@ -78,7 +69,7 @@ export function buildCli(): Command {
     .exitOverride();
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
   addServiceCommands(program, json);
-  addAccountCommands(program, json);
+  addAccountCommands(program, json, withDb);
   addGuestCommands(program, json);
   addWebhookCommands(program, json);
 
@@ -91,7 +82,12 @@ Commands in full:
   innsync hotel create <slug> --name <name>
   innsync key issue <slug>
   innsync key revoke <keyId>
-  innsync user create <slug> --email <email> --role admin|receptionist   (password on stdin)
+  innsync hotel list
+  innsync key list <slug>
+  innsync user create <slug> --email <email> --role admin|receptionist   (password: prompted, or on stdin)
+  innsync user list <slug>
+  innsync user deactivate <slug> <email>
+  innsync user set-password <slug> <email>   (password: prompted, or on stdin)
   innsync purge
   innsync backup <file>
   innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
@@ -104,8 +100,6 @@ Add --json to print one JSON object on stdout.`,
   );
   return program;
 }
-
-type JsonFlag = () => boolean;
 
 /** A hotel's webhook endpoints (decisions.md, Events); the same use cases as the dashboard's Webhooks page. */
 function addWebhookCommands(program: Command, json: JsonFlag): void {
@@ -207,51 +201,6 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
     });
 }
 
-/** Hotels, their API key pairs and staff users (the same use cases as the dashboard's admin pages). */
-function addAccountCommands(program: Command, json: JsonFlag): void {
-  const hotel = program.command('hotel').description('manage hotels');
-  hotel
-    .command('create <slug>')
-    .description('create a hotel (slug: 2-63 characters of a-z, 0-9 and -, starting with a letter)')
-    .requiredOption('--name <name>', 'the hotel name')
-    .action(async (slug: string, opts: { name: string }) => {
-      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name));
-      print(json(), { slug: h.slug, name: h.name }, `created hotel ${h.slug} (${h.name})`);
-    });
-
-  const key = program.command('key').description('manage API key pairs');
-  key
-    .command('issue <slug>')
-    .description('issue a live/test key pair; the plain keys are shown this once')
-    .action(async (slug: string) => {
-      const pair = await withDb(loadConfig(), (db) => issueKeyPair(db, slug));
-      print(
-        json(),
-        pair,
-        `key pair ${pair.keyId} for ${slug}\n  live: ${pair.live}\n  test: ${pair.test}\nStore both now: they are not shown again (only their SHA-256 hashes are kept).`,
-      );
-    });
-  key
-    .command('revoke <keyId>')
-    .description('revoke both keys of the pair at once')
-    .action(async (keyId: string) => {
-      await withDb(loadConfig(), (db) => revokeKeys(db, keyId));
-      print(json(), { keyId, revoked: true }, `revoked key pair ${keyId}`);
-    });
-
-  const user = program.command('user').description('manage staff users');
-  user
-    .command('create <slug>')
-    .description('create a staff user; the password is read from stdin')
-    .requiredOption('--email <email>', 'the e-mail address used to log in')
-    .requiredOption('--role <role>', 'admin or receptionist')
-    .action(async (slug: string, opts: { email: string; role: string }) => {
-      const password = await readStdin();
-      const u = await withDb(loadConfig(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
-      print(json(), u, `created ${u.role} ${u.email} (${u.userId})`);
-    });
-}
-
 /** A guest's personal data: erase (GDPR Art. 17) or export (Art. 15). */
 function addGuestCommands(program: Command, json: JsonFlag): void {
   const guest = program.command('guest').description("a guest's personal data: erase (GDPR Art. 17) or export (Art. 15)");
@@ -281,19 +230,26 @@ function addGuestCommands(program: Command, json: JsonFlag): void {
   );
 }
 
+/** operations.md: non-zero on failure; a usage error (unknown command or option, a missing argument) is told apart. */
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
 export async function main(argv: string[]): Promise<void> {
   const program = buildCli();
   try {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
-      // --help and --version exit 0; usage errors were already printed by commander.
-      process.exitCode = err.exitCode;
+      // --help and --version exit 0; usage errors (already printed by commander) exit 2.
+      process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
       return;
     }
     const known = err instanceof ApiError || err instanceof OperationError || err instanceof ConfigError || err instanceof CliFailure;
     const reason = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`innsync: ${known ? reason : `failed: ${reason}`}\n`);
-    process.exitCode = 1;
+    if (argv.includes('--json')) {
+      const code = err instanceof ApiError ? err.code : err instanceof ConfigError ? 'CONFIG_ERROR' : known ? 'FAILED' : 'INTERNAL_ERROR';
+      process.stderr.write(`${JSON.stringify({ status: 'error', code, message: known ? reason : `failed: ${reason}` })}\n`);
+    } else process.stderr.write(`innsync: ${known ? reason : `failed: ${reason}`}\n`);
+    process.exitCode = EXIT_FAILURE;
   }
 }

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -22,6 +20,7 @@ import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookOutbox } from '../webhooks/dispatcher.js';
 import { guestRulesModule } from './guest-rules.js';
+import { packageRoot } from '../package-info.js';
 import { checkCsrf, loadSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
 
@@ -54,14 +53,9 @@ const CONTENT_SECURITY_POLICY = {
   },
 };
 
-/** `public/dashboard` of this package, from src/ (tests) or dist/src/ (built). */
+/** `public/dashboard` of this package. */
 export function dashboardPublicDir(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'public', 'dashboard');
-    dir = path.dirname(dir);
-  }
-  throw new Error('package root not found from the dashboard module');
+  return path.join(packageRoot(), 'public', 'dashboard');
 }
 
 /**

@@ -22,7 +22,7 @@ import { parseJsonBody } from './json-body.js';
 import { registerRequestMetrics, type Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
-import { createValidatorCompiler } from './validation.js';
+import { createValidatorCompiler, OWN_FORMATS } from './validation.js';
 import { consume, UNAUTHENTICATED_LIMIT } from '../rate-limit/limits.js';
 
 export interface CoreDeps {
@@ -92,6 +92,7 @@ class Core {
       return503OnClosing: false,
       forceCloseConnections: 'idle',
       bodyLimit: 1024 * 1024,
+      serializerOpts: { ajv: { formats: OWN_FORMATS } },
       // A path parameter longer than this never reaches a route (FST_ERR_MAX_PARAM_LENGTH, default
       // 100). Node refuses request lines over 16 KiB anyway, so an over-long slug is routed and
       // answered like any unknown slug (401), not as a framework error.

@@ -9,6 +9,16 @@ import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
 
 /** Extra rules for one route's body or query, run after the schema (cross-field, trimming). */
+const LANGUAGE_FORMAT = 'iso-639-1';
+const COUNTRY_FORMAT = 'iso-3166-1-alpha-2';
+
+/**
+ * The formats of the service's own (beyond Ajv's): named to the answers' serializer too,
+ * which reads the same schemas but never checks a format (without the names it warns of
+ * an unknown format on every route that answers a guest).
+ */
+export const OWN_FORMATS: Record<string, true> = { [LANGUAGE_FORMAT]: true, [COUNTRY_FORMAT]: true };
+
 export type Refinement = (data: Record<string, unknown>) => FieldError[];
 
 const REFINEMENTS = new WeakMap<object, Refinement>();
@@ -30,8 +40,8 @@ function createAjv(): Ajv {
   const ajv = new Ajv({ verbose: true, allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
   addFormats(ajv, ['email', 'date-time']);
   ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
-  ajv.addFormat('iso-639-1', (v: string) => LANGUAGE_CODES.has(v));
-  ajv.addFormat('iso-3166-1-alpha-2', (v: string) => COUNTRY_CODES.has(v));
+  ajv.addFormat(LANGUAGE_FORMAT, (v: string) => LANGUAGE_CODES.has(v));
+  ajv.addFormat(COUNTRY_FORMAT, (v: string) => COUNTRY_CODES.has(v));
   return ajv;
 }
 

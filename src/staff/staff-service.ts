@@ -109,8 +109,8 @@ export async function addStaffUser(db: Db, hotelId: string, input: { email: stri
   }
 }
 
-/** Deactivates a user of the hotel and ends their sessions; never the acting admin. */
-export async function deactivateStaffUser(db: Db, hotelId: string, userId: string, actingUserId: string): Promise<staff.StaffUser> {
+/** Deactivates a user of the hotel and ends their sessions; never the acting admin (null: an operator). */
+export async function deactivateStaffUser(db: Db, hotelId: string, userId: string, actingUserId: string | null): Promise<staff.StaffUser> {
   if (userId === actingUserId) throw new ApiError('CANNOT_DEACTIVATE_SELF');
   return db.transaction().execute(async (trx) => {
     const user = await staff.findUser(trx, hotelId, userId);
@@ -118,5 +118,16 @@ export async function deactivateStaffUser(db: Db, hotelId: string, userId: strin
     const now = new Date().toISOString();
     await staff.deactivateUser(trx, user.id, now);
     return { ...user, deactivatedAt: user.deactivatedAt ?? now };
+  });
+}
+
+/** A user's new password (the account rules of domain/accounts.ts); their sessions end. */
+export async function setStaffPassword(db: Db, hotelId: string, userId: string, password: string): Promise<staff.StaffUser> {
+  const passwordHash = await hashPassword(password);
+  return db.transaction().execute(async (trx) => {
+    const user = await staff.findUser(trx, hotelId, userId);
+    if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+    await staff.setPasswordHash(trx, user.id, passwordHash);
+    return user;
   });
 }

@@ -86,7 +86,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
 });
 
 describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', () => {
-  it('operations.md: with DATABASE_URL the backup is refused with one line naming pg_dump', async () => {
+  it('operations.md: with DATABASE_URL the backup is refused with one line naming pg_dump (with --json: one JSON object on stderr)', async () => {
     const t = await startTestServer('postgres');
     try {
       const r = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite'), '--json'], {
@@ -94,7 +94,12 @@ describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', 
       });
       expect(r.code).not.toBe(0);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/^innsync: .*pg_dump.*\n$/);
+      expect(r.stderr.endsWith('\n') && r.stderr.split('\n').length === 2).toBe(true);
+      expect(JSON.parse(r.stderr)).toMatchObject({ status: 'error', code: 'FAILED', message: expect.stringContaining('pg_dump') });
+      const text = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite')], {
+        env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
+      });
+      expect(text.stderr).toMatch(/^innsync: .*pg_dump.*\n$/);
     } finally {
       await t.close();
     }

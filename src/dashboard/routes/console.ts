@@ -3,7 +3,7 @@ import { listKeyPairs, revokeKeyPair } from '../../db/repositories/api-key.repos
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { issueKeyPair } from '../../operations.js';
+import { issueKeyPair, lastUse } from '../../operations.js';
 import type { DashboardDeps } from '../plugin.js';
 import { IdParams, RequestsQuery } from '../schemas.js';
 import { nextCursor, parseCursor, session } from '../views.js';
@@ -33,11 +33,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
         keyId: p.pairId,
         createdAt: p.createdAt,
         revokedAt: p.revokedAt,
-        lastUsedAt:
-          [p.liveLastUsedAt, p.testLastUsedAt]
-            .filter((x): x is string => x !== null)
-            .sort()
-            .pop() ?? null,
+        lastUsedAt: lastUse(p),
       })),
     };
   });

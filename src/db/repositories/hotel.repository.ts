@@ -20,6 +20,11 @@ export async function findHotelBySlug(db: DbOrTrx, slug: string): Promise<Hotel 
   return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
 }
 
+export async function allHotels(db: DbOrTrx): Promise<Hotel[]> {
+  const rows = await db.selectFrom('hotels').selectAll().orderBy('slug').execute();
+  return rows.map((row) => ({ id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at }));
+}
+
 export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | null> {
   const row = await db.selectFrom('hotels').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;

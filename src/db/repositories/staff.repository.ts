@@ -97,6 +97,12 @@ export async function deactivateUser(trx: DbOrTrx, userId: string, now: string):
   await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
 }
 
+/** A new password hash; the user's sessions end (whoever knew the old password is logged out). */
+export async function setPasswordHash(trx: DbOrTrx, userId: string, passwordHash: string): Promise<void> {
+  await trx.updateTable('staff_users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+  await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
+}
+
 export async function insertSession(db: DbOrTrx, s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string }): Promise<void> {
   await db
     .insertInto('staff_sessions')

@@ -188,6 +188,17 @@ export interface ClaimedDelivery {
  * (SKIP LOCKED), so each delivery has one sender at a time.
  */
 export async function claimDueDeliveries(db: DbOrTrx, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+  // Most polls find nothing due: a read says so without taking the write lock (on SQLite
+  // the one lock every writer of the database, another process's too, waits for).
+  const anyDue = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+    .limit(1)
+    .executeTakeFirst();
+  if (!anyDue) return [];
   const lock = isPostgres(db) ? sql`for update of d skip locked` : sql``;
   const claimed = await sql<{ id: string }>`
     with due as (

@@ -1,0 +1,113 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import type { Db } from '../db/database.js';
+import {
+  createHotel,
+  createStaffUser,
+  deactivateStaff,
+  issueKeyPair,
+  listHotels,
+  listKeys,
+  listStaff,
+  revokeKeys,
+  setStaffPasswordByEmail,
+} from '../operations.js';
+import type { Config } from '../config.js';
+import { readPassword } from './password.js';
+import { print, type JsonFlag } from './output.js';
+
+type WithDb = <T>(config: Config, fn: (db: Db) => Promise<T>) => Promise<T>;
+
+const when = (iso: string | null): string => (iso ? iso.replace('T', ' ').slice(0, 19) : 'never');
+
+/** Hotels, their API key pairs and staff users (the same use cases as the dashboard's admin pages). */
+export function addAccountCommands(program: Command, json: JsonFlag, withDb: WithDb): void {
+  const hotel = program.command('hotel').description('manage hotels');
+  hotel
+    .command('create <slug>')
+    .description('create a hotel (slug: 2-63 characters of a-z, 0-9 and -, starting with a letter)')
+    .requiredOption('--name <name>', 'the hotel name')
+    .action(async (slug: string, opts: { name: string }) => {
+      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name));
+      print(json(), { slug: h.slug, name: h.name }, `created hotel ${h.slug} (${h.name})`);
+    });
+  hotel
+    .command('list')
+    .description('list every hotel')
+    .action(async () => {
+      const hotels = await withDb(loadConfig(), (db) => listHotels(db));
+      print(
+        json(),
+        { hotels },
+        hotels.length ? hotels.map((h) => `${h.slug}  ${h.name}`).join('\n') : 'no hotels yet: innsync hotel create <slug> --name <name>',
+      );
+    });
+
+  const key = program.command('key').description('manage API key pairs');
+  key
+    .command('issue <slug>')
+    .description('issue a live/test key pair; the plain keys are shown this once')
+    .action(async (slug: string) => {
+      const pair = await withDb(loadConfig(), (db) => issueKeyPair(db, slug));
+      print(
+        json(),
+        pair,
+        `key pair ${pair.keyId} for ${slug}\n  live: ${pair.live}\n  test: ${pair.test}\nStore both now: they are not shown again (only their SHA-256 hashes are kept).`,
+      );
+    });
+  key
+    .command('list <slug>')
+    .description("list a hotel's key pairs (never the keys)")
+    .action(async (slug: string) => {
+      const keys = await withDb(loadConfig(), (db) => listKeys(db, slug));
+      const line = (k: (typeof keys)[number]) =>
+        `${k.keyId}  ${k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'}  created ${when(k.createdAt)}  last used ${when(k.lastUsedAt)}`;
+      print(json(), { keys }, keys.length ? keys.map(line).join('\n') : `no key pairs for ${slug}: innsync key issue ${slug}`);
+    });
+  key
+    .command('revoke <keyId>')
+    .description('revoke both keys of the pair at once')
+    .action(async (keyId: string) => {
+      await withDb(loadConfig(), (db) => revokeKeys(db, keyId));
+      print(json(), { keyId, revoked: true }, `revoked key pair ${keyId}`);
+    });
+
+  addUserCommands(program, json, withDb);
+}
+
+function addUserCommands(program: Command, json: JsonFlag, withDb: WithDb): void {
+  const user = program.command('user').description('manage staff users');
+  user
+    .command('create <slug>')
+    .description('create a staff user; the password is asked for on a terminal (not shown), or read from stdin')
+    .requiredOption('--email <email>', 'the e-mail address used to log in')
+    .requiredOption('--role <role>', 'admin or receptionist')
+    .action(async (slug: string, opts: { email: string; role: string }) => {
+      const password = await readPassword();
+      const u = await withDb(loadConfig(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
+      print(json(), u, `created ${u.role} ${u.email} (${u.userId})`);
+    });
+  user
+    .command('list <slug>')
+    .description("list a hotel's staff users")
+    .action(async (slug: string) => {
+      const users = await withDb(loadConfig(), (db) => listStaff(db, slug));
+      const line = (u: (typeof users)[number]) => `${u.email}  ${u.role}  ${u.deactivatedAt ? `deactivated ${when(u.deactivatedAt)}` : 'active'}`;
+      print(json(), { users }, users.length ? users.map(line).join('\n') : `no users at ${slug}: innsync user create ${slug} --email … --role admin`);
+    });
+  user
+    .command('deactivate <slug> <email>')
+    .description('deactivate a staff user: logged out at once, no further logins')
+    .action(async (slug: string, email: string) => {
+      const r = await withDb(loadConfig(), (db) => deactivateStaff(db, slug, email));
+      print(json(), r, `deactivated ${r.email}`);
+    });
+  user
+    .command('set-password <slug> <email>')
+    .description("set a staff user's password (asked for on a terminal, or read from stdin); their sessions end")
+    .action(async (slug: string, email: string) => {
+      const password = await readPassword();
+      const r = await withDb(loadConfig(), (db) => setStaffPasswordByEmail(db, slug, email, password));
+      print(json(), r, `password of ${r.email} changed; their sessions ended`);
+    });
+}
