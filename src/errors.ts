@@ -116,8 +116,8 @@ export const ERRORS = {
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.', meaning: 'Dashboard: an admin-only action by a receptionist.' },
   SETUP_LINK_INVALID: {
     status: 404,
-    message: 'This setup link is not valid. It works once, while no hotel exists.',
-    meaning: 'Dashboard: a first-run setup link that is wrong or already used.',
+    message: 'This setup link is not the current one: open the link the server printed when it started (a new one at every start while no hotel exists).',
+    meaning: 'Dashboard: a first-run setup link that is wrong, from an earlier start, or used (then the message says that a hotel exists).',
   },
   RECORD_NOT_FOUND: {
     status: 404,

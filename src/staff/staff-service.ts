@@ -25,7 +25,7 @@ export async function setUpFirstHotel(
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.transaction().execute(async (trx) => {
-      if ((await staff.countHotels(trx)) > 0) throw new ApiError('SETUP_LINK_INVALID');
+      if ((await staff.countHotels(trx)) > 0) throw setupDone();
       const now = new Date().toISOString();
       const hotel = await insertHotel(trx, input.slug, input.name.trim(), now);
       const user = await staff.insertUser(trx, { id: newId('user'), hotelId: hotel.id, email: normalizeEmail(input.email), role: 'admin', passwordHash, now });
@@ -33,9 +33,17 @@ export async function setUpFirstHotel(
     });
   } catch (err) {
     // Another instance's setup created the first hotel at the same moment.
-    if (uniqueViolation(err) !== null) throw new ApiError('SETUP_LINK_INVALID');
+    if (uniqueViolation(err) !== null) throw setupDone();
     throw err;
   }
+}
+
+/** The setup link once a hotel exists: why it is dead, and what to do instead. */
+export function setupDone(): ApiError {
+  return new ApiError('SETUP_LINK_INVALID', {
+    message:
+      'A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).',
+  });
 }
 
 /** At most this many accounts of one e-mail are tried by a login that names no hotel. */

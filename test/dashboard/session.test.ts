@@ -347,6 +347,7 @@ describe.each(testEngines())('first-run setup link (%s)', (engine) => {
       const wrongToken = await send(target, 'POST', `${DASHBOARD_API}/setup`, { body: { ...body, token: `${token}x` } });
       expect(wrongToken.status).toBe(404);
       expect(wrongToken.body.code).toBe('SETUP_LINK_INVALID');
+      expect(wrongToken.body.message).toContain('not the current one');
       const foreign = await send(target, 'POST', `${DASHBOARD_API}/setup`, { body, headers: { origin: 'https://evil.example' } });
       expect(foreign.status).toBe(403);
       expect(foreign.body.code).toBe('CSRF_REJECTED');
@@ -400,6 +401,10 @@ describe.each(testEngines())('first-run setup link (%s)', (engine) => {
       const dead = await send(target, 'GET', `${DASHBOARD_API}/setup/${token}`);
       expect(dead.status).toBe(404);
       expect(dead.body.code).toBe('SETUP_LINK_INVALID');
+      // It says why, and what to do instead.
+      expect(dead.body.message).toBe(
+        'A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).',
+      );
       const second = await send(target, 'POST', `${DASHBOARD_API}/setup`, {
         body: { ...body, token, hotelSlug: `second-${engine}`, email: `second-${engine}@first.example` },
       });

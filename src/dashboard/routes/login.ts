@@ -4,7 +4,7 @@ import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { consume, LOGIN_FAILURE_LIMITS } from '../../rate-limit/limits.js';
-import { authenticateStaff, setUpFirstHotel } from '../../staff/staff-service.js';
+import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../plugin.js';
 import { LoginBody, SetupBody } from '../schemas.js';
 import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
@@ -25,7 +25,8 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 
   app.get('/setup/:token', { onRequest: app.limitByIp, bodyLimit: open.bodyLimit, schema: { hide: true } }, async (req) => {
     const { token } = req.params as { token: string };
-    if (!deps.setupLink.matches(token) || (await staff.countHotels(db)) > 0) throw new ApiError('SETUP_LINK_INVALID');
+    if ((await staff.countHotels(db)) > 0) throw setupDone();
+    if (!deps.setupLink.matches(token)) throw new ApiError('SETUP_LINK_INVALID');
     return { valid: true };
   });
 

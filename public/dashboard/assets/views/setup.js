@@ -22,7 +22,7 @@ export function setupView(ctx) {
       if (err.status === 404) {
         replaceChildren(
           body,
-          h('p', null, 'This setup link is not valid: it has been used already, or it was mistyped.'),
+          h('p', { class: 'warning' }, err.message || 'This setup link does not work.'),
           h('p', null, h('a', { href: '#/login' }, 'Go to the login page')),
         );
       } else {
