@@ -53,6 +53,7 @@ const state = {
   returnTo: null, // where to go after logging in
   notice: null, // a message to show once the next page is mounted
   mounted: false,
+  backTo: { hash: '#/board', label: 'Board' }, // the last list page shown: where a detail page's "←" leads
 };
 
 const roster = createRoster();
@@ -116,6 +117,7 @@ function mount(route, params) {
     params,
     signal: controller.signal,
     navigate,
+    back: state.backTo,
     setTitle: (title) => {
       document.title = [title, state.session?.hotel?.name, 'innsync'].filter(Boolean).join(' · ');
     },
@@ -124,6 +126,7 @@ function mount(route, params) {
   ctx.setTitle('');
   const instance = route.admin && !ctx.isAdmin ? adminOnlyView(ctx) : route.view(ctx);
   state.current = instance;
+  if (route.nav) state.backTo = { hash: route.nav, label: NAV.find(([hash]) => hash === route.nav)?.[1] ?? 'Board' };
   renderHeader(route);
   replaceChildren(document.getElementById('view'), instance.node);
   if (state.notice) {

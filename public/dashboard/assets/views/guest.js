@@ -32,7 +32,8 @@ export function guestView(ctx) {
   const node = h(
     'section',
     { class: 'view view-guest', dataset: { guestId: id } },
-    h('p', { class: 'breadcrumb' }, h('a', { href: '#/board' }, '← Board')),
+    // Back to the page the guest was opened from (board, list, activity…), not always the board.
+    h('p', { class: 'breadcrumb' }, h('a', { href: ctx.back.hash }, `← ${ctx.back.label}`)),
     h('div', { class: 'view-head' }, h('div', null, heading, subtitle), actions),
     details,
     editArea,
