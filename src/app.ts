@@ -8,6 +8,7 @@ import { LiveStreams } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { docs, OPENAPI_INFO } from './docs/routes.js';
+import { completeOpenApi } from './docs/openapi-extras.js';
 import type { RosterEventBus } from './events/roster-events.js';
 import { createCore, type CoreDeps } from './http/core.js';
 import { probes } from './http/health.js';
@@ -35,7 +36,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify(core.options).withTypeProvider<TypeBoxTypeProvider>();
   await app.register(core.plugin);
   await app.register(cookie);
-  await app.register(swagger, { openapi: OPENAPI_INFO, hideUntagged: true });
+  await app.register(swagger, { openapi: OPENAPI_INFO, hideUntagged: true, transformObject: completeOpenApi as never });
 
   await app.register(probes, { db: deps.db, metrics: deps.metrics });
   await app.register(docs);

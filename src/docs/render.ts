@@ -65,7 +65,8 @@ interface Schema {
 function typeOf(s: Schema): string {
   if (s.anyOf) return s.anyOf.map(typeOf).join(' | ');
   if (s.const !== undefined) return JSON.stringify(s.const);
-  if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
+  // A long list (the assigned language and country codes) is named by its format instead.
+  if (s.enum && s.enum.length <= 12) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
   const t = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any');
   return t === 'array' && s.items ? `array of ${typeOf(s.items)}` : t;
 }
