@@ -70,7 +70,7 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
   if (e.keyword === 'format' && format === 'iso-639-1') return 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")';
   if (e.keyword === 'format' && format === 'iso-3166-1-alpha-2') return 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")';
   if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
-  if (e.keyword === 'type' && (e.params as { type?: unknown }).type === 'string') return 'must be a string (null is allowed only for optional fields)';
+  if (e.keyword === 'type') return typeRule(e);
   if (e.keyword === 'minLength' || e.keyword === 'maxLength') return lengthRule(e);
   if (e.keyword === 'minimum' || e.keyword === 'maximum') return rangeRule(e);
   if (e.keyword === 'pattern') {
@@ -86,18 +86,49 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
 
 function rangeRule(e: ErrorObject): string {
   const s = e.parentSchema as { minimum?: number; maximum?: number } | undefined;
-  return `must be an integer ${s?.minimum ?? '-∞'}-${s?.maximum ?? '∞'}`;
+  return `must be a whole number from ${s?.minimum ?? '-∞'} to ${s?.maximum ?? '∞'}`;
 }
 
-function toFieldError(e: ErrorObject): FieldError {
+const TYPE_WORDS: Record<string, string> = {
+  string: 'text',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
+
+/** What a JSON value is, in words ("a number", "text", "null"). */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'a whole number' : 'a number with a fraction';
+  if (typeof value === 'string') return 'text';
+  if (typeof value === 'boolean') return String(value);
+  return 'an object';
+}
+
+/** "must be text, got a number"; "must be a whole number or null, got text". */
+function typeRule(e: ErrorObject): string {
+  const wanted = [(e.params as { type?: unknown }).type].flat().map(String);
+  const words = wanted.map((t) => TYPE_WORDS[t] ?? t).join(' or ');
+  return `must be ${words}, got ${kindOf(e.data)}`;
+}
+
+/** What the checked value's parts are called: a body's members, a query's parameters. */
+type Part = 'body' | 'querystring' | 'params' | 'headers';
+
+function toFieldError(e: ErrorObject, part: Part): FieldError {
   const params = e.params as Record<string, unknown>;
+  const member = part === 'querystring' ? 'parameter' : 'member';
   if (e.keyword === 'required') {
     const f = fieldPath(e.instancePath, String(params.missingProperty));
     return fieldError(f, 'REQUIRED', `${f} is required.`);
   }
   if (e.keyword === 'additionalProperties') {
     const f = fieldPath(e.instancePath, String(params.additionalProperty));
-    return fieldError(f, 'UNKNOWN_FIELD', `${f} is not a known member; check its spelling.`);
+    return fieldError(f, 'UNKNOWN_FIELD', `${f} is not a known ${member}; check its spelling.`);
   }
   const f = fieldPath(e.instancePath);
   let code: FieldErrorCode;
@@ -132,18 +163,36 @@ function toFieldError(e: ErrorObject): FieldError {
 }
 
 /** Ajv errors of one value as field errors, one per (field, code). */
-export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, part: Part = 'body'): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
+  const allowed = allowedValues(errors ?? []);
   for (const e of errors ?? []) {
     // anyOf/oneOf wrappers repeat what their branches said.
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
-    const fe = toFieldError(e);
+    const fe = toFieldError(e, part);
+    // A value that matches none of several allowed ones: name them all.
+    const all = e.keyword === 'const' ? allowed.get(e.instancePath) : undefined;
+    if (all && all.length > 1)
+      fe.message = `${fe.field} must be ${all
+        .map((v) => JSON.stringify(v))
+        .slice(0, -1)
+        .join(', ')} or ${JSON.stringify(all.at(-1))}.`;
     const k = `${fe.field}|${fe.code}`;
     if (!seen.has(k)) {
       seen.add(k);
       out.push(fe);
     }
+  }
+  return out;
+}
+
+/** Per value (instance path), every constant its union allowed: `source` is "pms" or "receptionist". */
+function allowedValues(errors: ErrorObject[]): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  for (const e of errors) {
+    if (e.keyword !== 'const') continue;
+    out.set(e.instancePath, [...(out.get(e.instancePath) ?? []), (e.params as { allowedValue?: unknown }).allowedValue]);
   }
   return out;
 }
@@ -168,12 +217,13 @@ function nulCharacters(data: unknown, at = ''): FieldError[] {
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const ajv = createAjv();
-  return ({ schema }) => {
+  return ({ schema, httpPart }) => {
     const validate = ajv.compile(schema as object);
     const refine = REFINEMENTS.get(schema as object);
+    const part = (httpPart ?? 'body') as Part;
     return (data: unknown) => {
       const ok = validate(data);
-      const errors = ok ? [] : toFieldErrors(validate.errors);
+      const errors = ok ? [] : toFieldErrors(validate.errors, part);
       // (A field whose schema already refused control characters is not named twice.)
       for (const e of nulCharacters(data)) if (!errors.some((x) => x.field === e.field)) errors.push(e);
       if (refine && data !== null && typeof data === 'object') errors.push(...refine(data as Record<string, unknown>));
