@@ -4,7 +4,7 @@ import { allHotels, findHotelBySlug, insertHotel, type Hotel } from './db/reposi
 import { insertKeyPair, keyPairExists, listKeyPairs, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError } from './errors.js';
-import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from './domain/accounts.js';
+import { EMAIL_MAX, HOTEL_NAME_MAX, isTimeZone, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from './domain/accounts.js';
 import { addStaffUser, deactivateStaffUser, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 
@@ -15,12 +15,13 @@ export class OperationError extends Error {}
 
 const SLUG = new RegExp(SLUG_PATTERN);
 
-export async function createHotel(db: Db, slug: string, name: string): Promise<Hotel> {
+export async function createHotel(db: Db, slug: string, name: string, timeZone = 'UTC'): Promise<Hotel> {
   if (!SLUG.test(slug)) throw new OperationError(`invalid slug "${slug}": use ${SLUG_RULE}`);
+  if (!isTimeZone(timeZone)) throw new OperationError(`unknown time zone "${timeZone}": use ${TIME_ZONE_RULE}`);
   if (name.trim() === '') throw new OperationError('the hotel name must not be empty');
   if (name.trim().length > HOTEL_NAME_MAX) throw new OperationError(`the hotel name must be at most ${HOTEL_NAME_MAX} characters`);
   if (await findHotelBySlug(db, slug)) throw new OperationError(`a hotel with slug "${slug}" already exists`);
-  return insertHotel(db, slug, name.trim(), new Date().toISOString());
+  return insertHotel(db, slug, name.trim(), new Date().toISOString(), timeZone);
 }
 
 export interface IssuedKeyPair {
@@ -77,8 +78,8 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
 }
 
 /** Every hotel, by slug. */
-export async function listHotels(db: Db): Promise<Array<{ slug: string; name: string; createdAt: string }>> {
-  return (await allHotels(db)).map((h) => ({ slug: h.slug, name: h.name, createdAt: h.createdAt }));
+export async function listHotels(db: Db): Promise<Array<{ slug: string; name: string; timeZone: string; createdAt: string }>> {
+  return (await allHotels(db)).map((h) => ({ slug: h.slug, name: h.name, timeZone: h.timeZone, createdAt: h.createdAt }));
 }
 
 async function hotelBySlug(db: Db, slug: string): Promise<Hotel> {

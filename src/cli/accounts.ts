@@ -27,9 +27,10 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .command('create <slug>')
     .description('create a hotel (slug: 2-63 characters of a-z, 0-9 and -, starting with a letter)')
     .requiredOption('--name <name>', 'the hotel name')
-    .action(async (slug: string, opts: { name: string }) => {
-      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name));
-      print(json(), { slug: h.slug, name: h.name }, `created hotel ${h.slug} (${h.name})`);
+    .option('--time-zone <zone>', 'the hotel\'s IANA time zone, its "today" (default UTC), e.g. Europe/Berlin')
+    .action(async (slug: string, opts: { name: string; timeZone?: string }) => {
+      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name, opts.timeZone));
+      print(json(), { slug: h.slug, name: h.name, timeZone: h.timeZone }, `created hotel ${h.slug} (${h.name}, ${h.timeZone})`);
     });
   hotel
     .command('list')
@@ -39,7 +40,7 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
       print(
         json(),
         { hotels },
-        hotels.length ? hotels.map((h) => `${h.slug}  ${h.name}`).join('\n') : 'no hotels yet: innsync hotel create <slug> --name <name>',
+        hotels.length ? hotels.map((h) => `${h.slug}  ${h.name}  ${h.timeZone}`).join('\n') : 'no hotels yet: innsync hotel create <slug> --name <name>',
       );
     });
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE } from '../domain/accounts.js';
+import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
 import { optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } from '../domain/guest-schema.js';
 
@@ -9,6 +9,11 @@ import { optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } 
 
 const Email = Type.String({ format: 'email', maxLength: EMAIL_MAX });
 const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
+/** An IANA time zone the runtime knows: the hotel's day. */
+export const TimeZone = Type.String({ format: 'time-zone', maxLength: 64, description: TIME_ZONE_RULE });
+
+export const HotelSettingsBody = Type.Object({ timeZone: TimeZone }, { additionalProperties: false });
+
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('receptionist')]);
 
 export const SetupBody = Type.Object(
@@ -18,6 +23,7 @@ export const SetupBody = Type.Object(
     hotelName: Type.String({ minLength: 1, maxLength: HOTEL_NAME_MAX }),
     email: Email,
     password: Password,
+    timeZone: Type.Optional(TimeZone),
   },
   { additionalProperties: false },
 );

@@ -5,8 +5,15 @@ import type { StaffSession } from '../db/repositories/staff.repository.js';
 import { ApiError } from '../errors.js';
 
 /** What the dashboard shows of a session: the user, the hotel and the token every write must echo. */
-export function sessionView(s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string } }, csrfToken: string) {
-  return { user: { id: s.user.id, email: s.user.email, role: s.user.role }, hotel: { slug: s.hotel.slug, name: s.hotel.name }, csrfToken };
+export function sessionView(
+  s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string; timeZone: string } },
+  csrfToken: string,
+) {
+  return {
+    user: { id: s.user.id, email: s.user.email, role: s.user.role },
+    hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: s.hotel.timeZone },
+    csrfToken,
+  };
 }
 
 /** A guest as the dashboard shows it: every member but the hotel id (docs/dashboard.md). */

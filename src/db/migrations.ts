@@ -288,6 +288,15 @@ const migrations: Record<string, Migration> = {
       await sql`create index webhook_deliveries_event_idx on webhook_deliveries (event_id)`.execute(db);
     },
   },
+  '0007_hotel_time_zone': {
+    async up(db: Kysely<unknown>) {
+      // The hotel's own day (arrivals and departures "today"): an IANA time zone.
+      await db.schema
+        .alterTable('hotels')
+        .addColumn('time_zone', 'text', (c) => c.notNull().defaultTo('UTC'))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

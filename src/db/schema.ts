@@ -13,6 +13,8 @@ export interface HotelTable {
   created_at: string;
   /** The number of the hotel's last outgoing event: events are numbered in commit order. */
   event_seq: Generated<number>;
+  /** The hotel's IANA time zone: its "today" for arrivals and departures. */
+  time_zone: Generated<string>;
 }
 
 /** One row per key; a live and a test key share a `pair_id` (the key id operators see). */

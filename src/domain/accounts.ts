@@ -8,3 +8,13 @@ export const HOTEL_NAME_MAX = 100;
 export const EMAIL_MAX = 254;
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
+
+/** The IANA time zones this runtime knows (and UTC), for a hotel's "today". */
+export const TIME_ZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
+const ZONES = new Set(TIME_ZONES);
+
+export function isTimeZone(name: string): boolean {
+  return ZONES.has(name);
+}
+
+export const TIME_ZONE_RULE = 'an IANA time zone name such as "Europe/Berlin" or "America/New_York"';

@@ -4,6 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { fieldError, validationError, type FieldError, type FieldErrorCode } from '../errors.js';
 import { isCalendarDate } from '../domain/guest.js';
 import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
+import { isTimeZone, TIME_ZONE_RULE } from '../domain/accounts.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
@@ -11,13 +12,14 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) 
 /** Extra rules for one route's body or query, run after the schema (cross-field, trimming). */
 const LANGUAGE_FORMAT = 'iso-639-1';
 const COUNTRY_FORMAT = 'iso-3166-1-alpha-2';
+const TIME_ZONE_FORMAT = 'time-zone';
 
 /**
  * The formats of the service's own (beyond Ajv's): named to the answers' serializer too,
  * which reads the same schemas but never checks a format (without the names it warns of
  * an unknown format on every route that answers a guest).
  */
-export const OWN_FORMATS: Record<string, true> = { [LANGUAGE_FORMAT]: true, [COUNTRY_FORMAT]: true };
+export const OWN_FORMATS: Record<string, true> = { [LANGUAGE_FORMAT]: true, [COUNTRY_FORMAT]: true, [TIME_ZONE_FORMAT]: true };
 
 export type Refinement = (data: Record<string, unknown>) => FieldError[];
 
@@ -42,6 +44,7 @@ function createAjv(): Ajv {
   ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
   ajv.addFormat(LANGUAGE_FORMAT, (v: string) => LANGUAGE_CODES.has(v));
   ajv.addFormat(COUNTRY_FORMAT, (v: string) => COUNTRY_CODES.has(v));
+  ajv.addFormat(TIME_ZONE_FORMAT, isTimeZone);
   return ajv;
 }
 
@@ -68,6 +71,7 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
   const format = String((e.params as { format?: unknown }).format);
   if (code === 'INVALID_DATE_FORMAT') return 'must be a real calendar date in YYYY-MM-DD format';
   if (e.keyword === 'format' && format === 'iso-639-1') return 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")';
+  if (e.keyword === 'format' && format === TIME_ZONE_FORMAT) return `must be ${TIME_ZONE_RULE}`;
   if (e.keyword === 'format' && format === 'iso-3166-1-alpha-2') return 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")';
   if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
   if (e.keyword === 'type') return typeRule(e);
@@ -137,7 +141,12 @@ function toFieldError(e: ErrorObject, part: Part): FieldError {
       code = isDateField(f) ? 'INVALID_DATE_FORMAT' : 'INVALID_TYPE';
       break;
     case 'format':
-      code = params.format === 'date' ? 'INVALID_DATE_FORMAT' : String(params.format).startsWith('iso-') ? 'INVALID_VALUE' : 'INVALID_FORMAT';
+      code =
+        params.format === 'date'
+          ? 'INVALID_DATE_FORMAT'
+          : String(params.format).startsWith('iso-') || params.format === TIME_ZONE_FORMAT
+            ? 'INVALID_VALUE'
+            : 'INVALID_FORMAT';
       break;
     case 'pattern':
       code = 'INVALID_FORMAT';

@@ -20,14 +20,14 @@ const NOBODY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAA
  */
 export async function setUpFirstHotel(
   db: Db,
-  input: { slug: string; name: string; email: string; password: string },
+  input: { slug: string; name: string; email: string; password: string; timeZone?: string },
 ): Promise<{ user: staff.StaffUser; hotel: Hotel }> {
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.transaction().execute(async (trx) => {
       if ((await staff.countHotels(trx)) > 0) throw setupDone();
       const now = new Date().toISOString();
-      const hotel = await insertHotel(trx, input.slug, input.name.trim(), now);
+      const hotel = await insertHotel(trx, input.slug, input.name.trim(), now, input.timeZone ?? 'UTC');
       const user = await staff.insertUser(trx, { id: newId('user'), hotelId: hotel.id, email: normalizeEmail(input.email), role: 'admin', passwordHash, now });
       return { user, hotel };
     });
@@ -59,7 +59,7 @@ export const MAX_LOGIN_ACCOUNTS = 20;
 export const LOGIN_TIMED_CHECKS = 4;
 
 export type LoginOutcome =
-  | { kind: 'ok'; user: staff.StaffUser; hotel: { id: string; slug: string; name: string } }
+  | { kind: 'ok'; user: staff.StaffUser; hotel: staff.SessionHotel }
   /** The password opens accounts at several hotels: log in again naming one of these. */
   | { kind: 'choose-hotel'; hotels: Array<{ slug: string; name: string }> }
   | { kind: 'failed' };

@@ -53,10 +53,10 @@ describe.each(testEngines())('innsync hotel, key and user commands (%s)', (engin
 
   it('hotel list and key list (never a key), in text and JSON', async () => {
     expect(parseJsonOutput(await cli(['hotel', 'list', '--json'])).hotels).toEqual([
-      { slug, name: 'Operators Hotel', createdAt: expect.any(String) },
-      { slug: `${slug}-b`, name: 'Second Hotel', createdAt: expect.any(String) },
+      { slug, name: 'Operators Hotel', timeZone: 'UTC', createdAt: expect.any(String) },
+      { slug: `${slug}-b`, name: 'Second Hotel', timeZone: 'UTC', createdAt: expect.any(String) },
     ]);
-    expect((await cli(['hotel', 'list'])).stdout).toBe(`${slug}  Operators Hotel\n${slug}-b  Second Hotel\n`);
+    expect((await cli(['hotel', 'list'])).stdout).toBe(`${slug}  Operators Hotel  UTC\n${slug}-b  Second Hotel  UTC\n`);
     const a = await issueKeyPair(handle.db, slug);
     const b = await issueKeyPair(handle.db, slug);
     await revokeKeys(handle.db, b.keyId);

@@ -201,7 +201,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
   it('operations.md: `hotel create <slug> --name <name> --json` prints {slug, name}; the hotel is stored', async () => {
     const r = await cli(['hotel', 'create', 'grand-1', '--name', 'Grand Hotel', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ slug: 'grand-1', name: 'Grand Hotel' });
+    expect(parseJsonOutput(r)).toEqual({ slug: 'grand-1', name: 'Grand Hotel', timeZone: 'UTC' });
     const row = await db().selectFrom('hotels').select(['slug', 'name']).where('slug', '=', 'grand-1').executeTakeFirst();
     expect(row).toEqual({ slug: 'grand-1', name: 'Grand Hotel' });
   });
@@ -212,7 +212,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     const [two, max] = await Promise.all([cli(['hotel', 'create', 'ab', '--name', 'Two']), cli(['hotel', 'create', long, '--name', 'Max', '--json'])]);
     expectTextSuccess(two);
     expect(two.stdout).toContain('ab');
-    expect(parseJsonOutput(max)).toEqual({ slug: long, name: 'Max' });
+    expect(parseJsonOutput(max)).toEqual({ slug: long, name: 'Max', timeZone: 'UTC' });
     const stored = await db().selectFrom('hotels').select(['slug', 'name']).where('slug', 'in', ['ab', long]).orderBy('slug').execute();
     expect(stored).toEqual([
       { slug: 'ab', name: 'Two' },

@@ -74,7 +74,7 @@ describe.each(testEngines())('dashboard sessions and login (%s)', (engine) => {
     expect(Buffer.from(token, 'base64url')).toHaveLength(32);
     expect(res.body).toEqual({
       user: { id: admin.id, email: admin.email, role: 'admin' },
-      hotel: { slug: t.slug, name: 'Test Hotel' },
+      hotel: { slug: t.slug, name: 'Test Hotel', timeZone: 'UTC' },
       csrfToken: expect.any(String),
     });
     expect(res.body.csrfToken).not.toBe(token);
@@ -379,7 +379,7 @@ describe.each(testEngines())('first-run setup link (%s)', (engine) => {
       const slug = body.hotelSlug;
       expect(created.body).toEqual({
         user: { id: expect.any(String), email, role: 'admin' },
-        hotel: { slug, name: 'First Inn' },
+        hotel: { slug, name: 'First Inn', timeZone: 'UTC' },
         csrfToken: expect.any(String),
       });
       const attrs = cookieAttributes(created.setCookies[0] ?? '');

@@ -159,7 +159,7 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
     expect(s.status, s.text).toBe(200);
     expect(s.body).toEqual({
       user: { id: 'user_old_admin', email: 'admin@old.example', role: 'admin' },
-      hotel: { slug: 'old-a', name: 'Old A' },
+      hotel: { slug: 'old-a', name: 'Old A', timeZone: 'UTC' },
       csrfToken: 'old-csrf',
     });
     const keys = await client.post('/keys');
@@ -171,9 +171,9 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
   it('the users log in with their passwords; the deactivated one still cannot', async () => {
     const admin = await new DashboardClient(target).login('admin@old.example', 'old-password-1');
     expect(admin.status, admin.text).toBe(200);
-    expect(admin.body.hotel).toEqual({ slug: 'old-a', name: 'Old A' });
+    expect(admin.body.hotel).toEqual({ slug: 'old-a', name: 'Old A', timeZone: 'UTC' });
     const desk = await new DashboardClient(target).login('desk@old.example', 'old-password-1');
-    expect(desk.body.hotel).toEqual({ slug: 'old-b', name: 'Old B' });
+    expect(desk.body.hotel).toEqual({ slug: 'old-b', name: 'Old B', timeZone: 'UTC' });
     expect((await new DashboardClient(target).login('gone@old.example', 'old-password-1')).status).toBe(401);
   });
 

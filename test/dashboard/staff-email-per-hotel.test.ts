@@ -145,7 +145,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
       const client = new DashboardClient(t);
       const res = await client.login(email, password);
       expect(res.status, `${slug}: ${res.text}`).toBe(200);
-      expect(res.body.hotel).toEqual({ slug, name: hotelName(slug) });
+      expect(res.body.hotel).toEqual({ slug, name: hotelName(slug), timeZone: 'UTC' });
       expect(res.body.user.role).toBe(role);
       const s = await client.get('/session');
       expect(s.status).toBe(200);
@@ -193,10 +193,10 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
       expect((await client.login(email, 'same-password-1')).status).toBe(409);
       const chosen = await sendLogin(client, { email: email.toUpperCase(), password: 'same-password-1', hotel: slug });
       expect(chosen.status, chosen.text).toBe(200);
-      expect(chosen.body).toEqual({ user: { id, email, role: 'receptionist' }, hotel: { slug, name: hotelName(slug) }, csrfToken: expect.any(String) });
+      expect(chosen.body).toEqual({ user: { id, email, role: 'receptionist' }, hotel: { slug, name: hotelName(slug), timeZone: 'UTC' }, csrfToken: expect.any(String) });
       const s = await client.get('/session');
       expect(s.status).toBe(200);
-      expect(s.body.hotel).toEqual({ slug, name: hotelName(slug) });
+      expect(s.body.hotel).toEqual({ slug, name: hotelName(slug), timeZone: 'UTC' });
       expect(s.body.user.id).toBe(id);
     }
 

@@ -35,7 +35,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
     let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
     try {
-      created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password });
+      created = await setUpFirstHotel(db, { slug: body.hotelSlug, name: body.hotelName, email: body.email, password: body.password, timeZone: body.timeZone });
     } catch (err) {
       // A taken slug or e-mail leaves the link usable for a corrected try; a hotel made meanwhile does not.
       if (!(err instanceof ApiError) || err.code !== 'SETUP_LINK_INVALID') deps.setupLink.restore(body.token);

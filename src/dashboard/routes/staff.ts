@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { addStaffUser, deactivateStaffUser } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../plugin.js';
-import { IdParams, UserBody } from '../schemas.js';
+import { HotelSettingsBody, IdParams, UserBody } from '../schemas.js';
+import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { session } from '../views.js';
 
 const userView = (u: staff.StaffUser) => ({ id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt });
@@ -17,6 +18,13 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   app.post('/users', { schema: { ...hidden, body: UserBody } }, async (req, reply) => {
     const user = await addStaffUser(db, session(req).hotel.id, req.body);
     return reply.code(201).send({ user: userView(user) });
+  });
+
+  // The hotel's time zone: its "today" for arrivals and departures on the board.
+  app.patch('/hotel', { schema: { ...hidden, body: HotelSettingsBody } }, async (req) => {
+    const s = session(req);
+    await setHotelTimeZone(db, s.hotel.id, req.body.timeZone);
+    return { hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: req.body.timeZone } };
   });
 
   app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams } }, async (req) => {

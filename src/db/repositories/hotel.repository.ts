@@ -7,27 +7,39 @@ export interface Hotel {
   slug: string;
   name: string;
   createdAt: string;
+  /** IANA time zone: the hotel's day. */
+  timeZone: string;
 }
 
-export async function insertHotel(db: DbOrTrx, slug: string, name: string, now: string): Promise<Hotel> {
-  const hotel = { id: newId('hotel'), slug, name, created_at: now };
+type HotelRow = { id: string; slug: string; name: string; created_at: string; time_zone: string };
+
+function toHotel(row: HotelRow): Hotel {
+  return { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at, timeZone: row.time_zone };
+}
+
+export async function insertHotel(db: DbOrTrx, slug: string, name: string, now: string, timeZone = 'UTC'): Promise<Hotel> {
+  const hotel = { id: newId('hotel'), slug, name, created_at: now, time_zone: timeZone };
   await db.insertInto('hotels').values(hotel).execute();
-  return { id: hotel.id, slug, name, createdAt: now };
+  return toHotel(hotel);
+}
+
+export async function setHotelTimeZone(db: DbOrTrx, hotelId: string, timeZone: string): Promise<void> {
+  await db.updateTable('hotels').set({ time_zone: timeZone }).where('id', '=', hotelId).execute();
 }
 
 export async function findHotelBySlug(db: DbOrTrx, slug: string): Promise<Hotel | null> {
   const row = await db.selectFrom('hotels').selectAll().where('slug', '=', slug).executeTakeFirst();
-  return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
+  return row ? toHotel(row) : null;
 }
 
 export async function allHotels(db: DbOrTrx): Promise<Hotel[]> {
   const rows = await db.selectFrom('hotels').selectAll().orderBy('slug').execute();
-  return rows.map((row) => ({ id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at }));
+  return rows.map(toHotel);
 }
 
 export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | null> {
   const row = await db.selectFrom('hotels').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at } : null;
+  return row ? toHotel(row) : null;
 }
 
 /** The first key of the service's advisory locks ("inn"), so they never meet another application's. */

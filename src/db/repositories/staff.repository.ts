@@ -18,7 +18,15 @@ export interface StaffSession {
   createdAt: string;
   lastSeenAt: string;
   user: StaffUser;
-  hotel: { id: string; slug: string; name: string };
+  hotel: SessionHotel;
+}
+
+/** The hotel as a session carries it. */
+export interface SessionHotel {
+  id: string;
+  slug: string;
+  name: string;
+  timeZone: string;
 }
 
 type UserRow = { id: string; hotel_id: string; email: string; role: StaffRole; created_at: string; deactivated_at: string | null };
@@ -30,7 +38,7 @@ function toUser(r: UserRow): StaffUser {
 /** An active account a login may open: the user, their hotel and the password hash to check. */
 export interface LoginAccount {
   user: StaffUser;
-  hotel: { id: string; slug: string; name: string };
+  hotel: SessionHotel;
   passwordHash: string;
 }
 
@@ -52,12 +60,13 @@ export async function findLoginAccounts(db: DbOrTrx, email: string, opts: { hote
       'staff_users.deactivated_at',
       'hotels.slug',
       'hotels.name',
+      'hotels.time_zone',
     ])
     .where('staff_users.email', '=', email)
     .where('staff_users.deactivated_at', 'is', null);
   if (opts.hotelSlug !== undefined) q = q.where('hotels.slug', '=', opts.hotelSlug);
   const rows = await q.orderBy('hotels.slug').limit(opts.limit).execute();
-  return rows.map((r) => ({ user: toUser(r), hotel: { id: r.hotel_id, slug: r.slug, name: r.name }, passwordHash: r.password_hash }));
+  return rows.map((r) => ({ user: toUser(r), hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone }, passwordHash: r.password_hash }));
 }
 
 export async function insertUser(
@@ -129,6 +138,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
       'hotels.id as hotel_id',
       'hotels.slug',
       'hotels.name',
+      'hotels.time_zone',
     ])
     .where('staff_sessions.id', '=', id)
     .executeTakeFirst();
@@ -139,7 +149,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
     user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
-    hotel: { id: r.hotel_id, slug: r.slug, name: r.name },
+    hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
   };
 }
 
