@@ -52,6 +52,7 @@ import type { Db } from '../src/db/database.js';
 import { sql, type Insertable } from 'kysely';
 import type { GuestTable } from '../src/db/schema.js';
 import { newGuestRow, toGuestData } from '../src/db/repositories/guest.repository.js';
+import type { GuestData } from '../src/domain/guest.js';
 import { canonicalJson } from '../src/pms/idempotency.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
@@ -91,20 +92,7 @@ const FLOOR_TABLE = 'bench_floor_guests';
 // ---------------------------------------------------------------- the guest list
 
 /** A listed guest with all 12 fields of the check-in set (a full PMS export). */
-interface BenchGuest {
-  pmsGuestId: string;
-  lastName: string;
-  firstName: string | null;
-  roomNumber: string;
-  checkInDate: string;
-  checkOutDate: string;
-  phone: string | null;
-  email: string | null;
-  language: string | null;
-  nationality: string | null;
-  adults: number | null;
-  children: number | null;
-}
+type BenchGuest = GuestData & { pmsGuestId: string };
 
 /** mulberry32: a small seeded PRNG, so every run sends the same lists. */
 function prng(seed: number): () => number {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
-import { optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } from '../domain/guest-schema.js';
+import { GuestPatchSchema, NewGuestDataSchema } from '../domain/guest-schema.js';
 
 // docs/dashboard.md: the dashboard's JSON API. The guest fields are the one definition
 // the PMS API uses too (domain/guest-schema.ts): a walk-in obeys exactly the same field
@@ -40,10 +40,10 @@ export const LoginBody = Type.Object(
 );
 export type LoginBody = Static<typeof LoginBody>;
 
-export const WalkInBody = Type.Object({ ...requiredGuestFields, ...optionalGuestFields }, { additionalProperties: false });
+export const WalkInBody = Type.Object(NewGuestDataSchema.properties, { additionalProperties: false });
 export type WalkInBody = Static<typeof WalkInBody>;
 
-export const GuestPatchBody = Type.Object({ ...partialRequiredGuestFields, ...optionalGuestFields }, { additionalProperties: false });
+export const GuestPatchBody = Type.Object(GuestPatchSchema.properties, { additionalProperties: false });
 export type GuestPatchBody = Static<typeof GuestPatchBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -17,72 +17,43 @@ export function nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }
 
-/** Each field of a guest, once. */
-export const Fields = {
-  pmsGuestId: Type.String({
-    minLength: 1,
-    maxLength: 128,
-    pattern: NO_CONTROL_CHARS,
-    description: "The PMS's own identifier for the guest: 1-128 characters, no control characters.",
-  }),
+/** A field a stay may lack: a request may leave it out (absent keeps) or send null (null clears); stored, it is null. */
+function optional<T extends TSchema>(schema: T) {
+  return Type.Optional(nullable(schema));
+}
+
+/** The PMS's own identifier for a guest; with a stay's fields it makes the check-in field set (spec 2.1). */
+export const PmsGuestId = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: NO_CONTROL_CHARS,
+  description: "The PMS's own identifier for the guest: 1-128 characters, no control characters.",
+});
+
+/**
+ * A new stay's fields as a request sends them (check-in, sync item, walk-in), each once, in
+ * spec 2.1's order, which is the order of answers and change sets too. Every other shape of
+ * a guest's data is derived from this one, so a new field is one line here (and a column).
+ */
+export const NewGuestDataSchema = Type.Object({
+  firstName: optional(Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters. An empty string is not "absent".' })),
+  lastName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters.' }),
+  phone: optional(Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164: "+" then 2-15 digits, the first not 0.' })),
   roomNumber: Type.String({
     pattern: NO_CONTROL_CHARS,
     description: `Room number, 1-${ROOM_NUMBER_MAX} characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control characters. A room holds at most one active guest.`,
   }),
-  lastName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters.' }),
-  firstName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters. An empty string is not "absent".' }),
   checkInDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date.' }),
   checkOutDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date, not before checkInDate.' }),
-  phone: Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164: "+" then 2-15 digits, the first not 0.' }),
-  email: Type.String({ format: 'email', maxLength: 254, description: 'E-mail address, at most 254 characters.' }),
-  language: Type.String({ format: 'iso-639-1', description: 'An assigned ISO 639-1 code in lower case ("en", "de").' }),
-  nationality: Type.String({ format: 'iso-3166-1-alpha-2', description: 'An assigned ISO 3166-1 alpha-2 code in upper case ("DE", "US").' }),
-  adults: Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' }),
-  children: Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' }),
-};
-
-/** The fields every stay has. */
-export const requiredGuestFields = {
-  lastName: Fields.lastName,
-  roomNumber: Fields.roomNumber,
-  checkInDate: Fields.checkInDate,
-  checkOutDate: Fields.checkOutDate,
-};
-
-/** The optional fields as a request sends them: absent keeps, null clears (decisions.md). */
-export const optionalGuestFields = {
-  firstName: Type.Optional(nullable(Fields.firstName)),
-  phone: Type.Optional(nullable(Fields.phone)),
-  email: Type.Optional(nullable(Fields.email)),
-  language: Type.Optional(nullable(Fields.language)),
-  nationality: Type.Optional(nullable(Fields.nationality)),
-  adults: Type.Optional(nullable(Fields.adults)),
-  children: Type.Optional(nullable(Fields.children)),
-};
-
-/** The required fields, each optional: a partial update. */
-export const partialRequiredGuestFields = {
-  lastName: Type.Optional(Fields.lastName),
-  roomNumber: Type.Optional(Fields.roomNumber),
-  checkInDate: Type.Optional(Fields.checkInDate),
-  checkOutDate: Type.Optional(Fields.checkOutDate),
-};
-
-/**
- * A stay's data as stored and answered: every field present, the optional ones null when
- * unknown. The order of the members is the order of a guest's fields everywhere (answers,
- * change sets).
- */
-export const GuestDataSchema = Type.Object({
-  firstName: nullable(Fields.firstName),
-  lastName: Fields.lastName,
-  phone: nullable(Fields.phone),
-  roomNumber: Fields.roomNumber,
-  checkInDate: Fields.checkInDate,
-  checkOutDate: Fields.checkOutDate,
-  language: nullable(Fields.language),
-  adults: nullable(Fields.adults),
-  children: nullable(Fields.children),
-  nationality: nullable(Fields.nationality),
-  email: nullable(Fields.email),
+  language: optional(Type.String({ format: 'iso-639-1', description: 'An assigned ISO 639-1 code in lower case ("en", "de").' })),
+  adults: optional(Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' })),
+  children: optional(Type.Integer({ minimum: 0, maximum: 99, description: 'Integer 0-99.' })),
+  nationality: optional(Type.String({ format: 'iso-3166-1-alpha-2', description: 'An assigned ISO 3166-1 alpha-2 code in upper case ("DE", "US").' })),
+  email: optional(Type.String({ format: 'email', maxLength: 254, description: 'E-mail address, at most 254 characters.' })),
 });
+
+/** A change to a stay (update, staff edit): every field may be absent; absent keeps, null clears (decisions.md). */
+export const GuestPatchSchema = Type.Partial(NewGuestDataSchema);
+
+/** A stay's data as stored and answered: every field present, the optional ones null when unknown. */
+export const GuestDataSchema = Type.Required(NewGuestDataSchema);

@@ -1,9 +1,14 @@
 import type { Static } from '@sinclair/typebox';
 import { fieldError, type FieldError } from '../errors.js';
-import { GuestDataSchema, ROOM_NUMBER_MAX } from './guest-schema.js';
+import { GuestDataSchema, GuestPatchSchema, NewGuestDataSchema, ROOM_NUMBER_MAX } from './guest-schema.js';
 
-/** A stay's data: the guest's 11 fields besides `pmsGuestId` (spec 2.1), from the one schema (guest-schema.ts). */
+// The domain's types are the schema's (guest-schema.ts): what validation lets through is what they say.
+
+/** A stay's data: the guest's 11 fields besides `pmsGuestId` (spec 2.1). */
 export type GuestData = Static<typeof GuestDataSchema>;
+
+/** A new stay as submitted (check-in, sync item, walk-in): the required fields, the others absent or null. */
+export type NewGuestData = Static<typeof NewGuestDataSchema>;
 
 export type GuestDataField = keyof GuestData;
 
@@ -11,7 +16,7 @@ export type GuestDataField = keyof GuestData;
 export const GUEST_DATA_FIELDS = Object.keys(GuestDataSchema.properties) as GuestDataField[];
 
 /** A submitted partial change: absent keeps the stored value, `null` clears it (decisions.md). */
-export type GuestPatch = { [K in GuestDataField]?: GuestData[K] | null };
+export type GuestPatch = Static<typeof GuestPatchSchema>;
 
 export interface FieldChange {
   from: unknown;
@@ -90,7 +95,7 @@ export function applyChanges(stored: GuestData, changes: ChangeSet): GuestData {
 }
 
 /** Full data of a new stay from a validated check-in body; optional absent fields become null. */
-export function guestDataFromCheckin(body: GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'>): GuestData {
+export function guestDataFromCheckin(body: NewGuestData): GuestData {
   const data = Object.fromEntries(GUEST_DATA_FIELDS.map((f) => [f, body[f] ?? null])) as GuestData;
   return { ...data, roomNumber: normalizeRoomNumber(body.roomNumber) };
 }

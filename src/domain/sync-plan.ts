@@ -5,8 +5,8 @@ import {
   normalizeRoomNumber,
   type ChangeSet,
   type GuestData,
-  type GuestPatch,
   type GuestSource,
+  type NewGuestData,
 } from './guest.js';
 
 /** An active guest of the hotel as the planner sees it. */
@@ -18,7 +18,7 @@ export interface RosterEntry {
 }
 
 /** A guest of the submitted list (the check-in field set, validated). */
-export type ListedGuest = GuestPatch & Pick<GuestData, 'lastName' | 'roomNumber' | 'checkInDate' | 'checkOutDate'> & { pmsGuestId: string };
+export type ListedGuest = NewGuestData & { pmsGuestId: string };
 
 export interface PlannedUpdate {
   guest: RosterEntry;

@@ -1,26 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Fields, GuestDataSchema, optionalGuestFields, partialRequiredGuestFields, requiredGuestFields } from '../domain/guest-schema.js';
+import { GuestDataSchema, GuestPatchSchema, NewGuestDataSchema, PmsGuestId } from '../domain/guest-schema.js';
 import { ERRORS } from '../errors.js';
 
 // The PMS API's requests and answers, composed from the one definition of a guest's
 // fields (domain/guest-schema.ts).
 
 /** spec 2.1 / decisions.md: the check-in field set; unknown members are refused. */
-export const GuestInput = Type.Object(
-  { pmsGuestId: Fields.pmsGuestId, ...requiredGuestFields, ...optionalGuestFields },
-  { additionalProperties: false, title: 'GuestInput' },
-);
+export const GuestInput = Type.Object({ pmsGuestId: PmsGuestId, ...NewGuestDataSchema.properties }, { additionalProperties: false, title: 'GuestInput' });
 export type GuestInput = Static<typeof GuestInput>;
 
 /** spec 4.3: `pmsGuestId` plus the fields that changed; absent keeps, null clears. */
-export const UpdateInput = Type.Object(
-  { pmsGuestId: Fields.pmsGuestId, ...partialRequiredGuestFields, ...optionalGuestFields },
-  { additionalProperties: false, title: 'UpdateInput' },
-);
+export const UpdateInput = Type.Object({ pmsGuestId: PmsGuestId, ...GuestPatchSchema.properties }, { additionalProperties: false, title: 'UpdateInput' });
 export type UpdateInput = Static<typeof UpdateInput>;
 
 /** decisions.md: checkout body is `pmsGuestId` only. */
-export const CheckoutInput = Type.Object({ pmsGuestId: Fields.pmsGuestId }, { additionalProperties: false, title: 'CheckoutInput' });
+export const CheckoutInput = Type.Object({ pmsGuestId: PmsGuestId }, { additionalProperties: false, title: 'CheckoutInput' });
 export type CheckoutInput = Static<typeof CheckoutInput>;
 
 /** decisions.md: at most 20,000 guests per sync. */

@@ -38,13 +38,7 @@ export function toGuest(r: Selectable<GuestTable>): Guest {
   };
 }
 
-/** The data columns of a guest row: the one mapping from columns to the 11 fields (spec 2.1). */
-export type GuestDataColumns = Pick<
-  Selectable<GuestTable>,
-  'first_name' | 'last_name' | 'phone' | 'room_number' | 'check_in_date' | 'check_out_date' | 'language' | 'adults' | 'children' | 'nationality' | 'email'
->;
-
-/** Columns to select for toGuestData. */
+/** The data columns of a guest row, one per field of GuestData (spec 2.1); toGuestData and dataColumns map between them. */
 export const GUEST_DATA_COLUMNS = [
   'first_name',
   'last_name',
@@ -57,7 +51,9 @@ export const GUEST_DATA_COLUMNS = [
   'children',
   'nationality',
   'email',
-] as const satisfies readonly (keyof GuestDataColumns)[];
+] as const satisfies readonly (keyof Selectable<GuestTable>)[];
+
+export type GuestDataColumns = Pick<Selectable<GuestTable>, (typeof GUEST_DATA_COLUMNS)[number]>;
 
 export function toGuestData(r: GuestDataColumns): GuestData {
   return {
@@ -91,6 +87,7 @@ export function newGuestRow(g: { id: string; hotelId: string; source: GuestSourc
 }
 
 function dataColumns(d: GuestData) {
+  // Checked against GUEST_DATA_COLUMNS (which toGuestData needs for every field): a column left out here fails to compile.
   return {
     first_name: d.firstName,
     last_name: d.lastName,
@@ -103,7 +100,7 @@ function dataColumns(d: GuestData) {
     check_in_date: d.checkInDate,
     check_out_date: d.checkOutDate,
     room_number: d.roomNumber,
-  };
+  } satisfies Record<(typeof GUEST_DATA_COLUMNS)[number], unknown>;
 }
 
 /** The active PMS guest with this id, row-locked on PostgreSQL for the caller's transaction. */
