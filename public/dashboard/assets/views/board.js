@@ -1,33 +1,94 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
 // roster on every live change; tiles that just changed get a brief highlight.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, sourceLabel, naturalCompare } from '../dom.js';
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare } from '../dom.js';
 import { showError } from '../ui.js';
+
+// The day's views of the roster, each a filter of the board; "today" is the hotel's own day.
+const FILTERS = [
+  ['arriving', 'Arrivals today'],
+  ['departing', 'Departures today'],
+  ['all', 'In house'],
+  ['overdue', 'Overdue'],
+];
+
+/** YYYY-MM-DD in the hotel's time zone. */
+export function hotelToday(timeZone, now = new Date()) {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: timeZone || 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+/** Where a guest's stay stands today: arriving, departing, overdue, or simply staying. */
+function stayState(g, today) {
+  if (g.checkOutDate < today) return 'overdue';
+  if (g.checkOutDate === today) return 'departing';
+  if (g.checkInDate === today) return 'arriving';
+  return 'staying';
+}
+
+const days = (from, to) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 
 export function boardView(ctx) {
   ctx.setTitle('Board');
+  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
+  let filter = 'all';
+  let last = { guests: [], changed: new Set() };
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': 'Today at a glance' });
   const grid = h('ul', { class: 'board', 'aria-label': 'Rooms' });
   const node = h(
     'section',
     { class: 'view view-board' },
     h('div', { class: 'view-head' }, pageHeading('Room board'), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, 'Add walk-in')),
+    counts,
     summary,
     grid,
   );
 
+  function renderCounts(guests, today) {
+    const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0 };
+    for (const g of guests) {
+      const state = stayState(g, today);
+      if (state in n) n[state]++;
+    }
+    replaceChildren(
+      counts,
+      FILTERS.map(([key, label]) => {
+        const b = h(
+          'button',
+          { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(filter === key), dataset: { filter: key } },
+          h('span', { class: 'day-count' }, String(n[key])),
+          ' ',
+          label,
+        );
+        b.addEventListener('click', () => {
+          filter = filter === key ? 'all' : key;
+          render(last.guests, last.changed);
+        });
+        return b;
+      }),
+    );
+  }
+
   function render(guests, changed = new Set()) {
+    last = { guests, changed };
+    const today = hotelToday(timeZone);
+    renderCounts(guests, today);
     // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
     const focusedId = grid.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
-    const sorted = [...guests].sort((a, b) => naturalCompare(a.roomNumber, b.roomNumber));
-    summary.textContent = sorted.length === 1 ? '1 guest in house' : `${sorted.length} guests in house`;
+    const shown = guests.filter((g) => filter === 'all' || stayState(g, today) === filter);
+    const sorted = [...shown].sort((a, b) => naturalCompare(a.roomNumber, b.roomNumber));
+    const label = FILTERS.find(([key]) => key === filter)?.[1] ?? 'In house';
+    summary.textContent = filter === 'all' ? (sorted.length === 1 ? '1 guest in house' : `${sorted.length} guests in house`) : `${label}: ${sorted.length}`;
     if (sorted.length === 0) {
-      replaceChildren(grid, h('li', { class: 'empty' }, 'No guests in house. Walk-ins you add and PMS check-ins appear here.'));
+      replaceChildren(
+        grid,
+        h('li', { class: 'empty' }, filter === 'all' ? 'No guests in house. Walk-ins you add and PMS check-ins appear here.' : `None: ${label.toLowerCase()}.`),
+      );
       return;
     }
     replaceChildren(
       grid,
-      sorted.map((g) => h('li', null, tile(g, changed.has(g.id)))),
+      sorted.map((g) => h('li', null, tile(g, changed.has(g.id), today))),
     );
     if (focusedId) grid.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
@@ -41,19 +102,39 @@ export function boardView(ctx) {
   return { node, destroy: unsubscribe };
 }
 
-function tile(g, changed) {
+const STATE_TEXT = { arriving: 'Arriving today', departing: 'Departing today', overdue: 'Overdue' };
+
+/** "3 nights, 1 left"; "1 night, 0 left". */
+function nightsText(g, today) {
+  const nights = Math.max(0, days(g.checkInDate, g.checkOutDate));
+  const left = Math.min(nights, Math.max(0, days(today < g.checkInDate ? g.checkInDate : today, g.checkOutDate)));
+  return `${nights} ${nights === 1 ? 'night' : 'nights'}, ${left} left`;
+}
+
+/** "2 adults, 1 child", or nothing when the party is unknown. */
+function partyText(g) {
+  const parts = [];
+  if (g.adults !== null && g.adults !== undefined) parts.push(`${g.adults} ${g.adults === 1 ? 'adult' : 'adults'}`);
+  if (g.children) parts.push(`${g.children} ${g.children === 1 ? 'child' : 'children'}`);
+  return parts.join(', ');
+}
+
+function tile(g, changed, today) {
+  const state = stayState(g, today);
+  // The tile's accessible name is its visible text (room, name, dates, the day's mark).
   return h(
     'a',
     {
       href: `#/guest/${encodeURIComponent(g.id)}`,
-      class: ['tile', g.source === 'pms' ? 'tile-pms' : 'tile-walkin', changed && 'tile-changed'],
-      dataset: { room: g.roomNumber, guestId: g.id, source: g.source },
-      'aria-label': `Room ${g.roomNumber}: ${guestName(g)}, ${g.checkInDate} to ${g.checkOutDate}, ${sourceLabel(g.source)}`,
+      class: ['tile', g.source === 'pms' ? 'tile-pms' : 'tile-walkin', changed && 'tile-changed', `tile-${state}`],
+      dataset: { room: g.roomNumber, guestId: g.id, source: g.source, state },
     },
-    h('span', { class: 'tile-room' }, g.roomNumber),
+    h('span', { class: 'tile-room' }, h('span', { class: 'visually-hidden' }, 'Room '), g.roomNumber),
     h('span', { class: 'tile-name' }, guestName(g)),
     // Each date stays on one line; the arrow may wrap on a narrow tile.
     h('span', { class: 'tile-dates' }, h('span', { class: 'nowrap' }, g.checkInDate ?? '?'), ' → ', h('span', { class: 'nowrap' }, g.checkOutDate ?? '?')),
+    h('span', { class: 'tile-stay' }, [nightsText(g, today), partyText(g)].filter(Boolean).join(' · ')),
+    STATE_TEXT[state] ? h('span', { class: ['tile-mark', `tile-mark-${state}`] }, STATE_TEXT[state]) : null,
     sourceBadge(g.source),
   );
 }

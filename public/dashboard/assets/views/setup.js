@@ -2,6 +2,7 @@
 
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren } from '../dom.js';
+import { timeZoneField } from '../time-zones.js';
 import { field, busy, clearFieldErrors, showFormErrors, setFieldError, clearAlert, showError } from '../ui.js';
 
 export function setupView(ctx) {
@@ -46,6 +47,7 @@ function setupForm(ctx, token) {
       attrs: { autocomplete: 'off', spellcheck: 'false' },
     }),
     field({ name: 'hotelName', label: 'Hotel name', required: true, attrs: { autocomplete: 'organization' } }),
+    timeZoneField(),
     field({ name: 'email', label: 'Admin email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
     field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
     field({ name: 'passwordConfirm', label: 'Password again', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
@@ -68,6 +70,7 @@ function setupForm(ctx, token) {
       hotelName: value('hotelName').trim(),
       email: value('email').trim(),
       password: value('password'),
+      timeZone: value('timeZone'),
     };
     await busy(submit, async () => {
       try {

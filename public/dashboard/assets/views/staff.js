@@ -2,6 +2,7 @@
 // the server refuses to deactivate the current user (and so does this page).
 
 import { api, enc } from '../api.js';
+import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, setFieldError, showError, showFormErrors } from '../ui.js';
 
@@ -32,12 +33,34 @@ export function staffView(ctx) {
     h('div', { class: 'form-actions' }, submit),
   );
 
+  const saveZone = h('button', { type: 'submit', class: 'btn' }, 'Save time zone');
+  const hotelForm = h(
+    'form',
+    { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'hotel-settings' },
+    timeZoneField(ctx.session.hotel.timeZone),
+    h('div', { class: 'form-actions' }, saveZone),
+  );
+  hotelForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearFieldErrors(hotelForm);
+    await busy(saveZone, async () => {
+      try {
+        const { hotel } = await api.patch('/hotel', { timeZone: hotelForm.elements.namedItem('timeZone').value });
+        ctx.session.hotel.timeZone = hotel.timeZone;
+        announce(`Time zone set to ${hotel.timeZone}.`);
+      } catch (err) {
+        showFormErrors(hotelForm, err, { prefix: 'Could not set the time zone' });
+      }
+    });
+  });
+
   const node = h(
     'section',
     { class: 'view view-staff' },
     pageHeading('Staff'),
     tableSlot,
     h('section', { class: 'panel', 'aria-labelledby': 'add-user' }, h('h2', { id: 'add-user' }, 'Add a user'), form),
+    h('section', { class: 'panel', 'aria-labelledby': 'hotel-settings' }, h('h2', { id: 'hotel-settings' }, 'Hotel'), hotelForm),
   );
 
   async function loadUsers() {
