@@ -193,7 +193,11 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
       expect((await client.login(email, 'same-password-1')).status).toBe(409);
       const chosen = await sendLogin(client, { email: email.toUpperCase(), password: 'same-password-1', hotel: slug });
       expect(chosen.status, chosen.text).toBe(200);
-      expect(chosen.body).toEqual({ user: { id, email, role: 'receptionist' }, hotel: { slug, name: hotelName(slug), timeZone: 'UTC' }, csrfToken: expect.any(String) });
+      expect(chosen.body).toEqual({
+        user: { id, email, role: 'receptionist' },
+        hotel: { slug, name: hotelName(slug), timeZone: 'UTC' },
+        csrfToken: expect.any(String),
+      });
       const s = await client.get('/session');
       expect(s.status).toBe(200);
       expect(s.body.hotel).toEqual({ slug, name: hotelName(slug), timeZone: 'UTC' });
