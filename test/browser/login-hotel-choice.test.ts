@@ -63,7 +63,7 @@ describe.each(testEngines().slice(0, 1))('login page: the hotel choice (%s)', (e
       await expect.poll(() => page.locator('header').innerText()).toContain(`Hotel ${slugB}`);
       // Hotel B's account (an admin), not hotel A's (a receptionist).
       const session = (await page.evaluate("fetch('/dashboard/api/session').then((r) => r.json())")) as { hotel: unknown; user: { role: string } };
-      expect(session.hotel).toEqual({ slug: slugB, name: `Hotel ${slugB}` });
+      expect(session.hotel).toEqual({ slug: slugB, name: `Hotel ${slugB}`, timeZone: 'UTC' });
       expect(session.user.role).toBe('admin');
       expect(errors).toEqual([]);
     } finally {
