@@ -81,6 +81,18 @@ describe("the board's day", () => {
       }
       await page.locator('[data-filter=all]').click();
       await expect.poll(() => rooms(page)).toEqual(['101', '102', '103', '104']);
+
+      // Find a room or a guest at once: "/" jumps to the search box; room, name or PMS id.
+      await page.locator('body').press('/');
+      expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Find a room or a guest');
+      await page.keyboard.type('depart');
+      await expect.poll(() => rooms(page)).toEqual(['102']);
+      await page.getByLabel('Find a room or a guest').fill('10');
+      await expect.poll(() => rooms(page)).toEqual(['101', '102', '103', '104']);
+      await page.getByLabel('Find a room or a guest').fill('late');
+      await expect.poll(() => rooms(page)).toEqual(['103']);
+      await page.getByLabel('Find a room or a guest').fill('nobody');
+      await expect.poll(() => page.locator('.board .empty').innerText()).toBe('No room, name or PMS id contains "nobody".');
     } finally {
       await context.close();
     }

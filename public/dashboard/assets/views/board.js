@@ -25,6 +25,12 @@ function stayState(g, today) {
   return 'staying';
 }
 
+/** A room number, a name or a PMS id that contains the query (any case). */
+function matches(g, query) {
+  if (!query) return true;
+  return [g.roomNumber, g.firstName, g.lastName, g.pmsGuestId].some((v) => typeof v === 'string' && v.toLowerCase().includes(query));
+}
+
 const days = (from, to) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 
 export function boardView(ctx) {
@@ -33,16 +39,33 @@ export function boardView(ctx) {
   let filter = 'all';
   let last = { guests: [], changed: new Set() };
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const search = h('input', {
+    type: 'search',
+    class: 'board-search',
+    'aria-label': 'Find a room or a guest',
+    placeholder: 'Find a room, name or PMS id (press /)',
+    autocomplete: 'off',
+  });
+  search.addEventListener('input', () => render(last.guests, last.changed));
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': 'Today at a glance' });
   const grid = h('ul', { class: 'board', 'aria-label': 'Rooms' });
   const node = h(
     'section',
     { class: 'view view-board' },
     h('div', { class: 'view-head' }, pageHeading('Room board'), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, 'Add walk-in')),
-    counts,
+    h('div', { class: 'board-tools' }, counts, search),
     summary,
     grid,
   );
+  // "/" anywhere but in a text field jumps to the search box, as in most web apps.
+  const onKey = (e) => {
+    if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+    e.preventDefault();
+    search.focus();
+  };
+  document.addEventListener('keydown', onKey);
 
   function renderCounts(guests, today) {
     const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0 };
@@ -75,14 +98,24 @@ export function boardView(ctx) {
     renderCounts(guests, today);
     // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
     const focusedId = grid.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
-    const shown = guests.filter((g) => filter === 'all' || stayState(g, today) === filter);
+    const query = search.value.trim().toLowerCase();
+    const shown = guests.filter((g) => (filter === 'all' || stayState(g, today) === filter) && matches(g, query));
     const sorted = [...shown].sort((a, b) => naturalCompare(a.roomNumber, b.roomNumber));
     const label = FILTERS.find(([key]) => key === filter)?.[1] ?? 'In house';
-    summary.textContent = filter === 'all' ? (sorted.length === 1 ? '1 guest in house' : `${sorted.length} guests in house`) : `${label}: ${sorted.length}`;
+    const inHouse = sorted.length === 1 ? '1 guest in house' : `${sorted.length} guests in house`;
+    summary.textContent = query ? `${sorted.length} found for "${search.value.trim()}"` : filter === 'all' ? inHouse : `${label}: ${sorted.length}`;
     if (sorted.length === 0) {
       replaceChildren(
         grid,
-        h('li', { class: 'empty' }, filter === 'all' ? 'No guests in house. Walk-ins you add and PMS check-ins appear here.' : `None: ${label.toLowerCase()}.`),
+        h(
+          'li',
+          { class: 'empty' },
+          query
+            ? `No room, name or PMS id contains "${search.value.trim()}".`
+            : filter === 'all'
+              ? 'No guests in house. Walk-ins you add and PMS check-ins appear here.'
+              : `None: ${label.toLowerCase()}.`,
+        ),
       );
       return;
     }
@@ -99,7 +132,13 @@ export function boardView(ctx) {
   // Fresh data on every visit; the live stream keeps it fresh afterwards.
   ctx.roster.refresh().catch((err) => showError(err, 'Could not load the guests'));
 
-  return { node, destroy: unsubscribe };
+  return {
+    node,
+    destroy: () => {
+      unsubscribe();
+      document.removeEventListener('keydown', onKey);
+    },
+  };
 }
 
 const STATE_TEXT = { arriving: 'Arriving today', departing: 'Departing today', overdue: 'Overdue' };
