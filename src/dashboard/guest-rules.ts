@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ROOM_NUMBER_MAX } from '../domain/guest-schema.js';
+import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
 import { WalkInBody } from './schemas.js';
 
 /** What the browser's guest forms need of a field's rule: whether it is required and the input's limits. */
@@ -10,10 +11,12 @@ export interface FieldRule {
   maxLength?: number;
   min?: number;
   max?: number;
+  /** The codes the field accepts (languages, countries), for the form's searchable list. */
+  codes?: string[];
 }
 
 /** Codes of two letters (ISO 639-1 languages, ISO 3166-1 countries). */
-const TWO_LETTER_FORMATS = new Set(['iso-639-1', 'iso-3166-1-alpha-2']);
+const TWO_LETTER_FORMATS: Record<string, ReadonlySet<string>> = { 'iso-639-1': LANGUAGE_CODES, 'iso-3166-1-alpha-2': COUNTRY_CODES };
 
 function ruleOf(schema: TSchema, required: boolean): FieldRule {
   const s = schema as { type?: string | string[]; format?: string; maxLength?: number; minimum?: number; maximum?: number };
@@ -21,7 +24,8 @@ function ruleOf(schema: TSchema, required: boolean): FieldRule {
   if (types.includes('integer')) return { required, input: 'number', min: s.minimum, max: s.maximum };
   if (s.format === 'date') return { required, input: 'date' };
   if (s.format === 'email') return { required, input: 'email', maxLength: s.maxLength };
-  if (s.format && TWO_LETTER_FORMATS.has(s.format)) return { required, input: 'text', maxLength: 2 };
+  const codes = s.format ? TWO_LETTER_FORMATS[s.format] : undefined;
+  if (codes) return { required, input: 'text', maxLength: 2, codes: [...codes].sort() };
   return { required, input: 'text', maxLength: s.maxLength };
 }
 

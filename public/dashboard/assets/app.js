@@ -5,6 +5,7 @@ import { api, setCsrfRefresher, setCsrfToken, setUnauthorizedHandler } from './a
 import { h, replaceChildren, pageHeading } from './dom.js';
 import { announce, clearAlert, showAlert, showError } from './ui.js';
 import { createRoster, connectLive } from './live.js';
+import { LANGUAGES, currentLanguage, preferredLanguage, setLanguage, t, tk } from './i18n.js';
 import { loginView } from './views/login.js';
 import { setupView } from './views/setup.js';
 import { boardView } from './views/board.js';
@@ -32,17 +33,17 @@ const ROUTES = [
 ];
 
 const NAV = [
-  ['#/board', 'Board'],
-  ['#/list', 'List'],
-  ['#/walk-in', 'Walk-in'],
-  ['#/activity', 'Activity'],
-  ['#/keys', 'Keys', 'admin'],
-  ['#/requests', 'Requests', 'admin'],
-  ['#/staff', 'Staff', 'admin'],
-  ['#/webhooks', 'Webhooks', 'admin'],
+  ['#/board', tk('Board')],
+  ['#/list', tk('List')],
+  ['#/walk-in', tk('Walk-in')],
+  ['#/activity', tk('Activity')],
+  ['#/keys', tk('Keys'), 'admin'],
+  ['#/requests', tk('Requests'), 'admin'],
+  ['#/staff', tk('Staff'), 'admin'],
+  ['#/webhooks', tk('Webhooks'), 'admin'],
 ];
 
-const LIVE_TEXT = { connected: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', offline: 'Offline' };
+const LIVE_TEXT = { connected: tk('Live'), connecting: tk('Connecting…'), reconnecting: tk('Reconnecting…'), offline: tk('Offline') };
 
 const state = {
   session: null,
@@ -152,14 +153,14 @@ function unmount() {
 }
 
 function adminOnlyView(ctx) {
-  ctx.setTitle('Administrators only');
+  ctx.setTitle(t('Administrators only'));
   return {
     node: h(
       'section',
       { class: 'view' },
-      pageHeading('Administrators only'),
-      h('p', null, 'This page is for hotel administrators. Ask an administrator if you need something here.'),
-      h('p', null, h('a', { href: '#/board' }, 'Back to the board')),
+      pageHeading(t('Administrators only')),
+      h('p', null, t('This page is for hotel administrators. Ask an administrator if you need something here.')),
+      h('p', null, h('a', { href: '#/board' }, t('Back to the board'))),
     ),
   };
 }
@@ -169,6 +170,8 @@ function adminOnlyView(ctx) {
 
 function renderHeader(route) {
   const header = document.getElementById('app-header');
+  const skip = document.querySelector('.skip-link');
+  if (skip) skip.textContent = t('Skip to content');
   const session = state.session;
   const brand = h(
     'div',
@@ -177,14 +180,14 @@ function renderHeader(route) {
     session ? h('span', { class: 'hotel-name', 'data-hotel': session.hotel?.slug }, session.hotel?.name ?? '') : null,
   );
   if (!session) {
-    replaceChildren(header, h('div', { class: 'header-inner' }, brand));
+    replaceChildren(header, h('div', { class: 'header-inner' }, brand, h('div', { class: 'user-box' }, languagePicker())));
     return;
   }
   const isAdmin = session.user?.role === 'admin';
   const links = NAV.filter(([, , who]) => who !== 'admin' || isAdmin).map(([href, text]) =>
-    h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, text)),
+    h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))),
   );
-  const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, 'Log out');
+  const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
   replaceChildren(
     header,
@@ -192,11 +195,12 @@ function renderHeader(route) {
       'div',
       { class: 'header-inner' },
       brand,
-      h('nav', { 'aria-label': 'Main' }, h('ul', { class: 'nav-list' }, links)),
+      h('nav', { 'aria-label': t('Main') }, h('ul', { class: 'nav-list' }, links)),
       h(
         'div',
         { class: 'user-box' },
         liveIndicator(),
+        languagePicker(),
         h(
           'span',
           { class: 'user' },
@@ -210,12 +214,32 @@ function renderHeader(route) {
   );
 }
 
+/** The language switcher: the choice is kept in this browser and the page is drawn again in it. */
+function languagePicker() {
+  const select = h(
+    'select',
+    { id: 'language-picker', class: 'language-picker', 'aria-label': t('Language'), value: currentLanguage() },
+    LANGUAGES.map(([code, name]) => h('option', { value: code, lang: code }, name)),
+  );
+  select.addEventListener('change', async () => {
+    try {
+      await setLanguage(select.value, { remember: true });
+    } catch (err) {
+      showError(err);
+      return;
+    }
+    renderRoute();
+    document.getElementById('language-picker')?.focus();
+  });
+  return select;
+}
+
 function liveIndicator() {
   return h(
     'span',
-    { id: 'live-indicator', class: 'live', dataset: { live: state.liveState }, title: `Live updates: ${state.liveState}` },
+    { id: 'live-indicator', class: 'live', dataset: { live: state.liveState }, title: t('Live updates: {state}', { state: t(LIVE_TEXT[state.liveState]) }) },
     h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
-    h('span', { class: 'live-text' }, LIVE_TEXT[state.liveState]),
+    h('span', { class: 'live-text' }, t(LIVE_TEXT[state.liveState])),
   );
 }
 
@@ -248,7 +272,7 @@ function startLive() {
   state.live = connectLive({
     onEvent(kind, data) {
       const ids = Array.isArray(data?.changes) ? data.changes.map((c) => c.guestId) : [];
-      roster.refresh(ids, { live: true }).catch((err) => showError(err, 'Could not refresh the guest list'));
+      roster.refresh(ids, { live: true }).catch((err) => showError(err, t('Could not refresh the guest list')));
       state.current?.onLive?.(kind, data);
     },
     onState: setLiveState,
@@ -280,11 +304,11 @@ async function logOut() {
   } catch (err) {
     // Already logged out on the server (401) is fine; anything else is worth saying,
     // but the browser side is logged out regardless.
-    if (err.status !== 401) state.notice = `The server did not confirm the logout: ${err.message}`;
+    if (err.status !== 401) state.notice = t('The server did not confirm the logout: {message}', { message: err.message });
   }
   endSession();
   navigate('#/login');
-  announce('Logged out.');
+  announce(t('Logged out.'));
 }
 
 setUnauthorizedHandler(() => {
@@ -292,7 +316,7 @@ setUnauthorizedHandler(() => {
   const here = location.hash;
   endSession();
   state.returnTo = here;
-  state.notice = 'Your session has ended. Please log in again.';
+  state.notice = t('Your session has ended. Please log in again.');
   navigate('#/login');
 });
 
@@ -318,6 +342,11 @@ setCsrfRefresher(async () => {
 // Boot
 
 async function boot() {
+  try {
+    await setLanguage(preferredLanguage());
+  } catch {
+    await setLanguage('en').catch(() => {}); // the texts' English keys still read well
+  }
   // The skip link cannot use href="#main": that would be a route change.
   document.querySelector('.skip-link')?.addEventListener('click', (e) => {
     e.preventDefault();
@@ -331,7 +360,7 @@ async function boot() {
       const session = await api.get('/session', { authRedirect: false });
       startSession(session);
     } catch (err) {
-      if (err.status !== 401) state.notice = `Could not check the session: ${err.message}`;
+      if (err.status !== 401) state.notice = t('Could not check the session: {message}', { message: err.message });
     }
   }
   renderRoute();

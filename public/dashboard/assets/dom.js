@@ -1,6 +1,8 @@
 // Small DOM and formatting helpers. Everything the dashboard shows is built with
 // createElement/textContent (never innerHTML), so guest data can never become markup.
 
+import { formatDate, formatDateTime as formatMoment, t } from './i18n.js';
+
 /**
  * h('a', { href: '#/board', class: 'tile', dataset: { room: '101' }, onclick: fn }, 'text', child)
  * Attributes are set with setAttribute; `class`, `dataset`, `on<event>` and `value` are special.
@@ -54,11 +56,11 @@ export const naturalCompare = (a, b) => collator.compare(String(a ?? ''), String
 /** "Smith, Ada" (or just "Smith"). */
 export function guestName(g) {
   if (!g) return '';
-  if (g.anonymisedAt) return 'Anonymised guest';
+  if (g.anonymisedAt) return t('Anonymised guest');
   return g.firstName ? `${g.lastName}, ${g.firstName}` : (g.lastName ?? '');
 }
 
-export const sourceLabel = (source) => (source === 'pms' ? 'PMS' : 'Walk-in');
+export const sourceLabel = (source) => (source === 'pms' ? t('PMS') : t('Walk-in'));
 
 export function sourceBadge(source) {
   return h('span', { class: ['badge', source === 'pms' ? 'badge-pms' : 'badge-walkin'] }, sourceLabel(source));
@@ -68,18 +70,24 @@ export function sourceBadge(source) {
 export const EMPTY = '—';
 export const orEmpty = (v) => (v === null || v === undefined || v === '' ? EMPTY : String(v));
 
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-
-/** An ISO timestamp in the browser's local time, readable. */
-export function formatDateTime(iso) {
-  if (!iso) return EMPTY;
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : dateTimeFormat.format(d);
+/** An ISO timestamp in the browser's local time: "Mon 23 Nov, 14:02". */
+export function formatDateTime(iso, options) {
+  return iso ? formatMoment(iso, options) : EMPTY;
 }
 
 /** <time datetime="…">local time</time> */
-export function timeEl(iso) {
-  return h('time', { datetime: iso ?? null }, formatDateTime(iso));
+export function timeEl(iso, options) {
+  return h('time', { datetime: iso ?? null }, formatDateTime(iso, options));
+}
+
+/** <time datetime="2026-11-23">Mon 23 Nov</time> for a calendar date. */
+export function dateEl(isoDate) {
+  return isoDate ? h('time', { datetime: isoDate, class: 'nowrap' }, formatDate(isoDate)) : EMPTY;
+}
+
+/** "Mon 23 Nov → Thu 26 Nov" */
+export function stayDates(g) {
+  return h('span', { class: 'stay-dates' }, dateEl(g.checkInDate), ' → ', dateEl(g.checkOutDate));
 }
 
 /** A "YYYY-MM-DDTHH:mm" datetime-local value (local time) as ISO 8601 UTC, or null. */
@@ -103,4 +111,19 @@ export function prettyJson(text) {
   } catch {
     return text;
   }
+}
+
+/** YYYY-MM-DD in the hotel's time zone. */
+export function hotelToday(timeZone, now = new Date()) {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: timeZone || 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+/** Whole days from one calendar date to another. */
+export const daysBetween = (from, to) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+
+/** The calendar date `n` days after a YYYY-MM-DD date. */
+export function addDays(isoDate, n) {
+  const d = new Date(`${isoDate}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
 }

@@ -2,24 +2,39 @@
 // Names are the API's, so a server error's `field` lands on the right input.
 // Rules themselves stay on the server; the form only shapes what it sends.
 
-import { h } from './dom.js';
-import { field, setFieldError, controlFor, showAlert } from './ui.js';
+import { h, uid } from './dom.js';
+import { field, controlFor } from './ui.js';
 import { GUEST_RULES } from './guest-rules.js';
+import { countryName, languageName, t, tk } from './i18n.js';
 
 // How each field is presented; what it must hold (required, input type, limits) comes from
 // the server (guest-rules.js is generated from the schema it validates guests with).
 const PRESENTATION = [
-  { name: 'lastName', label: 'Last name', group: 'guest' },
-  { name: 'firstName', label: 'First name', group: 'guest' },
-  { name: 'email', label: 'Email', group: 'guest' },
-  { name: 'phone', label: 'Phone', type: 'tel', group: 'guest', hint: 'International format, e.g. +4930123456' },
-  { name: 'language', label: 'Language', group: 'guest', hint: 'Two letters, ISO 639-1 (en, de, fr)', normalize: (v) => v.toLowerCase() },
-  { name: 'nationality', label: 'Nationality', group: 'guest', hint: 'Two letters, ISO 3166-1 (DE, US, FR)', normalize: (v) => v.toUpperCase() },
-  { name: 'roomNumber', label: 'Room', group: 'stay' },
-  { name: 'checkInDate', label: 'Check-in date', group: 'stay' },
-  { name: 'checkOutDate', label: 'Check-out date', group: 'stay' },
-  { name: 'adults', label: 'Adults', group: 'stay' },
-  { name: 'children', label: 'Children', group: 'stay' },
+  { name: 'lastName', label: tk('Last name'), group: 'guest' },
+  { name: 'firstName', label: tk('First name'), group: 'guest' },
+  { name: 'email', label: tk('Email'), group: 'guest' },
+  { name: 'phone', label: tk('Phone'), type: 'tel', group: 'guest', hint: tk('International format, e.g. +4930123456') },
+  {
+    name: 'language',
+    label: tk('Language'),
+    group: 'guest',
+    hint: tk('Type a name or a code, then pick from the list'),
+    names: languageName,
+    normalize: (v) => v.toLowerCase(),
+  },
+  {
+    name: 'nationality',
+    label: tk('Nationality'),
+    group: 'guest',
+    hint: tk('Type a country or a code, then pick from the list'),
+    names: countryName,
+    normalize: (v) => v.toUpperCase(),
+  },
+  { name: 'roomNumber', label: tk('Room'), group: 'stay' },
+  { name: 'checkInDate', label: tk('Check-in date'), group: 'stay' },
+  { name: 'checkOutDate', label: tk('Check-out date'), group: 'stay' },
+  { name: 'adults', label: tk('Adults'), group: 'stay' },
+  { name: 'children', label: tk('Children'), group: 'stay' },
 ];
 
 /** The input attributes a server rule asks for. */
@@ -32,10 +47,28 @@ function attrsOf(rule) {
 
 export const GUEST_FIELDS = PRESENTATION.map((p) => {
   const rule = GUEST_RULES[p.name] ?? { required: false, input: 'text' };
-  return { ...p, type: p.type ?? rule.input, required: rule.required, attrs: attrsOf(rule) };
+  return { ...p, type: p.type ?? rule.input, required: rule.required, attrs: attrsOf(rule), codes: rule.codes };
 });
 
-/** Two fieldsets ("Guest", "Stay") of prefilled inputs. */
+/** A <datalist> of a code field's accepted codes, each with its name in the user's language. */
+function codeList(f) {
+  const options = f.codes.map((code) => [code, f.names(code)]).sort((a, b) => a[1].localeCompare(b[1]));
+  return h(
+    'datalist',
+    { id: uid(`list-${f.name}`) },
+    options.map(([code, name]) => h('option', { value: code, label: name })),
+  );
+}
+
+function guestField(f, value) {
+  const list = f.codes && f.names ? codeList(f) : null;
+  const attrs = list ? { ...f.attrs, list: list.id } : f.attrs;
+  const node = field({ name: f.name, label: t(f.label), type: f.type, required: f.required, hint: f.hint && t(f.hint), attrs, value });
+  if (list) node.append(list);
+  return node;
+}
+
+/** Two fieldsets ("Stay", "Guest") of prefilled inputs. */
 export function guestFieldsets(values = {}) {
   const group = (key, legend) =>
     h(
@@ -45,12 +78,10 @@ export function guestFieldsets(values = {}) {
       h(
         'div',
         { class: ['field-grid', `field-grid-${key}`] },
-        GUEST_FIELDS.filter((f) => f.group === key).map((f) =>
-          field({ name: f.name, label: f.label, type: f.type, required: f.required, hint: f.hint, attrs: f.attrs, value: values[f.name] ?? '' }),
-        ),
+        GUEST_FIELDS.filter((f) => f.group === key).map((f) => guestField(f, values[f.name] ?? '')),
       ),
     );
-  return [group('stay', 'Stay'), group('guest', 'Guest')];
+  return [group('stay', t('Stay')), group('guest', t('Guest'))];
 }
 
 /**
@@ -73,24 +104,6 @@ export function readGuestForm(form) {
     else out[f.name] = v;
   }
   return out;
-}
-
-/** Required fields left empty, marked on the form; true when all are present. */
-export function checkRequired(form, values) {
-  let first = null;
-  for (const f of GUEST_FIELDS) {
-    if (!f.required || (values[f.name] !== null && values[f.name] !== '')) continue;
-    const control = controlFor(form, f.name);
-    if (!control) continue;
-    const badDate = f.type === 'date' && control.validity?.badInput;
-    setFieldError(control, badDate ? `${f.label} is not a complete date.` : `${f.label} is required.`);
-    first ??= control;
-  }
-  if (first) {
-    showAlert('Please fill in the required fields.');
-    (form.querySelector('[aria-invalid="true"]') ?? first).focus();
-  }
-  return first === null;
 }
 
 /** Body of POST /guests: the filled fields only (absent = not given). */

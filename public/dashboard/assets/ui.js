@@ -2,6 +2,7 @@
 // fields that can show the API's field errors next to the input they concern.
 
 import { h, append, uid } from './dom.js';
+import { currentLanguage, formatDate, t, tk } from './i18n.js';
 
 // ---------------------------------------------------------------------------
 // Alert (errors, role="alert") and status (polite confirmations, role="status").
@@ -26,7 +27,7 @@ export function clearAlert() {
 /** The alert content for an ApiError: its message, and the request id for support. */
 export function errorContent(err, prefix) {
   const text = prefix ? `${prefix}: ${err.message}` : err.message;
-  return [text, err.requestId ? h('span', { class: 'request-id' }, ` (request ${err.requestId})`) : null];
+  return [text, err.requestId ? h('span', { class: 'request-id' }, ` (${t('request {id}', { id: err.requestId })})`) : null];
 }
 
 export function showError(err, prefix) {
@@ -54,7 +55,7 @@ export function announce(message) {
 // Confirm dialog: a native <dialog> opened with showModal(), which makes the rest of
 // the page inert (focus stays inside) and closes on Escape. Resolves true on confirm.
 
-export function confirmDialog({ title, message, confirmLabel, cancelLabel = 'Cancel', danger = false }) {
+export function confirmDialog({ title, message, confirmLabel, cancelLabel = t('Cancel'), danger = false }) {
   return new Promise((resolve) => {
     const opener = document.activeElement;
     const titleId = uid('dlg-title');
@@ -89,7 +90,7 @@ export function confirmDialog({ title, message, confirmLabel, cancelLabel = 'Can
 export function openPanel({ title, content, className }) {
   const opener = document.activeElement;
   const titleId = uid('panel-title');
-  const close = h('button', { type: 'button', class: 'btn', 'data-dialog-close': true }, 'Close');
+  const close = h('button', { type: 'button', class: 'btn', 'data-dialog-close': true }, t('Close'));
   const dialog = h(
     'dialog',
     { class: ['dialog', 'dialog-wide', className], 'aria-labelledby': titleId },
@@ -180,19 +181,35 @@ export function clearFieldErrors(form) {
   }
 }
 
+// A field error in the user's language, by its code; English shows the server's own sentence.
+const FIELD_MESSAGES = {
+  REQUIRED: tk('{field} is required.'),
+  INVALID_TYPE: tk('{field} has the wrong kind of value.'),
+  INVALID_DATE_FORMAT: tk('{field} is not a complete date.'),
+  DATE_ORDER: tk('Check-out must be on or after check-in.'),
+  TOO_SHORT: tk('{field} is too short.'),
+  TOO_LONG: tk('{field} is too long.'),
+  INVALID_FORMAT: tk('{field} is not written in the expected form.'),
+  OUT_OF_RANGE: tk('{field} is outside the allowed range.'),
+  INVALID_VALUE: tk('{field} is not one of the allowed values.'),
+};
+
 /** "lastName is required." next to the Last name input reads better as "Last name is required." */
 function fieldMessage(form, control, e) {
   const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent;
-  const message = e.message || e.code || 'Invalid value.';
+  if (currentLanguage() !== 'en' && FIELD_MESSAGES[e.code]) return t(FIELD_MESSAGES[e.code], { field: label ?? e.field });
+  const message = e.message || e.code || t('Invalid value.');
   if (label && message.startsWith(e.field)) return label + message.slice(e.field.length);
   return message;
 }
 
-/** "Room 101 is occupied by Smith (PMS guest P-1, since 2026-11-20)" */
+/** "Room 101 is occupied by Smith (PMS guest P-1, since Fri 20 Nov)" */
 export function roomOccupiedMessage(room, currentGuest) {
-  if (!currentGuest) return `Room ${room} is occupied by another guest.`;
-  const who = currentGuest.pmsGuestId ? `PMS guest ${currentGuest.pmsGuestId}` : 'walk-in guest';
-  return `Room ${room} is occupied by ${currentGuest.lastName} (${who}, since ${currentGuest.checkInDate})`;
+  if (!currentGuest) return t('Room {room} is occupied by another guest.', { room });
+  const params = { room, name: currentGuest.lastName, id: currentGuest.pmsGuestId, since: formatDate(currentGuest.checkInDate) };
+  return currentGuest.pmsGuestId
+    ? t('Room {room} is occupied by {name} (PMS guest {id}, since {since}).', params)
+    : t('Room {room} is occupied by {name} (walk-in guest, since {since}).', params);
 }
 
 /** Codes that concern one field though they carry no errors[] entry. */
@@ -233,7 +250,7 @@ export function showFormErrors(form, err, { prefix } = {}) {
     // Top to bottom, as the user reads the form (the server lists errors in its own order).
     firstInvalid = form.querySelector('[aria-invalid="true"]') ?? firstInvalid;
     const rest = unplaced.length > 0 ? ` ${unplaced.join(' ')}` : '';
-    showAlert(`${prefix ? `${prefix}: please` : 'Please'} correct the marked fields.${rest}`);
+    showAlert(`${prefix ? `${prefix}: ` : ''}${t('Please correct the marked fields.')}${rest}`);
     firstInvalid.focus();
   } else {
     showAlert(...errorContent(err, prefix), unplaced.length > 0 ? ` ${unplaced.join(' ')}` : null);

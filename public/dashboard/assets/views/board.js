@@ -1,7 +1,7 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
 // roster on every live change; tiles that just changed get a brief highlight.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare } from '../dom.js';
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days } from '../dom.js';
 import { showError } from '../ui.js';
 
 // The day's views of the roster, each a filter of the board; "today" is the hotel's own day.
@@ -11,11 +11,6 @@ const FILTERS = [
   ['all', 'In house'],
   ['overdue', 'Overdue'],
 ];
-
-/** YYYY-MM-DD in the hotel's time zone. */
-export function hotelToday(timeZone, now = new Date()) {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: timeZone || 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
-}
 
 /** Where a guest's stay stands today: arriving, departing, overdue, or simply staying. */
 function stayState(g, today) {
@@ -30,8 +25,6 @@ function matches(g, query) {
   if (!query) return true;
   return [g.roomNumber, g.firstName, g.lastName, g.pmsGuestId].some((v) => typeof v === 'string' && v.toLowerCase().includes(query));
 }
-
-const days = (from, to) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 
 export function boardView(ctx) {
   ctx.setTitle('Board');

@@ -5,7 +5,7 @@
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeEl, formatDateTime, EMPTY } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
-import { guestFieldsets, readGuestForm, checkRequired, patchPayload } from '../guest-fields.js';
+import { guestFieldsets, readGuestForm, patchPayload } from '../guest-fields.js';
 
 const DETAIL_FIELDS = [
   ['roomNumber', 'Room'],
@@ -225,7 +225,6 @@ export function guestView(ctx) {
       clearFieldErrors(f);
       clearAlert();
       const values = readGuestForm(f);
-      if (!checkRequired(f, values)) return;
       const patch = patchPayload(formGuest, values);
       if (Object.keys(patch).length === 0) {
         announce('Nothing to save: no field was changed.');

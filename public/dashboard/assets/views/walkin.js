@@ -1,39 +1,61 @@
 // #/walk-in: add a guest entered by staff (source "receptionist"). The server applies
-// the same field rules and the same one-guest-per-room rule as for PMS guests.
+// the same field rules and the same one-guest-per-room rule as for PMS guests, and
+// answers every problem of the form at once.
 
 import { api } from '../api.js';
-import { h, pageHeading, guestName } from '../dom.js';
-import { announce, busy, clearAlert, clearFieldErrors, showFormErrors } from '../ui.js';
-import { guestFieldsets, readGuestForm, checkRequired, createPayload } from '../guest-fields.js';
+import { h, pageHeading, guestName, hotelToday, addDays, replaceChildren } from '../dom.js';
+import { busy, clearAlert, clearFieldErrors, showFormErrors } from '../ui.js';
+import { guestFieldsets, readGuestForm, createPayload } from '../guest-fields.js';
+import { t } from '../i18n.js';
+
+/** A walk-in usually stays from today (the hotel's day) to tomorrow. */
+function defaults(ctx) {
+  const today = hotelToday(ctx.session?.hotel?.timeZone);
+  return { checkInDate: today, checkOutDate: addDays(today, 1) };
+}
 
 export function walkinView(ctx) {
-  ctx.setTitle('Add walk-in');
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add guest');
+  ctx.setTitle(t('Add walk-in'));
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add guest'));
+  // The confirmation stays on this page, next to the form it answers.
+  const done = h('div', { class: 'form-success', role: 'status' });
+  const fields = h('div', null, guestFieldsets(defaults(ctx)));
   const form = h(
     'form',
     { class: 'form', novalidate: true, 'aria-labelledby': 'walkin-title' },
-    h('p', { class: 'hint' }, 'Fields marked * are required.'),
-    guestFieldsets(),
-    h('div', { class: 'form-actions' }, submit, h('a', { href: '#/board', class: 'btn' }, 'Cancel')),
+    h('p', { class: 'hint' }, t('Fields marked * are required.')),
+    fields,
+    h('div', { class: 'form-actions' }, submit, h('a', { href: '#/board', class: 'btn' }, t('Cancel'))),
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearFieldErrors(form);
     clearAlert();
+    replaceChildren(done);
     const values = readGuestForm(form);
-    if (!checkRequired(form, values)) return;
     await busy(submit, async () => {
       try {
         const { guest } = await api.post('/guests', createPayload(values));
         ctx.roster.markChanged(guest.id);
-        announce(`${guestName(guest)} added to room ${guest.roomNumber}.`);
-        ctx.navigate('#/board');
+        replaceChildren(fields, guestFieldsets(defaults(ctx)));
+        replaceChildren(
+          done,
+          h('p', null, t('{name} added to room {room}.', { name: guestName(guest), room: guest.roomNumber }), ' '),
+          h(
+            'p',
+            null,
+            h('a', { href: `#/guest/${encodeURIComponent(guest.id)}` }, t('Open the guest')),
+            ' · ',
+            h('a', { href: '#/board' }, t('Back to the board')),
+          ),
+        );
+        form.querySelector('input')?.focus();
       } catch (err) {
-        showFormErrors(form, err, { prefix: 'Could not add the guest' });
+        showFormErrors(form, err, { prefix: t('Could not add the guest') });
       }
     });
   });
-  const heading = pageHeading('Add a walk-in guest');
+  const heading = pageHeading(t('Add a walk-in guest'));
   heading.id = 'walkin-title';
-  return { node: h('section', { class: 'view view-walkin' }, heading, form) };
+  return { node: h('section', { class: 'view view-walkin' }, heading, done, form) };
 }
