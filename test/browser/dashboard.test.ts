@@ -225,6 +225,10 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       await page.locator('input[name=roomNumber]').fill('802');
       await page.getByRole('button', { name: 'Add guest' }).click();
+      // The confirmation belongs to the walk-in page; the form is ready for the next guest.
+      await expect.poll(() => page.locator('.form-success').innerText()).toContain('added to room 802');
+      expect(page.url()).toMatch(/#\/walk-in$/);
+      expect(await page.locator('input[name=lastName]').inputValue()).toBe('');
       await page.goto(`${t.baseUrl}/dashboard/#/board`);
       const tile = page.locator('[data-room="802"]');
       await tile.waitFor({ timeout: 5_000 });
@@ -378,8 +382,10 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       const detail = page.locator('dl.details');
       await detail.waitFor();
       const text = await detail.innerText();
-      for (const v of [`Aardvark${tag}`, 'Ada', 'P-LIST-A', '1203', '2026-11-23', '2026-11-26', 'aardvark@guest.example', '+4930123456'])
+      for (const v of [`Aardvark${tag}`, 'Ada', 'P-LIST-A', '1203', 'Mon 23 Nov', 'Thu 26 Nov', 'aardvark@guest.example', '+4930123456'])
         expect(text).toContain(v);
+      // One date format: the day's name, day and month; the machine-readable date beside it.
+      expect(await detail.locator('[data-field="checkInDate"] time').getAttribute('datetime')).toBe('2026-11-23');
       const history = page.locator('table.table-rooms tbody tr');
       await expect.poll(() => history.count()).toBe(2);
       expect(await page.locator('table.table-rooms tr[data-room="1203"]').innerText()).toMatch(/now/);
@@ -431,13 +437,16 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await page.locator('input[name=checkInDate]').fill('2026-11-23');
       await page.locator('input[name=checkOutDate]').fill('2026-11-24');
       await page.getByRole('button', { name: 'Add guest' }).click();
-      await expect.poll(() => page.url()).not.toMatch(/walk-in/);
+      await expect.poll(() => page.locator('.form-success').innerText()).toContain('added to room 902');
 
       await page.goto(`${t.baseUrl}/dashboard/#/activity`);
       const pmsEntry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Activity' }).first();
       const staffEntry = page.locator('li.activity-entry[data-actor-type="staff"]', { hasText: 'Staffer' }).first();
       await pmsEntry.waitFor({ timeout: 5_000 });
       await staffEntry.waitFor({ timeout: 5_000 });
+      // One line per entry; who exactly (key id and mode) is in its details.
+      expect(await staffEntry.locator('.entry-line').innerText()).toMatch(/Staffer.* checked in to 902 · .+@.+ · \d\d:\d\d/);
+      await pmsEntry.locator('summary').click();
       expect(await pmsEntry.innerText()).toContain(t.keys.keyId);
       expect(await pmsEntry.innerText()).toMatch(/live/i);
       expect(await staffEntry.innerText()).toContain(receptionist);

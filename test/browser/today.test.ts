@@ -92,7 +92,7 @@ describe("the board's day", () => {
       await page.getByLabel('Find a room or a guest').fill('late');
       await expect.poll(() => rooms(page)).toEqual(['103']);
       await page.getByLabel('Find a room or a guest').fill('nobody');
-      await expect.poll(() => page.locator('.board .empty').innerText()).toBe('No room, name or PMS id contains "nobody".');
+      await expect.poll(() => page.locator('.board .empty').innerText()).toBe('No room, name or PMS id contains “nobody”.');
     } finally {
       await context.close();
     }

@@ -1,6 +1,8 @@
 // The one place that talks to /dashboard/api. Every call is same-origin with the
 // session cookie; state-changing calls carry the CSRF token the session handed out.
 
+import { t } from './i18n.js';
+
 const BASE = '/dashboard/api';
 const UNSAFE = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
@@ -28,7 +30,7 @@ export function setCsrfRefresher(fn) {
 /** An error answer of the API (or a network failure, status 0), with the envelope's members. */
 export class ApiError extends Error {
   constructor(status, body, retryAfter) {
-    super(body?.message || `The server answered HTTP ${status}.`);
+    super(body?.message || t('The server answered HTTP {status}.', { status }));
     this.name = 'ApiError';
     this.status = status;
     this.code = body?.code ?? null;
@@ -72,7 +74,7 @@ export async function request(method, path, { body, signal, authRedirect = true,
     res = await fetch(BASE + path, init);
   } catch (err) {
     if (err?.name === 'AbortError') throw err;
-    throw new ApiError(0, { code: 'NETWORK_ERROR', message: 'The server cannot be reached. Check the connection and try again.' });
+    throw new ApiError(0, { code: 'NETWORK_ERROR', message: t('The server cannot be reached. Check the connection and try again.') });
   }
   const data = await readJson(res);
   if (res.ok) return data ?? {};
@@ -82,7 +84,7 @@ export async function request(method, path, { body, signal, authRedirect = true,
     if (token) return request(method, path, { body, signal, authRedirect, retried: true });
   }
   const retryAfter = Number(res.headers.get('Retry-After')) || null;
-  const error = new ApiError(res.status, data ?? { message: `The server answered HTTP ${res.status}.` }, retryAfter);
+  const error = new ApiError(res.status, data ?? { message: t('The server answered HTTP {status}.', { status: res.status }) }, retryAfter);
   if (res.status === 401 && authRedirect) onUnauthorized(error);
   throw error;
 }

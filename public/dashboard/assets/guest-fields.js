@@ -120,3 +120,19 @@ export function patchPayload(guest, values) {
   }
   return out;
 }
+
+const EXTRA_LABELS = {
+  pmsGuestId: tk('PMS guest id'),
+  received: tk('received'),
+  checkedIn: tk('checked in'),
+  updated: tk('updated'),
+  checkedOut: tk('checked out'),
+  unchanged: tk('unchanged'),
+  manualSkipped: tk('walk-ins left alone'),
+};
+
+/** A field's name as words in the user's language ("checkInDate" → "Check-in date"). */
+export function fieldLabel(name) {
+  const label = PRESENTATION.find((p) => p.name === name)?.label ?? EXTRA_LABELS[name];
+  return label ? t(label) : name;
+}

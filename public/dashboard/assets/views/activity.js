@@ -4,20 +4,22 @@
 import { api, query } from '../api.js';
 import { h, pageHeading, replaceChildren, timeEl, EMPTY } from '../dom.js';
 import { field, showError } from '../ui.js';
+import { fieldLabel } from '../guest-fields.js';
+import { formatList, formatTime, t, tk } from '../i18n.js';
 
 const PAGE = 50;
 
 export const ACTION_LABELS = {
-  'guest.checked_in': 'Checked in',
-  'guest.updated': 'Updated',
-  'guest.room_moved': 'Room moved',
-  'guest.checked_out': 'Checked out',
-  'sync.completed': 'Sync completed',
-  'guest.erased': 'Personal data erased',
+  'guest.checked_in': tk('Checked in'),
+  'guest.updated': tk('Updated'),
+  'guest.room_moved': tk('Room moved'),
+  'guest.checked_out': tk('Checked out'),
+  'sync.completed': tk('Sync completed'),
+  'guest.erased': tk('Personal data erased'),
 };
 
 export function activityView(ctx) {
-  ctx.setTitle('Activity');
+  ctx.setTitle(t('Activity'));
   let entries = [];
   let next = null;
   let fresh = new Set(); // ids to highlight (arrived live)
@@ -25,24 +27,24 @@ export function activityView(ctx) {
 
   const filters = h(
     'form',
-    { class: 'filters', role: 'search', 'aria-label': 'Filter activity' },
+    { class: 'filters', role: 'search', 'aria-label': t('Filter activity') },
     field({
       name: 'actorType',
-      label: 'Actor',
+      label: t('Who'),
       options: [
-        ['', 'All'],
-        ['pms', 'PMS'],
-        ['staff', 'Staff'],
-        ['system', 'System'],
+        ['', t('All')],
+        ['pms', t('PMS')],
+        ['staff', t('Staff')],
+        ['system', t('System')],
       ],
     }),
-    field({ name: 'action', label: 'Action', options: [['', 'All'], ...Object.entries(ACTION_LABELS).map(([v, l]) => [v, `${l} (${v})`])] }),
-    field({ name: 'guest', label: 'Guest', type: 'search', hint: 'Name, PMS guest id or guest id', attrs: { autocomplete: 'off' } }),
+    field({ name: 'action', label: t('What'), options: [['', t('All')], ...Object.entries(ACTION_LABELS).map(([v, l]) => [v, t(l)])] }),
+    field({ name: 'guest', label: t('Guest'), type: 'search', hint: t('Name, PMS guest id or guest id'), attrs: { autocomplete: 'off' } }),
   );
-  const list = h('ol', { class: 'activity-list', 'aria-label': 'Activity entries' });
-  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, 'Load more');
-  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, 'Loading…');
-  const node = h('section', { class: 'view view-activity' }, pageHeading('Activity'), filters, summary, list, h('div', { class: 'list-footer' }, more));
+  const list = h('ol', { class: 'activity-list', 'aria-label': t('Activity entries') });
+  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
+  const node = h('section', { class: 'view view-activity' }, pageHeading(t('Activity')), filters, summary, list, h('div', { class: 'list-footer' }, more));
 
   const params = () => {
     const v = (name) => filters.elements.namedItem(name).value.trim();
@@ -69,7 +71,7 @@ export function activityView(ctx) {
       }
       render();
     } catch (err) {
-      showError(err, 'Could not load the activity');
+      showError(err, t('Could not load the activity'));
     }
   }
 
@@ -86,7 +88,7 @@ export function activityView(ctx) {
       fresh = new Set();
       render();
     } catch (err) {
-      showError(err, 'Could not load more activity');
+      showError(err, t('Could not load more activity'));
     } finally {
       more.disabled = false;
     }
@@ -95,8 +97,10 @@ export function activityView(ctx) {
   function render() {
     summary.textContent =
       entries.length === 0
-        ? 'No activity matches these filters.'
-        : `${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} shown${next ? '; more available' : ''}`;
+        ? t('No activity matches these filters.')
+        : next
+          ? t('{n} entries shown; more available', { n: entries.length })
+          : t('{n} entries shown', { n: entries.length });
     replaceChildren(
       list,
       entries.map((e) => entryItem(e, fresh.has(e.id))),
@@ -127,56 +131,100 @@ export function activityView(ctx) {
   };
 }
 
+const MODES = { live: tk('live'), test: tk('test') };
+
 /** "PMS · key key_1 · live", the staff email, or "System". */
 export function actorText(e) {
-  if (e.actorType === 'pms') return ['PMS', e.actor?.keyId ? `key ${e.actor.keyId}` : null, e.actor?.mode].filter(Boolean).join(' · ');
-  if (e.actorType === 'staff') return e.actor?.email ?? 'Staff';
-  return 'System';
+  if (e.actorType === 'pms')
+    return [t('PMS'), e.actor?.keyId ? t('key {id}', { id: e.actor.keyId }) : null, e.actor?.mode && t(MODES[e.actor.mode] ?? e.actor.mode)]
+      .filter(Boolean)
+      .join(' · ');
+  if (e.actorType === 'staff') return e.actor?.email ?? t('Staff');
+  return t('System');
 }
+
+/** Who, in a word: "PMS", the staff member's e-mail, "System". */
+const actorShort = (e) => (e.actorType === 'pms' ? t('PMS') : e.actorType === 'staff' ? (e.actor?.email ?? t('Staff')) : t('System'));
 
 const show = (v) => (v === null || v === undefined || v === '' ? EMPTY : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-/** One line per change: "field: from → to"; plain values (a sync summary) as "field: value". */
+/** One line per change: "Room: 305 → 401"; plain values (a sync summary) as "created: 3". */
 function changeLines(changes) {
   if (!changes || typeof changes !== 'object') return [];
-  return Object.entries(changes).map(([fieldName, c]) =>
-    c && typeof c === 'object' && c.anonymised
-      ? `${fieldName}: changed (personal data removed)`
-      : c && typeof c === 'object' && ('from' in c || 'to' in c)
-        ? `${fieldName}: ${show(c.from)} → ${show(c.to)}`
-        : `${fieldName}: ${show(c)}`,
-  );
+  return Object.entries(changes).map(([name, c]) => {
+    const label = fieldLabel(name);
+    if (c && typeof c === 'object' && c.anonymised) return t('{field}: changed (personal data removed)', { field: label });
+    if (c && typeof c === 'object' && ('from' in c || 'to' in c)) return `${label}: ${show(c.from)} → ${show(c.to)}`;
+    return `${label}: ${show(c)}`;
+  });
+}
+
+function guestText(e) {
+  if (e.guestAnonymised) return e.pmsGuestId ? t('Guest anonymised (PMS {id})', { id: e.pmsGuestId }) : t('Guest anonymised');
+  return e.guestName || e.pmsGuestId || (e.guestId ? t('guest') : null);
+}
+
+/** "Ada Lovelace moved 305 → 401": what happened, as one short sentence. */
+function headline(e, name) {
+  const room = e.changes?.roomNumber;
+  const changed = Object.keys(e.changes ?? {}).map(fieldLabel);
+  switch (e.action) {
+    case 'guest.checked_in':
+      return t('{name} checked in to {room}', { name, room: e.roomNumber ?? room?.to ?? '?' });
+    case 'guest.room_moved':
+      return t('{name} moved {from} → {to}', { name, from: room?.from ?? '?', to: room?.to ?? '?' });
+    case 'guest.checked_out':
+      return t('{name} checked out of {room}', { name, room: room?.from ?? e.roomNumber ?? '?' });
+    case 'guest.updated':
+      return t('{name} updated: {fields}', { name, fields: formatList(changed) });
+    case 'guest.erased':
+      return t('Personal data erased: {name}', { name });
+    case 'sync.completed':
+      return t('Sync: {checkedIn} checked in, {updated} updated, {checkedOut} checked out', { checkedIn: 0, updated: 0, checkedOut: 0, ...e.changes });
+    default:
+      return e.action;
+  }
 }
 
 function entryItem(e, isFresh) {
+  const who = guestText(e);
+  const name = who && e.guestId ? h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}`, class: 'entry-guest' }, who) : who;
+  const text = headline(e, '\u0000');
+  const [before, after] = text.includes('\u0000') ? text.split('\u0000') : [text, null];
   const lines = changeLines(e.changes);
-  const guestText = e.guestAnonymised
-    ? `Guest anonymised${e.pmsGuestId ? ` (PMS ${e.pmsGuestId})` : ''}`
-    : e.guestName || e.pmsGuestId || (e.guestId ? 'guest' : null);
-  const guest = guestText
-    ? [
-        e.guestId ? h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}` }, guestText) : guestText,
-        e.roomNumber ? h('span', { class: 'muted' }, ` · room ${e.roomNumber}`) : null,
-      ]
-    : null;
+  const when = sameDay(e.at) ? h('time', { datetime: e.at }, formatTime(e.at)) : timeEl(e.at);
   return h(
     'li',
     { class: ['activity-entry', isFresh && 'entry-fresh'], dataset: { actorType: e.actorType, action: e.action, entryId: e.id } },
-    h('div', { class: 'entry-head' }, h('span', { class: 'entry-time' }, timeEl(e.at)), h('span', { class: ['actor', `actor-${e.actorType}`] }, actorText(e))),
     h(
-      'div',
-      { class: 'entry-main' },
-      h('span', { class: 'entry-action' }, ACTION_LABELS[e.action] ?? e.action),
-      ' ',
-      h('code', { class: 'entry-code' }, e.action),
-      guest ? h('span', { class: 'entry-guest' }, ' — ', guest) : null,
+      'p',
+      { class: 'entry-line' },
+      h('span', { class: 'entry-action' }, before, after === null ? null : [name, after]),
+      h('span', { class: 'muted' }, ' · ', h('span', { class: ['actor', `actor-${e.actorType}`] }, actorShort(e)), ' · ', when),
     ),
-    lines.length > 0
-      ? h(
-          'ul',
-          { class: 'changes' },
-          lines.map((l) => h('li', null, l)),
-        )
-      : null,
+    h(
+      'details',
+      { class: 'entry-details' },
+      h('summary', null, t('Details')),
+      h(
+        'ul',
+        { class: 'changes' },
+        h('li', null, actorText(e)),
+        h(
+          'li',
+          null,
+          timeEl(e.at, { seconds: true }),
+          ' · ',
+          h('code', { class: 'entry-code' }, e.action),
+          e.roomNumber ? ` · ${t('room {room}', { room: e.roomNumber })}` : null,
+        ),
+        lines.map((l) => h('li', null, l)),
+      ),
+    ),
   );
+}
+
+function sameDay(iso) {
+  const d = new Date(iso);
+  return d.toDateString() === new Date().toDateString();
 }

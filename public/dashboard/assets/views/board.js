@@ -1,15 +1,22 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
 // roster on every live change; tiles that just changed get a brief highlight.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days } from '../dom.js';
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days, stayDates } from '../dom.js';
 import { showError } from '../ui.js';
+import { t, tk } from '../i18n.js';
 
 // The day's views of the roster, each a filter of the board; "today" is the hotel's own day.
 const FILTERS = [
-  ['arriving', 'Arrivals today'],
-  ['departing', 'Departures today'],
-  ['all', 'In house'],
-  ['overdue', 'Overdue'],
+  ['arriving', tk('Arrivals today')],
+  ['departing', tk('Departures today')],
+  ['all', tk('In house')],
+  ['overdue', tk('Overdue')],
+];
+
+const SOURCES = [
+  ['', tk('All sources')],
+  ['pms', tk('PMS')],
+  ['receptionist', tk('Walk-in')],
 ];
 
 /** Where a guest's stay stands today: arriving, departing, overdue, or simply staying. */
@@ -26,35 +33,76 @@ function matches(g, query) {
   return [g.roomNumber, g.firstName, g.lastName, g.pmsGuestId].some((v) => typeof v === 'string' && v.toLowerCase().includes(query));
 }
 
+/** "305" → "3", "1204" → "12": rooms numbered floor-then-room (3 or 4 digits). */
+const floorOf = (room) => (/^\d{3,4}$/.test(room) ? String(Number(room.slice(0, -2))) : null);
+/** Grouping by floor makes sense when every room is numbered that way and there is more than one floor. */
+const floorsAllowed = (guests) =>
+  guests.length > 0 && guests.every((g) => floorOf(g.roomNumber) !== null) && new Set(guests.map((g) => floorOf(g.roomNumber))).size > 1;
+
+const GROUP_KEY = 'innsync.board.byFloor';
+function storedGrouping() {
+  try {
+    return localStorage.getItem(GROUP_KEY) === '1';
+  } catch {
+    return false;
+  }
+}
+
 export function boardView(ctx) {
-  ctx.setTitle('Board');
+  ctx.setTitle(t('Board'));
   const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
-  let filter = 'all';
+  const readOnly = Boolean(ctx.readOnly);
+  const view = { filter: 'all', source: '', byFloor: storedGrouping() };
   let last = { guests: [], changed: new Set() };
+  const rerender = () => render(last.guests, last.changed);
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
   const search = h('input', {
     type: 'search',
     class: 'board-search',
-    'aria-label': 'Find a room or a guest',
-    placeholder: 'Find a room, name or PMS id (press /)',
+    'aria-label': t('Find a room or a guest'),
+    placeholder: t('Find a room, name or PMS id (press /)'),
     autocomplete: 'off',
   });
-  search.addEventListener('input', () => render(last.guests, last.changed));
-  const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': 'Today at a glance' });
-  const grid = h('ul', { class: 'board', 'aria-label': 'Rooms' });
+  search.addEventListener('input', rerender);
+  const source = h(
+    'select',
+    { class: 'board-source', name: 'source', 'aria-label': t('Source') },
+    SOURCES.map(([value, label]) => h('option', { value }, t(label))),
+  );
+  source.addEventListener('change', () => {
+    view.source = source.value;
+    rerender();
+  });
+  const grouping = h(
+    'button',
+    { type: 'button', class: 'btn btn-quiet board-grouping', 'aria-pressed': String(view.byFloor), hidden: true },
+    t('Group by floor'),
+  );
+  grouping.addEventListener('click', () => {
+    view.byFloor = !view.byFloor;
+    grouping.setAttribute('aria-pressed', String(view.byFloor));
+    try {
+      localStorage.setItem(GROUP_KEY, view.byFloor ? '1' : '0');
+    } catch {
+      // the choice lasts for this page only
+    }
+    rerender();
+  });
+  const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
+  const rooms = h('div', { class: 'board-rooms' });
   const node = h(
     'section',
     { class: 'view view-board' },
-    h('div', { class: 'view-head' }, pageHeading('Room board'), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, 'Add walk-in')),
-    h('div', { class: 'board-tools' }, counts, search),
+    h('div', { class: 'view-head' }, pageHeading(t('Room board')), readOnly ? null : h('a', { href: '#/walk-in', class: 'btn btn-primary' }, t('Add walk-in'))),
+    h('div', { class: 'board-tools' }, counts, h('div', { class: 'board-find' }, search, source, grouping)),
     summary,
-    grid,
+    rooms,
   );
   // "/" anywhere but in a text field jumps to the search box, as in most web apps.
   const onKey = (e) => {
     if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
-    const t = e.target;
-    if (t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+    const target = e.target;
+    if (target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName))) return;
     e.preventDefault();
     search.focus();
   };
@@ -71,18 +119,30 @@ export function boardView(ctx) {
       FILTERS.map(([key, label]) => {
         const b = h(
           'button',
-          { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(filter === key), dataset: { filter: key } },
+          { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(view.filter === key), dataset: { filter: key } },
           h('span', { class: 'day-count' }, String(n[key])),
           ' ',
-          label,
+          t(label),
         );
         b.addEventListener('click', () => {
-          filter = filter === key ? 'all' : key;
-          render(last.guests, last.changed);
+          view.filter = view.filter === key ? 'all' : key;
+          rerender();
         });
         return b;
       }),
     );
+  }
+
+  function summaryText(count, query) {
+    if (query) return t('{n} found for “{query}”', { n: count, query });
+    if (view.filter === 'all') return t('{n} guests in house', { n: count });
+    return `${t(FILTERS.find(([key]) => key === view.filter)[1])}: ${count}`;
+  }
+
+  function emptyText(query) {
+    if (query) return t('No room, name or PMS id contains “{query}”.', { query });
+    if (view.filter === 'all' && !view.source) return t('No guests in house. Walk-ins you add and PMS check-ins appear here.');
+    return t('No guest matches these filters.');
   }
 
   function render(guests, changed = new Set()) {
@@ -90,40 +150,31 @@ export function boardView(ctx) {
     const today = hotelToday(timeZone);
     renderCounts(guests, today);
     // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
-    const focusedId = grid.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
-    const query = search.value.trim().toLowerCase();
-    const shown = guests.filter((g) => (filter === 'all' || stayState(g, today) === filter) && matches(g, query));
+    const focusedId = rooms.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
+    const query = search.value.trim();
+    const q = query.toLowerCase();
+    const shown = guests.filter(
+      (g) => (view.filter === 'all' || stayState(g, today) === view.filter) && (!view.source || g.source === view.source) && matches(g, q),
+    );
     const sorted = [...shown].sort((a, b) => naturalCompare(a.roomNumber, b.roomNumber));
-    const label = FILTERS.find(([key]) => key === filter)?.[1] ?? 'In house';
-    const inHouse = sorted.length === 1 ? '1 guest in house' : `${sorted.length} guests in house`;
-    summary.textContent = query ? `${sorted.length} found for "${search.value.trim()}"` : filter === 'all' ? inHouse : `${label}: ${sorted.length}`;
+    summary.textContent = summaryText(sorted.length, query);
+    const allowFloors = floorsAllowed(guests);
+    grouping.hidden = !allowFloors;
     if (sorted.length === 0) {
-      replaceChildren(
-        grid,
-        h(
-          'li',
-          { class: 'empty' },
-          query
-            ? `No room, name or PMS id contains "${search.value.trim()}".`
-            : filter === 'all'
-              ? 'No guests in house. Walk-ins you add and PMS check-ins appear here.'
-              : `None: ${label.toLowerCase()}.`,
-        ),
-      );
+      replaceChildren(rooms, h('ul', { class: 'board', 'aria-label': t('Rooms') }, h('li', { class: 'empty' }, emptyText(query))));
       return;
     }
-    replaceChildren(
-      grid,
-      sorted.map((g) => h('li', null, tile(g, changed.has(g.id), today))),
-    );
-    if (focusedId) grid.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
+    const tiles = (list) => list.map((g) => h('li', null, tile(g, changed.has(g.id), today, readOnly)));
+    if (allowFloors && view.byFloor) replaceChildren(rooms, floorGroups(sorted, tiles));
+    else replaceChildren(rooms, h('ul', { class: 'board', 'aria-label': t('Rooms') }, tiles(sorted)));
+    if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
 
   if (ctx.roster.loaded) render(ctx.roster.guests);
-  else summary.textContent = 'Loading…';
+  else summary.textContent = t('Loading…');
   const unsubscribe = ctx.roster.subscribe(render);
   // Fresh data on every visit; the live stream keeps it fresh afterwards.
-  ctx.roster.refresh().catch((err) => showError(err, 'Could not load the guests'));
+  ctx.roster.refresh().catch((err) => showError(err, t('Could not load the guests')));
 
   return {
     node,
@@ -134,39 +185,59 @@ export function boardView(ctx) {
   };
 }
 
-const STATE_TEXT = { arriving: 'Arriving today', departing: 'Departing today', overdue: 'Overdue' };
+/** One section per floor, in room order: a heading and that floor's tiles. */
+function floorGroups(sorted, tiles) {
+  const floors = new Map();
+  for (const g of sorted) {
+    const floor = floorOf(g.roomNumber);
+    if (!floors.has(floor)) floors.set(floor, []);
+    floors.get(floor).push(g);
+  }
+  return [...floors].map(([floor, guests]) => {
+    const title = t('Floor {floor}', { floor });
+    return h(
+      'section',
+      { class: 'floor', dataset: { floor } },
+      h('h2', { class: 'floor-title' }, title, ' ', h('span', { class: 'muted' }, `(${t('{n} guests', { n: guests.length })})`)),
+      h('ul', { class: 'board', 'aria-label': title }, tiles(guests)),
+    );
+  });
+}
+
+const STATE_TEXT = { arriving: tk('Arriving today'), departing: tk('Departing today'), overdue: tk('Overdue') };
 
 /** "3 nights, 1 left"; "1 night, 0 left". */
 function nightsText(g, today) {
   const nights = Math.max(0, days(g.checkInDate, g.checkOutDate));
   const left = Math.min(nights, Math.max(0, days(today < g.checkInDate ? g.checkInDate : today, g.checkOutDate)));
-  return `${nights} ${nights === 1 ? 'night' : 'nights'}, ${left} left`;
+  return `${t('{n} nights', { n: nights })}, ${t('{n} left', { n: left })}`;
 }
 
 /** "2 adults, 1 child", or nothing when the party is unknown. */
 function partyText(g) {
   const parts = [];
-  if (g.adults !== null && g.adults !== undefined) parts.push(`${g.adults} ${g.adults === 1 ? 'adult' : 'adults'}`);
-  if (g.children) parts.push(`${g.children} ${g.children === 1 ? 'child' : 'children'}`);
+  if (g.adults !== null && g.adults !== undefined) parts.push(t('{n} adults', { n: g.adults }));
+  if (g.children) parts.push(t('{n} children', { n: g.children }));
   return parts.join(', ');
 }
 
-function tile(g, changed, today) {
+function tile(g, changed, today, readOnly) {
   const state = stayState(g, today);
   // The tile's accessible name is its visible text (room, name, dates, the day's mark).
+  // On a read-only display the tile is not a link: there is nothing to open.
   return h(
-    'a',
+    readOnly ? 'div' : 'a',
     {
-      href: `#/guest/${encodeURIComponent(g.id)}`,
+      href: readOnly ? null : `#/guest/${encodeURIComponent(g.id)}`,
       class: ['tile', g.source === 'pms' ? 'tile-pms' : 'tile-walkin', changed && 'tile-changed', `tile-${state}`],
       dataset: { room: g.roomNumber, guestId: g.id, source: g.source, state },
     },
-    h('span', { class: 'tile-room' }, h('span', { class: 'visually-hidden' }, 'Room '), g.roomNumber),
+    h('span', { class: 'tile-room' }, h('span', { class: 'visually-hidden' }, `${t('Room')} `), g.roomNumber),
     h('span', { class: 'tile-name' }, guestName(g)),
     // Each date stays on one line; the arrow may wrap on a narrow tile.
-    h('span', { class: 'tile-dates' }, h('span', { class: 'nowrap' }, g.checkInDate ?? '?'), ' → ', h('span', { class: 'nowrap' }, g.checkOutDate ?? '?')),
+    h('span', { class: 'tile-dates' }, stayDates(g)),
     h('span', { class: 'tile-stay' }, [nightsText(g, today), partyText(g)].filter(Boolean).join(' · ')),
-    STATE_TEXT[state] ? h('span', { class: ['tile-mark', `tile-mark-${state}`] }, STATE_TEXT[state]) : null,
+    STATE_TEXT[state] ? h('span', { class: ['tile-mark', `tile-mark-${state}`] }, t(STATE_TEXT[state])) : null,
     sourceBadge(g.source),
   );
 }

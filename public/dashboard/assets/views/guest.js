@@ -3,37 +3,41 @@
 // because the PMS would otherwise send the guest again on its next sync).
 
 import { api, enc } from '../api.js';
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeEl, formatDateTime, EMPTY } from '../dom.js';
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeEl, formatDateTime, stayDates, dateEl, EMPTY } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { guestFieldsets, readGuestForm, patchPayload } from '../guest-fields.js';
+import { countryName, languageName, t, tk } from '../i18n.js';
 
+// Each field's label and how its value reads ("de" → "German", a date → "Mon 23 Nov").
 const DETAIL_FIELDS = [
-  ['roomNumber', 'Room'],
-  ['lastName', 'Last name'],
-  ['firstName', 'First name'],
-  ['checkInDate', 'Check-in'],
-  ['checkOutDate', 'Check-out'],
-  ['adults', 'Adults'],
-  ['children', 'Children'],
-  ['email', 'Email'],
-  ['phone', 'Phone'],
-  ['language', 'Language'],
-  ['nationality', 'Nationality'],
+  ['roomNumber', tk('Room')],
+  ['lastName', tk('Last name')],
+  ['firstName', tk('First name')],
+  ['checkInDate', tk('Check-in'), dateEl],
+  ['checkOutDate', tk('Check-out'), dateEl],
+  ['adults', tk('Adults')],
+  ['children', tk('Children')],
+  ['email', tk('Email')],
+  ['phone', tk('Phone')],
+  ['language', tk('Language'), languageName],
+  ['nationality', tk('Nationality'), countryName],
 ];
 
+const shown = (value, format) => (value === null || value === undefined || value === '' || !format ? orEmpty(value) : format(value));
+
 export function guestView(ctx) {
-  ctx.setTitle('Guest');
+  ctx.setTitle(t('Guest'));
   const [id] = ctx.params;
-  const heading = pageHeading('Guest');
+  const heading = pageHeading(t('Guest'));
   const subtitle = h('p', { class: 'subtitle' });
   const actions = h('div', { class: 'view-actions' });
-  const details = h('div', { class: 'detail-body' }, h('p', { class: 'loading' }, 'Loading…'));
+  const details = h('div', { class: 'detail-body' }, h('p', { class: 'loading' }, t('Loading…')));
   const editArea = h('div');
   const node = h(
     'section',
     { class: 'view view-guest', dataset: { guestId: id } },
     // Back to the page the guest was opened from (board, list, activity…), not always the board.
-    h('p', { class: 'breadcrumb' }, h('a', { href: ctx.back.hash }, `← ${ctx.back.label}`)),
+    h('p', { class: 'breadcrumb' }, h('a', { href: ctx.back.hash }, `← ${t(ctx.back.label)}`)),
     h('div', { class: 'view-head' }, h('div', null, heading, subtitle), actions),
     details,
     editArea,
@@ -52,7 +56,7 @@ export function guestView(ctx) {
     const before = guest;
     guest = data.guest;
     render(data.rooms ?? []);
-    if (before && before.status === 'active' && guest.status !== 'active') announce(`${guestName(guest)} has been checked out.`);
+    if (before && before.status === 'active' && guest.status !== 'active') announce(t('{name} has been checked out.', { name: guestName(guest) }));
   }
 
   /** Refetch; calls during a fetch are coalesced into one more fetch right after it. */
@@ -70,7 +74,7 @@ export function guestView(ctx) {
           await load();
         } catch (err) {
           if (err.status === 404) renderMissing();
-          else showError(err, 'Could not load the guest');
+          else showError(err, t('Could not load the guest'));
         }
       } while (again && !ctx.signal.aborted);
     })().finally(() => {
@@ -80,10 +84,10 @@ export function guestView(ctx) {
   }
 
   function renderMissing() {
-    heading.textContent = 'Guest not found';
+    heading.textContent = t('Guest not found');
     subtitle.textContent = '';
     replaceChildren(actions);
-    replaceChildren(details, h('p', null, 'There is no such guest in this hotel.'), h('p', null, h('a', { href: '#/board' }, 'Back to the board')));
+    replaceChildren(details, h('p', null, t('There is no such guest in this hotel.')), h('p', null, h('a', { href: '#/board' }, t('Back to the board'))));
     replaceChildren(editArea);
   }
 
@@ -96,10 +100,12 @@ export function guestView(ctx) {
     node.dataset.status = guest.status;
     replaceChildren(
       subtitle,
-      `Room ${guest.roomNumber} · `,
+      `${t('Room {room}', { room: guest.roomNumber })} · `,
+      stayDates(guest),
+      ' · ',
       sourceBadge(guest.source),
       ' · ',
-      h('span', { class: ['status-pill', active ? 'status-active' : 'status-checked-out'] }, active ? 'In house' : 'Checked out'),
+      h('span', { class: ['status-pill', active ? 'status-active' : 'status-checked-out'] }, active ? t('In house') : t('Checked out')),
     );
 
     const hadFocus = actions.contains(document.activeElement);
@@ -121,11 +127,13 @@ export function guestView(ctx) {
         h(
           'section',
           { class: 'panel note', 'aria-labelledby': 'pms-owned' },
-          h('h2', { id: 'pms-owned' }, 'Managed by the PMS'),
+          h('h2', { id: 'pms-owned' }, t('Managed by the PMS')),
           h(
             'p',
             null,
-            'This guest comes from the hotel’s PMS, which owns the data. Change it in the PMS: the change arrives here with its next update or sync. Edits made here would be overwritten.',
+            t(
+              'This guest comes from the hotel’s PMS, which owns the data. Change it in the PMS: the change arrives here with its next update or sync. Edits made here would be overwritten.',
+            ),
           ),
         ),
       );
@@ -141,18 +149,20 @@ export function guestView(ctx) {
 
   function detailList() {
     const rows = [
-      ...DETAIL_FIELDS.map(([key, label]) => [label, orEmpty(guest[key]), key]),
-      ['Source', guest.source === 'pms' ? 'PMS' : 'Walk-in (entered by staff)', 'source'],
-      ['PMS guest ID', orEmpty(guest.pmsGuestId), 'pmsGuestId'],
-      ['Status', guest.status === 'active' ? 'Active (in house)' : 'Checked out', 'status'],
-      ['Created', formatDateTime(guest.createdAt), 'createdAt'],
-      ['Updated', formatDateTime(guest.updatedAt), 'updatedAt'],
-      ...(guest.anonymisedAt ? [['Personal data', `Removed ${formatDateTime(guest.anonymisedAt)}: room, dates and counts are kept`, 'anonymisedAt']] : []),
+      ...DETAIL_FIELDS.map(([key, label, format]) => [t(label), shown(guest[key], format), key]),
+      [t('Source'), guest.source === 'pms' ? t('PMS') : t('Walk-in (entered by staff)'), 'source'],
+      [t('PMS guest id'), orEmpty(guest.pmsGuestId), 'pmsGuestId'],
+      [t('Status'), guest.status === 'active' ? t('Active (in house)') : t('Checked out'), 'status'],
+      [t('Created'), formatDateTime(guest.createdAt), 'createdAt'],
+      [t('Updated'), formatDateTime(guest.updatedAt), 'updatedAt'],
+      ...(guest.anonymisedAt
+        ? [[t('Personal data'), t('Removed {when}: room, dates and counts are kept', { when: formatDateTime(guest.anonymisedAt) }), 'anonymisedAt']]
+        : []),
     ];
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'guest-details' },
-      h('h2', { id: 'guest-details' }, 'Details'),
+      h('h2', { id: 'guest-details' }, t('Details')),
       h(
         'dl',
         { class: 'details' },
@@ -166,16 +176,20 @@ export function guestView(ctx) {
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'room-history' },
-      h('h2', { id: 'room-history' }, 'Room history'),
+      h('h2', { id: 'room-history' }, t('Room history')),
       sorted.length === 0
-        ? h('p', null, 'No room assignments recorded.')
+        ? h('p', null, t('No room assignments recorded.'))
         : h(
             'div',
             { class: 'table-wrap' },
             h(
               'table',
               { class: 'table table-rooms' },
-              h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Room'), h('th', { scope: 'col' }, 'From'), h('th', { scope: 'col' }, 'Until'))),
+              h(
+                'thead',
+                null,
+                h('tr', null, h('th', { scope: 'col' }, t('Room')), h('th', { scope: 'col' }, t('From')), h('th', { scope: 'col' }, t('Until'))),
+              ),
               h(
                 'tbody',
                 null,
@@ -185,7 +199,7 @@ export function guestView(ctx) {
                     { dataset: { room: r.roomNumber } },
                     h('td', { class: 'cell-room' }, r.roomNumber),
                     h('td', null, timeEl(r.assignedAt)),
-                    h('td', null, r.releasedAt ? timeEl(r.releasedAt) : h('span', { class: 'current' }, guest.status === 'active' ? 'now' : EMPTY)),
+                    h('td', null, r.releasedAt ? timeEl(r.releasedAt) : h('span', { class: 'current' }, guest.status === 'active' ? t('now') : EMPTY)),
                   ),
                 ),
               ),
@@ -195,15 +209,15 @@ export function guestView(ctx) {
   }
 
   function editSection() {
-    const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save changes');
-    const reset = h('button', { type: 'button', class: 'btn' }, 'Discard changes');
+    const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Save changes'));
+    const reset = h('button', { type: 'button', class: 'btn' }, t('Discard changes'));
     const f = h(
       'form',
       { class: 'form', novalidate: true, 'aria-labelledby': 'edit-guest' },
       h(
         'p',
         { class: 'stale-note', hidden: true, role: 'note' },
-        'This guest was changed elsewhere while you were editing. Saving sends only the fields you changed.',
+        t('This guest was changed elsewhere while you were editing. Saving sends only the fields you changed.'),
       ),
       guestFieldsets(guest),
       h('div', { class: 'form-actions' }, submit, reset),
@@ -218,7 +232,7 @@ export function guestView(ctx) {
       dirty = false;
       clearAlert();
       replaceChildren(editArea, editSection());
-      announce('Changes discarded.');
+      announce(t('Changes discarded.'));
     });
     f.addEventListener('submit', async (e) => {
       e.preventDefault();
@@ -227,7 +241,7 @@ export function guestView(ctx) {
       const values = readGuestForm(f);
       const patch = patchPayload(formGuest, values);
       if (Object.keys(patch).length === 0) {
-        announce('Nothing to save: no field was changed.');
+        announce(t('Nothing to save: no field was changed.'));
         return;
       }
       await busy(submit, async () => {
@@ -236,44 +250,48 @@ export function guestView(ctx) {
           dirty = false;
           form = null;
           const moved = result.changes?.roomNumber;
-          announce(moved ? `Saved. Moved to room ${moved.to}.` : 'Saved.');
+          announce(moved ? t('Saved. Moved to room {room}.', { room: moved.to }) : t('Saved.'));
           ctx.roster.markChanged(id);
           await reload();
           editArea.querySelector('button[type=submit]')?.focus();
         } catch (err) {
-          showFormErrors(f, err, { prefix: 'Could not save' });
+          showFormErrors(f, err, { prefix: t('Could not save') });
         }
       });
     });
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'edit-guest' },
-      h('h2', { id: 'edit-guest' }, 'Edit guest'),
-      h('p', { class: 'hint' }, 'Change the room here to move the guest. Empty an optional field to clear it.'),
+      h('h2', { id: 'edit-guest' }, t('Edit guest')),
+      h('p', { class: 'hint' }, t('Change the room here to move the guest. Empty an optional field to clear it.')),
       f,
     );
   }
 
   function checkoutButton(isPms) {
-    const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'checkout' }, 'Check out');
+    const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'checkout' }, t('Check out'));
     button.addEventListener('click', async () => {
       clearAlert();
       // A check-out frees the room at once and cannot be undone here: always confirm.
       const ok = await confirmDialog(
         isPms
           ? {
-              title: 'Check out a PMS guest?',
+              title: t('Check out a PMS guest?'),
               message: [
-                h('p', null, `${guestName(guest)} (room ${guest.roomNumber}, PMS guest ${guest.pmsGuestId}) is managed by the PMS.`),
-                h('p', null, 'The PMS will send this guest again on its next sync unless the guest is checked out there too.'),
+                h(
+                  'p',
+                  null,
+                  t('{name} (room {room}, PMS guest {id}) is managed by the PMS.', { name: guestName(guest), room: guest.roomNumber, id: guest.pmsGuestId }),
+                ),
+                h('p', null, t('The PMS will send this guest again on its next sync unless the guest is checked out there too.')),
               ],
-              confirmLabel: 'Confirm check-out',
+              confirmLabel: t('Confirm check-out'),
               danger: true,
             }
           : {
-              title: 'Check out this guest?',
-              message: [h('p', null, `${guestName(guest)} leaves room ${guest.roomNumber}; the room is free at once.`)],
-              confirmLabel: 'Confirm check-out',
+              title: t('Check out this guest?'),
+              message: [h('p', null, t('{name} leaves room {room}; the room is free at once.', { name: guestName(guest), room: guest.roomNumber }))],
+              confirmLabel: t('Confirm check-out'),
               danger: true,
             },
       );
@@ -281,10 +299,11 @@ export function guestView(ctx) {
       await busy(button, async () => {
         try {
           await api.post(`/guests/${enc(id)}/checkout`, isPms ? { confirmPmsGuest: true } : {});
-          announce(`${guestName(guest)} checked out of room ${guest.roomNumber}.`);
-          ctx.navigate('#/board');
+          announce(t('{name} checked out of room {room}.', { name: guestName(guest), room: guest.roomNumber }));
+          ctx.roster.markChanged(id);
+          await reload();
         } catch (err) {
-          showError(err, 'Could not check out');
+          showError(err, t('Could not check out'));
         }
       });
     });
@@ -293,33 +312,35 @@ export function guestView(ctx) {
 
   /** Art. 15: everything held about this guest, as a JSON file (admins). */
   function exportLink() {
-    return h('a', { class: 'btn', href: `/dashboard/api/guests/${enc(id)}/export`, download: '', 'data-action': 'export' }, 'Export personal data');
+    return h('a', { class: 'btn', href: `/dashboard/api/guests/${enc(id)}/export`, download: '', 'data-action': 'export' }, t('Export personal data'));
   }
 
   /** Art. 17: erase a checked-out guest's personal data everywhere (admins), after a confirmation naming it all. */
   function eraseButton() {
-    const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'erase' }, 'Erase personal data');
+    const button = h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'erase' }, t('Erase personal data'));
     button.addEventListener('click', async () => {
       clearAlert();
       const name = guestName(guest);
       const ok = await confirmDialog({
-        title: 'Erase this guest’s personal data?',
+        title: t('Erase this guest’s personal data?'),
         message: [
           h(
             'p',
             null,
             guest.pmsGuestId
-              ? `${name} (PMS guest ${guest.pmsGuestId}): every stay with this PMS guest id is included.`
-              : `${name} (walk-in guest, room ${guest.roomNumber}).`,
+              ? t('{name} (PMS guest {id}): every stay with this PMS guest id is included.', { name, id: guest.pmsGuestId })
+              : t('{name} (walk-in guest, room {room}).', { name, room: guest.roomNumber }),
           ),
           h(
             'p',
             null,
-            'Erased: first and last name, phone, e-mail, language and nationality from the guest record, from its activity entries and from stored API responses, and every request-log body that names this guest.',
+            t(
+              'Erased: first and last name, phone, e-mail, language and nationality from the guest record, from its activity entries and from stored API responses, and every request-log body that names this guest.',
+            ),
           ),
-          h('p', null, 'Kept: rooms, dates, adult and child counts and the fact of each change, so occupancy history still reads. This cannot be undone.'),
+          h('p', null, t('Kept: rooms, dates, adult and child counts and the fact of each change, so occupancy history still reads. This cannot be undone.')),
         ],
-        confirmLabel: 'Erase personal data',
+        confirmLabel: t('Erase personal data'),
         danger: true,
       });
       if (!ok) return;
@@ -328,11 +349,11 @@ export function guestView(ctx) {
           const result = await api.post(`/guests/${enc(id)}/erase`, {});
           const e = result.erased;
           announce(
-            `Personal data erased: ${e.guests} stay${e.guests === 1 ? '' : 's'}, ${e.activity} activity entries, ${e.idempotency} stored responses and ${e.requestLog} request-log bodies.`,
+            t('Personal data erased: {guests} stays, {activity} activity entries, {idempotency} stored responses and {requestLog} request-log bodies.', e),
           );
           await reload();
         } catch (err) {
-          showError(err, 'Could not erase the personal data');
+          showError(err, t('Could not erase the personal data'));
         }
       });
     });

@@ -2,26 +2,33 @@
 // Sort and search live in this view; only the table body is rebuilt on live changes,
 // so the search box keeps its text and focus.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, orEmpty } from '../dom.js';
+import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, orEmpty, dateEl } from '../dom.js';
 import { field, showError } from '../ui.js';
+import { languageName, t, tk } from '../i18n.js';
 
 const COLUMNS = [
-  { key: 'roomNumber', label: 'Room', value: (g) => g.roomNumber, compare: naturalCompare },
-  { key: 'name', label: 'Name', value: (g) => guestName(g), compare: naturalCompare },
-  { key: 'checkInDate', label: 'Check-in', value: (g) => g.checkInDate },
-  { key: 'checkOutDate', label: 'Check-out', value: (g) => g.checkOutDate },
-  { key: 'source', label: 'Source', value: (g) => g.source },
-  { key: 'adults', label: 'Adults', value: (g) => g.adults, numeric: true },
-  { key: 'language', label: 'Language', value: (g) => g.language },
+  { key: 'roomNumber', label: tk('Room'), value: (g) => g.roomNumber, compare: naturalCompare },
+  { key: 'name', label: tk('Name'), value: (g) => guestName(g), compare: naturalCompare },
+  { key: 'checkInDate', label: tk('Check-in'), value: (g) => g.checkInDate },
+  { key: 'checkOutDate', label: tk('Check-out'), value: (g) => g.checkOutDate },
+  { key: 'source', label: tk('Source'), value: (g) => g.source },
+  { key: 'adults', label: tk('Adults'), value: (g) => g.adults, numeric: true },
+  { key: 'language', label: tk('Language'), value: (g) => (g.language ? languageName(g.language) : null) },
 ];
 
 export function listView(ctx) {
-  ctx.setTitle('Guest list');
+  ctx.setTitle(t('Guest list'));
   const sort = { key: 'roomNumber', dir: 'asc' };
   let guests = ctx.roster.guests;
   let changed = new Set();
 
-  const searchField = field({ name: 'search', label: 'Search', type: 'search', hint: 'Name, room, PMS guest id or email', attrs: { autocomplete: 'off' } });
+  const searchField = field({
+    name: 'search',
+    label: t('Search'),
+    type: 'search',
+    hint: t('Name, room, PMS guest id or email'),
+    attrs: { autocomplete: 'off' },
+  });
   const search = searchField.querySelector('input');
   const count = h('p', { class: 'summary', 'aria-live': 'polite' });
   const headRow = h('tr');
@@ -29,14 +36,14 @@ export function listView(ctx) {
   const table = h(
     'table',
     { class: 'table table-guests' },
-    h('caption', { class: 'visually-hidden' }, 'Guests in house; column headers sort'),
+    h('caption', { class: 'visually-hidden' }, t('Guests in house; column headers sort')),
     h('thead', null, headRow),
     tbody,
   );
   const node = h(
     'section',
     { class: 'view view-list' },
-    h('div', { class: 'view-head' }, pageHeading('Guests'), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, 'Add walk-in')),
+    h('div', { class: 'view-head' }, pageHeading(t('Guests')), h('a', { href: '#/walk-in', class: 'btn btn-primary' }, t('Add walk-in'))),
     h('div', { class: 'toolbar' }, searchField),
     count,
     h('div', { class: 'table-wrap' }, table),
@@ -50,7 +57,7 @@ export function listView(ctx) {
         const button = h(
           'button',
           { type: 'button', class: 'sort-button', dataset: { sort: col.key } },
-          col.label,
+          t(col.label),
           h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''),
         );
         button.addEventListener('click', () => {
@@ -88,10 +95,10 @@ export function listView(ctx) {
   function renderBody() {
     const q = search.value.trim().toLowerCase();
     const rows = sorted(guests.filter((g) => matches(g, q)));
-    count.textContent = q ? `${rows.length} of ${guests.length} guests match` : `${guests.length} guest${guests.length === 1 ? '' : 's'} in house`;
-    if (!ctx.roster.loaded) count.textContent = 'Loading…';
+    count.textContent = q ? t('{shown} of {n} guests match', { shown: rows.length, n: guests.length }) : t('{n} guests in house', { n: guests.length });
+    if (!ctx.roster.loaded) count.textContent = t('Loading…');
     if (rows.length === 0) {
-      const text = q ? `No guest matches “${search.value.trim()}”.` : 'No guests in house.';
+      const text = q ? t('No guest matches “{query}”.', { query: search.value.trim() }) : t('No guests in house.');
       replaceChildren(tbody, h('tr', { class: 'empty' }, h('td', { colspan: String(COLUMNS.length) }, text)));
       return;
     }
@@ -110,11 +117,11 @@ export function listView(ctx) {
       { class: ['row-link', isChanged && 'row-changed'], dataset: { guestId: g.id, room: g.roomNumber } },
       h('td', { class: 'cell-room' }, g.roomNumber),
       h('td', null, h('a', { href }, guestName(g))),
-      h('td', null, orEmpty(g.checkInDate)),
-      h('td', null, orEmpty(g.checkOutDate)),
+      h('td', null, dateEl(g.checkInDate)),
+      h('td', null, dateEl(g.checkOutDate)),
       h('td', null, sourceBadge(g.source)),
       h('td', { class: 'num' }, orEmpty(g.adults)),
-      h('td', null, orEmpty(g.language)),
+      h('td', null, orEmpty(g.language && languageName(g.language))),
     );
     // The name link is the keyboard path; a click anywhere on the row is a mouse shortcut.
     tr.addEventListener('click', (e) => {
@@ -133,6 +140,6 @@ export function listView(ctx) {
     renderBody();
     changed = new Set();
   });
-  ctx.roster.refresh().catch((err) => showError(err, 'Could not load the guests'));
+  ctx.roster.refresh().catch((err) => showError(err, t('Could not load the guests')));
   return { node, destroy: unsubscribe };
 }

@@ -6,16 +6,17 @@
 import { api } from '../api.js';
 import { h, pageHeading } from '../dom.js';
 import { field, busy, clearFieldErrors, showFormErrors, showAlert, clearAlert, announce } from '../ui.js';
+import { t } from '../i18n.js';
 
 export function loginView(ctx) {
-  ctx.setTitle('Log in');
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Log in');
+  ctx.setTitle(t('Log in'));
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Log in'));
   const actions = h('div', { class: 'form-actions' }, submit);
   const form = h(
     'form',
     { class: 'form narrow', novalidate: true, 'aria-labelledby': 'login-title' },
-    field({ name: 'email', label: 'Email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
-    field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'current-password' } }),
+    field({ name: 'email', label: t('Email'), type: 'email', required: true, attrs: { autocomplete: 'username' } }),
+    field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'current-password' } }),
     actions,
   );
 
@@ -29,15 +30,15 @@ export function loginView(ctx) {
     dropChoice();
     choice = field({
       name: 'hotel',
-      label: 'Hotel',
+      label: t('Hotel'),
       required: true,
-      hint: 'Your e-mail and password open accounts at several hotels: choose the one to log in to.',
+      hint: t('Your e-mail and password open accounts at several hotels: choose the one to log in to.'),
       options: hotels.map((hotel) => [hotel.slug, `${hotel.name} (${hotel.slug})`]),
     });
     form.insertBefore(choice, actions);
     const select = form.elements.namedItem('hotel');
     select.focus();
-    announce('Choose the hotel to log in to, then log in again.');
+    announce(t('Choose the hotel to log in to, then log in again.'));
   };
   for (const name of ['email', 'password']) form.elements.namedItem(name).addEventListener('input', dropChoice);
 
@@ -57,22 +58,22 @@ export function loginView(ctx) {
           showChoice(err.body.hotels);
         } else if (err.status === 429) {
           const minutes = err.retryAfter ? Math.ceil(err.retryAfter / 60) : null;
-          showAlert(`Too many failed logins. ${minutes ? `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` : 'Try again later.'}`);
+          showAlert(minutes ? t('Too many failed logins. Try again in {n} minutes.', { n: minutes }) : t('Too many failed logins. Try again later.'));
         } else if (err.code === 'LOGIN_FAILED') {
           dropChoice();
-          showAlert(err.message || 'Email or password is not correct.');
+          showAlert(t('E-mail or password is wrong.'));
           form.elements.namedItem('password').value = '';
           form.elements.namedItem('password').focus();
         } else {
-          showFormErrors(form, err, { prefix: 'Could not log in' });
+          showFormErrors(form, err, { prefix: t('Could not log in') });
         }
       }
     });
   });
-  const heading = pageHeading('Log in');
+  const heading = pageHeading(t('Log in'));
   heading.id = 'login-title';
   return {
-    node: h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, 'Staff dashboard'), form),
+    node: h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, t('Staff dashboard')), form),
     focus: () => form.elements.namedItem('email').focus(),
   };
 }
