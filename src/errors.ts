@@ -29,7 +29,11 @@ export const ERRORS = {
     message: 'Missing or invalid API key for this hotel.',
     meaning: 'Missing, malformed, unknown or revoked key, or a key of another hotel. One code and message for all, so a caller learns nothing about which.',
   },
-  HTTPS_REQUIRED: { status: 403, message: 'This service is served over HTTPS only.', meaning: 'Any request over plain HTTP.' },
+  HTTPS_REQUIRED: {
+    status: 403,
+    message: 'This service is served over HTTPS only.',
+    meaning: "Any request over plain HTTP but a browser's GET of the dashboard's pages, which is redirected to HTTPS.",
+  },
   GUEST_NOT_FOUND: {
     status: 404,
     message: 'No active guest with this pmsGuestId.',

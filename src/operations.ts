@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
 import { allHotels, findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
-import { insertKeyPair, keyPairExists, listKeyPairs, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { insertKeyPair, keyPairExists, listKeyPairs, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { deleteCounters } from './db/repositories/rate-limit.repository.js';
+import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError } from './errors.js';
 import { EMAIL_MAX, HOTEL_NAME_MAX, isTimeZone, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from './domain/accounts.js';
@@ -47,6 +49,20 @@ export async function issueKeyPair(db: Db, slug: string): Promise<IssuedKeyPair>
 export async function revokeKeys(db: Db, keyId: string): Promise<void> {
   if (!(await keyPairExists(db, keyId))) throw new OperationError(`no key pair with id "${keyId}"`);
   await revokeKeyPair(db, keyId, new Date().toISOString());
+}
+
+/**
+ * Both keys of the pair start every endpoint limit afresh, while the server runs: counters
+ * in the database (PostgreSQL) are deleted; a server counting in memory (SQLite) reads the
+ * reset time with the key at its next request and forgets the counts made before it.
+ */
+export async function resetKeyLimits(db: Db, keyId: string): Promise<void> {
+  const keys = await db.transaction().execute(async (trx) => {
+    const ids = await markRateLimitsReset(trx, keyId, new Date().toISOString());
+    await deleteCounters(trx, ids.flatMap(keyCounterNames));
+    return ids;
+  });
+  if (keys.length === 0) throw new OperationError(`no key pair with id "${keyId}": innsync key list <slug> shows a hotel's key pairs`);
 }
 
 // Staff passwords (scrypt) live with the staff module; re-exported for the CLI's callers.

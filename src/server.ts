@@ -67,7 +67,7 @@ class StartSteps {
   }
 }
 
-/** Database → migrations → certificate → app → HTTPS and HTTP-refuser listeners. */
+/** Database → migrations → certificate → app → HTTPS and plain-HTTP listeners. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const steps = new StartSteps();
   const database = await openStorage(config, logger, steps);
@@ -150,7 +150,8 @@ async function startBus(config: Config, database: DatabaseHandle, logger: Logger
 
 /**
  * The plain-HTTP listener. The same app answers it: its transport check refuses with 403
- * HTTPS_REQUIRED unless a trusted proxy says the client used HTTPS (TRUST_PROXY).
+ * HTTPS_REQUIRED (or redirects a GET of the dashboard's pages to HTTPS) unless a trusted
+ * proxy says the client used HTTPS (TRUST_PROXY).
  */
 async function listenPlainHttp(
   config: Config,

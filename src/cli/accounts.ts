@@ -9,6 +9,7 @@ import {
   listHotels,
   listKeys,
   listStaff,
+  resetKeyLimits,
   revokeKeys,
   setStaffPasswordByEmail,
 } from '../operations.js';
@@ -71,6 +72,13 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .action(async (keyId: string) => {
       await withDb(loadConfig(), (db) => revokeKeys(db, keyId));
       print(json(), { keyId, revoked: true }, `revoked key pair ${keyId}`);
+    });
+  key
+    .command('reset-limits <keyId>')
+    .description('reset the rate-limit counts of both keys of the pair, every endpoint, at once (the server keeps running)')
+    .action(async (keyId: string) => {
+      await withDb(loadConfig(), (db) => resetKeyLimits(db, keyId));
+      print(json(), { keyId, reset: true }, `rate limits of key pair ${keyId} reset: its live and test keys start every endpoint's window afresh`);
     });
 
   addUserCommands(program, json, withDb);

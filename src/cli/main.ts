@@ -82,6 +82,7 @@ Commands in full:
   innsync hotel create <slug> --name <name>
   innsync key issue <slug>
   innsync key revoke <keyId>
+  innsync key reset-limits <keyId>
   innsync hotel list
   innsync key list <slug>
   innsync user create <slug> --email <email> --role admin|receptionist   (password: prompted, or on stdin)

@@ -86,8 +86,15 @@ export async function dashboard(app: FastifyInstance, opts: DashboardDeps): Prom
   );
 }
 
-/** GET /dashboard/ (the app's page) and /dashboard/assets/…, revalidated on every load (no-cache + ETag) so a new release is picked up at once. */
+/**
+ * GET /dashboard/ (the app's page) and /dashboard/assets/…, revalidated on every load
+ * (no-cache + ETag) so a new release is picked up at once. Over plain HTTP a browser is
+ * sent to them on HTTPS; the JSON API under /dashboard/api is refused there, like any API.
+ */
 async function pages(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, httpsRedirect: true };
+  });
   const root = dashboardPublicDir();
   // The files present at start, each its own route: no path from a URL reaches the file system.
   await app.register(fastifyStatic, {

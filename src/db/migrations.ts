@@ -297,6 +297,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0008_rate_limit_reset': {
+    async up(db: Kysely<unknown>) {
+      // innsync key reset-limits: counts of a key made before this no longer count. Read with
+      // the key at each request, so a server keeping its counters in memory (SQLite) sees it.
+      await db.schema.alterTable('api_keys').addColumn('rate_limits_reset_at', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

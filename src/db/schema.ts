@@ -28,6 +28,8 @@ export interface ApiKeyTable {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** The last reset of the key's rate-limit counts (innsync key reset-limits); counts before it are forgotten. */
+  rate_limits_reset_at: string | null;
 }
 
 export interface GuestTable {

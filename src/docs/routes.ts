@@ -77,6 +77,7 @@ function docsRoutes(app: FastifyInstance, document: () => Record<string, unknown
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       .send(page);
   });
-  // Staff arrive at the dashboard; the API reference is linked from it and lives at /api/pms/v1/docs.
-  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
+  // Staff arrive at the dashboard (over plain HTTP too: sent to HTTPS first); the API
+  // reference is linked from it and lives at /api/pms/v1/docs, refused over plain HTTP like the API.
+  app.get('/', { schema: { hide: true }, config: { httpsRedirect: true } }, async (_req, reply) => reply.redirect('/dashboard/'));
 }

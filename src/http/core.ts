@@ -19,6 +19,7 @@ import { routeForLog, sendError, toApiError } from './error-reply.js';
 import { ALL_METHODS, registerNotFound } from './fallbacks.js';
 import { ipLimit, rateLimited, type IpLimit } from './ip-limit.js';
 import { parseJsonBody } from './json-body.js';
+import { httpsLocation } from './https-redirect.js';
 import { registerRequestMetrics, type Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
 import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
@@ -165,6 +166,8 @@ class Core {
       if (req.raw.httpVersionMajor === 2) this.requestsByRaw.set(req.raw, req);
       if (req.protocol !== 'https') {
         await this.limitByIp(req, reply);
+        const location = this.httpsRedirect(app, req);
+        if (location) return reply.redirect(location, 308);
         throw new ApiError('HTTPS_REQUIRED');
       }
       void reply.header('strict-transport-security', HSTS);
@@ -186,6 +189,17 @@ class Core {
       const ms = Math.round(reply.elapsedTime * 10) / 10;
       req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms }, 'request');
     });
+  }
+
+  /**
+   * The HTTPS address of a plain-HTTP GET or HEAD of a route that asks for it (pages for
+   * people), or null: refused. A request a proxy forwarded (X-Forwarded-Proto) is the
+   * proxy's to redirect, since the port its clients use for HTTPS is not known here.
+   */
+  private httpsRedirect(app: FastifyInstance, req: FastifyRequest): string | null {
+    if (!req.routeOptions.config.httpsRedirect || (req.method !== 'GET' && req.method !== 'HEAD')) return null;
+    const address = this.deps.tls && !req.headers['x-forwarded-proto'] ? app.server.address() : null;
+    return address && typeof address === 'object' ? httpsLocation(req.headers.host, req.url, address.port) : null;
   }
 
   private errorHandler(app: FastifyInstance): void {

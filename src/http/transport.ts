@@ -93,7 +93,7 @@ export function createHttpsServer(
   return server;
 }
 
-/** The plain-HTTP listener (it only refuses: 403 HTTPS_REQUIRED), under the same limits. */
+/** The plain-HTTP listener (403 HTTPS_REQUIRED, or a redirect of the dashboard's pages to HTTPS), under the same limits. */
 export function createHttpServer(limits: ConnectionLimits, handler: RequestHandler): http.Server {
   const server = http.createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, handler);
   applyHttp1Limits(server, limits);

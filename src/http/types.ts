@@ -27,5 +27,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The PMS API endpoint a route serves: its rate limit (spec 8.1). */
     endpoint?: PmsEndpoint;
+    /**
+     * A page for people: over plain HTTP its GET and HEAD are redirected to HTTPS instead
+     * of refused (decisions.md: the dashboard may redirect GET; API paths never).
+     */
+    httpsRedirect?: boolean;
   }
 }

@@ -1,4 +1,4 @@
-import type { RateLimitStore } from './stores.js';
+import { counterName, type RateLimitStore } from './stores.js';
 
 export interface RateLimitPolicy {
   /** Name in the RateLimit-Policy field. */
@@ -37,9 +37,25 @@ export const LOGIN_FAILURE_LIMITS = {
   ip: { name: 'login-ip', limit: 20, windowMs: 15 * 60_000 },
 } as const satisfies Record<string, RateLimitPolicy>;
 
-/** Counts one request and gives the headers every response carries (spec 8.1 and the IETF fields). */
-export async function consume(store: RateLimitStore, bucket: string, policy: RateLimitPolicy, nowMs: number): Promise<RateLimitResult> {
-  const count = await store.hit(`${policy.name}:${bucket}`, policy.windowMs, nowMs);
+const policyBucket = (policy: RateLimitPolicy, bucket: string): string => `${policy.name}:${bucket}`;
+
+/** The stored counter names of every endpoint limit of one API key (what a reset of its limits deletes). */
+export function keyCounterNames(keyId: string): string[] {
+  return Object.values(ENDPOINT_LIMITS).map((policy) => counterName(policyBucket(policy, keyId), policy.windowMs));
+}
+
+/**
+ * Counts one request and gives the headers every response carries (spec 8.1 and the IETF
+ * fields). Hits counted before `forgetBefore` (epoch ms) no longer count (RateLimitStore.hit).
+ */
+export async function consume(
+  store: RateLimitStore,
+  bucket: string,
+  policy: RateLimitPolicy,
+  nowMs: number,
+  forgetBefore?: number | null,
+): Promise<RateLimitResult> {
+  const count = await store.hit(policyBucket(policy, bucket), policy.windowMs, nowMs, forgetBefore);
   const resetAtMs = (Math.floor(nowMs / policy.windowMs) + 1) * policy.windowMs;
   const remaining = Math.max(0, policy.limit - count);
   const resetSeconds = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));

@@ -3,8 +3,12 @@ import * as counters from '../db/repositories/rate-limit.repository.js';
 
 /** A fixed-window counter store (decisions.md: fixed windows per API key and endpoint). */
 export interface RateLimitStore {
-  /** Counts one hit in the window containing `nowMs`; returns the count so far. */
-  hit(bucket: string, windowMs: number, nowMs: number): Promise<number>;
+  /**
+   * Counts one hit in the window containing `nowMs`; returns the count so far. Hits
+   * counted before `forgetBefore` (epoch ms; a reset of the bucket's API key, `innsync
+   * key reset-limits`) no longer count.
+   */
+  hit(bucket: string, windowMs: number, nowMs: number, forgetBefore?: number | null): Promise<number>;
   /** The count so far in the window containing `nowMs`, without counting. */
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number>;
   /** Takes back one hit counted in the window containing `nowMs` (never below zero). */
@@ -15,9 +19,16 @@ export interface RateLimitStore {
 /** The start of the fixed window that contains `nowMs`. */
 const windowStart = (nowMs: number, windowMs: number): number => Math.floor(nowMs / windowMs) * windowMs;
 
-/** Counters in this process's memory: right for a single instance (SQLite). */
+/** The stored name of a bucket's counter for one window length. */
+export const counterName = (bucket: string, windowMs: number): string => `${bucket}|${windowMs}`;
+
+/**
+ * Counters in this process's memory: right for a single instance (SQLite). Another process
+ * (the command line) cannot clear them, so a reset reaches them as `forgetBefore`: a
+ * window's count started before it starts again from zero. `since` is when the count began.
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly windows = new Map<string, { start: number; count: number; since: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(sweepEveryMs = 60_000) {
@@ -25,26 +36,27 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  hit(bucket: string, windowMs: number, nowMs: number): Promise<number> {
+  hit(bucket: string, windowMs: number, nowMs: number, forgetBefore?: number | null): Promise<number> {
     const start = windowStart(nowMs, windowMs);
-    const key = `${bucket}|${windowMs}`;
+    const key = counterName(bucket, windowMs);
     const w = this.windows.get(key);
-    if (w && w.start === start) {
+    if (w && w.start === start && w.since >= (forgetBefore ?? 0)) {
       w.count += 1;
       return Promise.resolve(w.count);
     }
-    this.windows.set(key, { start, count: 1 });
+    // Never before the reset itself, so one reset clears a count once.
+    this.windows.set(key, { start, count: 1, since: Math.max(nowMs, forgetBefore ?? nowMs) });
     return Promise.resolve(1);
   }
 
   unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
-    const w = this.windows.get(`${bucket}|${windowMs}`);
+    const w = this.windows.get(counterName(bucket, windowMs));
     if (w && w.start === windowStart(nowMs, windowMs) && w.count > 0) w.count -= 1;
     return Promise.resolve();
   }
 
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    const w = this.windows.get(`${bucket}|${windowMs}`);
+    const w = this.windows.get(counterName(bucket, windowMs));
     return Promise.resolve(w && w.start === windowStart(nowMs, windowMs) ? w.count : 0);
   }
 
@@ -60,7 +72,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** Counters in the database, shared by every instance using it (decisions.md, PostgreSQL). */
+/**
+ * Counters in the database, shared by every instance using it (decisions.md, PostgreSQL).
+ * A reset deletes its counters itself (resetKeyLimits in operations.ts), so `forgetBefore` is not needed here.
+ */
 export class DatabaseRateLimitStore implements RateLimitStore {
   private readonly sweeper: NodeJS.Timeout;
 
@@ -73,15 +88,15 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   }
 
   hit(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    return counters.hitCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
+    return counters.hitCounter(this.db, counterName(bucket, windowMs), windowStart(nowMs, windowMs));
   }
 
   unhit(bucket: string, windowMs: number, nowMs: number): Promise<void> {
-    return counters.unhitCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
+    return counters.unhitCounter(this.db, counterName(bucket, windowMs), windowStart(nowMs, windowMs));
   }
 
   peek(bucket: string, windowMs: number, nowMs: number): Promise<number> {
-    return counters.peekCounter(this.db, `${bucket}|${windowMs}`, windowStart(nowMs, windowMs));
+    return counters.peekCounter(this.db, counterName(bucket, windowMs), windowStart(nowMs, windowMs));
   }
 
   close(): void {

@@ -176,7 +176,7 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
       expect(first.body).toMatchObject({ status: 'created', requestId: expect.stringMatching(/^req_/) });
       expect(first.headers['strict-transport-security']).toBeDefined();
 
-      // operations.md: the plain-HTTP port refuses everything with 403 HTTPS_REQUIRED.
+      // operations.md: the plain-HTTP port refuses the API with 403 HTTPS_REQUIRED.
       const plainGet = await request(`http://127.0.0.1:${httpPort}/api/pms/v1/${hotelSlug}/guests`, { headers: { authorization: `Bearer ${keys.live}` } });
       const plainGetBody = (await plainGet.body.json()) as { code: string; requestId: string };
       expect(plainGet.statusCode).toBe(403);

@@ -100,3 +100,23 @@ describe.each(factories)('rate-limit counter store: %s', (_name, factory) => {
     await close();
   });
 });
+
+describe('rate-limit counter store in memory: a reset of the key (innsync key reset-limits)', () => {
+  const hour = 3_600_000;
+  const t0 = Date.UTC(2026, 10, 23, 10, 0, 0);
+
+  it('forgets the hits counted before forgetBefore, once: later hits with the same reset count on', async () => {
+    const store = new MemoryRateLimitStore();
+    for (let i = 0; i < 10; i++) await store.hit('sync:key_a', hour, t0 + i);
+    expect(await store.hit('sync:key_a', hour, t0 + 100, null)).toBe(11);
+    const resetAt = t0 + 200;
+    expect(await store.hit('sync:key_a', hour, t0 + 300, resetAt)).toBe(1);
+    expect(await store.hit('sync:key_a', hour, t0 + 400, resetAt)).toBe(2);
+    // Another bucket counted before the reset starts again at its own next hit.
+    await store.hit('list:key_a', hour, t0);
+    expect(await store.hit('list:key_a', hour, t0 + 500, resetAt)).toBe(1);
+    // A reset older than the count changes nothing.
+    expect(await store.hit('sync:key_a', hour, t0 + 600, t0)).toBe(3);
+    store.close();
+  });
+});

@@ -8,6 +8,8 @@ export interface ApiKeyIdentity {
   mode: 'live' | 'test';
   hotelId: string;
   hotelSlug: string;
+  /** When the pair's rate-limit counts were last reset (epoch ms), or null: counts before it are forgotten. */
+  limitsResetAt: number | null;
 }
 
 export interface ApiKeyPairSummary {
@@ -51,11 +53,19 @@ export async function findActiveKeyByHash(db: DbOrTrx, keyHash: string): Promise
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('hotels', 'hotels.id', 'api_keys.hotel_id')
-    .select(['api_keys.id', 'api_keys.pair_id', 'api_keys.mode', 'api_keys.hotel_id', 'hotels.slug'])
+    .select(['api_keys.id', 'api_keys.pair_id', 'api_keys.mode', 'api_keys.hotel_id', 'api_keys.rate_limits_reset_at', 'hotels.slug'])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
     .executeTakeFirst();
-  return row ? { keyId: row.id, pairId: row.pair_id, mode: row.mode, hotelId: row.hotel_id, hotelSlug: row.slug } : null;
+  if (!row) return null;
+  const limitsResetAt = row.rate_limits_reset_at === null ? null : Date.parse(row.rate_limits_reset_at);
+  return { keyId: row.id, pairId: row.pair_id, mode: row.mode, hotelId: row.hotel_id, hotelSlug: row.slug, limitsResetAt };
+}
+
+/** Records that the pair's rate-limit counts before `now` no longer count; returns the ids of its keys (none: no such pair). */
+export async function markRateLimitsReset(db: DbOrTrx, pairId: string, now: string): Promise<string[]> {
+  const rows = await db.updateTable('api_keys').set({ rate_limits_reset_at: now }).where('pair_id', '=', pairId).returning('id').execute();
+  return rows.map((r) => r.id);
 }
 
 /** Revokes both keys of a pair; returns how many keys were newly revoked. */

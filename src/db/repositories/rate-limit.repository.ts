@@ -40,3 +40,8 @@ export async function peekCounter(db: DbOrTrx, bucket: string, windowStart: numb
 export async function deleteCountersBefore(db: DbOrTrx, before: number): Promise<void> {
   await db.deleteFrom('rate_limit_counters').where('window_start', '<', before).execute();
 }
+
+/** Deletes every window of the named counters. */
+export async function deleteCounters(db: DbOrTrx, buckets: string[]): Promise<void> {
+  if (buckets.length > 0) await db.deleteFrom('rate_limit_counters').where('bucket', 'in', buckets).execute();
+}
