@@ -118,6 +118,11 @@ export const ERRORS = {
     meaning: "Dashboard: a state-changing request without the session's `X-CSRF-Token`, or a login or setup from another origin.",
   },
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.', meaning: 'Dashboard: an admin-only action by a receptionist.' },
+  DISPLAY_READ_ONLY: {
+    status: 403,
+    message: 'This is a front-desk display: it shows the board only. Log out and log in without display mode to make changes or open a guest.',
+    meaning: 'Dashboard: a display session (login with `display: true`) asked for anything but the board, its live events, the session or logout.',
+  },
   SETUP_LINK_INVALID: {
     status: 404,
     message: 'This setup link is not the current one: open the link the server printed when it started (a new one at every start while no hotel exists).',

@@ -21,7 +21,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookOutbox } from '../webhooks/dispatcher.js';
 import { guestRulesModule } from './guest-rules.js';
 import { packageRoot } from '../package-info.js';
-import { checkCsrf, loadSession } from './session.js';
+import { checkCsrf, checkDisplay, loadSession } from './session.js';
 import type { SetupLink } from './setup-link.js';
 
 export interface DashboardDeps {
@@ -126,6 +126,7 @@ function requireStaff(app: FastifyInstance, db: Db, role: 'any' | 'admin'): void
     if (!s) throw new ApiError('NOT_AUTHENTICATED');
     req.staff = s;
     checkCsrf(req, s);
+    checkDisplay(req, s);
     if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
   });
 }

@@ -35,6 +35,8 @@ export const LoginBody = Type.Object(
     password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }),
     // The hotel's slug, after a 409 HOTEL_CHOICE_REQUIRED listed the hotels this login opens.
     hotel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
+    // A front-desk display: the board read-only, signed in for a shift (12 h) without idle expiry.
+    display: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -18,10 +18,10 @@ const TOUCH_EVERY_MS = 60_000;
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** The cookie's value is a random token; the database holds only its SHA-256. */
-export async function startSession(db: Db, user: { id: string; hotelId: string }): Promise<{ token: string; csrfToken: string }> {
+export async function startSession(db: Db, user: { id: string; hotelId: string }, display = false): Promise<{ token: string; csrfToken: string }> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
-  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString() });
+  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display });
   return { token, csrfToken };
 }
 
@@ -42,8 +42,17 @@ function cookieToken(req: FastifyRequest): string | null {
   return value === undefined || value === '' ? null : value;
 }
 
-function expired(s: { createdAt: string; lastSeenAt: string }, now: number): boolean {
-  return now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
+/** A person's session ends after 30 minutes idle; a front-desk display only at the end of its shift (12 h). */
+function expired(s: { createdAt: string; lastSeenAt: string; display: boolean }, now: number): boolean {
+  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
+}
+
+/**
+ * A display session may only do what showing the board needs: routes that declare
+ * `config: { display: true }` (the session, the roster, its live events, logout).
+ */
+export function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
+  if (session.display && (req.routeOptions.config as { display?: boolean } | undefined)?.display !== true) throw new ApiError('DISPLAY_READ_ONLY');
 }
 
 /** Which of these sessions are still live: not ended, not expired, user not deactivated. */

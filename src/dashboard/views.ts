@@ -8,10 +8,12 @@ import { ApiError } from '../errors.js';
 export function sessionView(
   s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string; timeZone: string } },
   csrfToken: string,
+  display = false,
 ) {
   return {
     user: { id: s.user.id, email: s.user.email, role: s.user.role },
     hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: s.hotel.timeZone },
+    display,
     csrfToken,
   };
 }

@@ -304,6 +304,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('api_keys').addColumn('rate_limits_reset_at', 'text').execute();
     },
   },
+  '0009_display_sessions': {
+    async up(db: Kysely<unknown>) {
+      // A front-desk display: a session that shows the board read-only for a shift (12 h)
+      // without the idle expiry of a person's session.
+      await db.schema
+        .alterTable('staff_sessions')
+        .addColumn('display', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -138,6 +138,8 @@ export interface StaffSessionTable {
   csrf_token: string;
   created_at: string;
   last_seen_at: string;
+  /** 1 for a front-desk display session (read-only board, no idle expiry), else 0. */
+  display: Generated<number>;
 }
 
 export interface WebhookEndpointTable {

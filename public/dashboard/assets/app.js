@@ -43,6 +43,8 @@ const NAV = [
   ['#/webhooks', tk('Webhooks'), 'admin'],
 ];
 
+const ROLES = { admin: tk('admin'), receptionist: tk('receptionist') };
+
 const LIVE_TEXT = { connected: tk('Live'), connecting: tk('Connecting…'), reconnecting: tk('Reconnecting…'), offline: tk('Offline') };
 
 const state = {
@@ -103,6 +105,11 @@ function renderRoute() {
     navigate('#/board');
     return;
   }
+  // A front-desk display shows the board and nothing else.
+  if (state.session?.display && route.nav !== '#/board') {
+    location.replace('#/board');
+    return;
+  }
   mount(route, params);
 }
 
@@ -113,7 +120,8 @@ function mount(route, params) {
   state.controller = controller;
   const ctx = {
     session: state.session,
-    isAdmin: state.session?.user?.role === 'admin',
+    isAdmin: state.session?.user?.role === 'admin' && !state.session?.display,
+    readOnly: Boolean(state.session?.display),
     roster,
     params,
     signal: controller.signal,
@@ -184,9 +192,8 @@ function renderHeader(route) {
     return;
   }
   const isAdmin = session.user?.role === 'admin';
-  const links = NAV.filter(([, , who]) => who !== 'admin' || isAdmin).map(([href, text]) =>
-    h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))),
-  );
+  const shown = session.display ? NAV.filter(([href]) => href === '#/board') : NAV.filter(([, , who]) => who !== 'admin' || isAdmin);
+  const links = shown.map(([href, text]) => h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))));
   const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
   replaceChildren(
@@ -204,9 +211,13 @@ function renderHeader(route) {
         h(
           'span',
           { class: 'user' },
-          h('span', { class: 'user-email' }, session.user?.email ?? ''),
-          ' ',
-          h('span', { class: 'role-badge', 'data-role': session.user?.role }, session.user?.role ?? ''),
+          session.display
+            ? h('span', { class: 'role-badge', 'data-role': 'display' }, t('Front-desk display'))
+            : [
+                h('span', { class: 'user-email' }, session.user?.email ?? ''),
+                ' ',
+                h('span', { class: 'role-badge', 'data-role': session.user?.role }, t(ROLES[session.user?.role] ?? session.user?.role ?? '')),
+              ],
         ),
         logout,
       ),

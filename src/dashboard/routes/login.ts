@@ -75,15 +75,17 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     // The same e-mail and password at several hotels: the form asks which, and sends the
     // login again with `hotel`. Only the hotels this password opened are named.
     if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
-    const { token, csrfToken } = await startSession(db, outcome.user);
+    const display = req.body.display === true;
+    const { token, csrfToken } = await startSession(db, outcome.user, display);
     setSessionCookie(reply, token);
-    return sessionView(outcome, csrfToken);
+    return sessionView(outcome, csrfToken, display);
   });
 };
 
 /** The signed-in user's session: what the page shows, and logout. */
 export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
-  app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+  const display = { display: true };
+  app.post('/logout', { config: display, schema: { hide: true } }, async (req, reply) => {
     const s = session(req);
     await endSession(deps.db, s);
     deps.streams.endSession(s.id);
@@ -91,8 +93,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return { loggedOut: true };
   });
 
-  app.get('/session', { schema: { hide: true } }, async (req) => {
+  app.get('/session', { config: display, schema: { hide: true } }, async (req) => {
     const s = session(req);
-    return sessionView(s, s.csrfToken);
+    return sessionView(s, s.csrfToken, s.display);
   });
 };

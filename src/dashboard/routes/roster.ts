@@ -27,7 +27,7 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics, outbox: deps.webhooks };
   const hidden = { hide: true };
 
-  app.get('/guests', { schema: hidden }, async (req) => {
+  app.get('/guests', { config: { display: true }, schema: hidden }, async (req) => {
     const guests = await listGuests(db, session(req).hotel.id);
     return { guests: guests.map(guestView) };
   });
@@ -102,7 +102,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
     return { entries, next: nextCursor(rows, limit) };
   });
 
-  app.get('/events', { schema: hidden }, async (req, reply) => {
+  app.get('/events', { config: { display: true }, schema: hidden }, async (req, reply) => {
     // HEAD (which Fastify answers for every GET route) gets the headers, not a stream.
     if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
     // The stream writes its own head: the answer's headers so far (security headers, HSTS) go with it.

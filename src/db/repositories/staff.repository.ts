@@ -17,6 +17,8 @@ export interface StaffSession {
   csrfToken: string;
   createdAt: string;
   lastSeenAt: string;
+  /** A front-desk display: the board read-only, no idle expiry. */
+  display: boolean;
   user: StaffUser;
   hotel: SessionHotel;
 }
@@ -112,10 +114,13 @@ export async function setPasswordHash(trx: DbOrTrx, userId: string, passwordHash
   await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
 }
 
-export async function insertSession(db: DbOrTrx, s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string }): Promise<void> {
+export async function insertSession(
+  db: DbOrTrx,
+  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean },
+): Promise<void> {
   await db
     .insertInto('staff_sessions')
-    .values({ id: s.id, user_id: s.userId, hotel_id: s.hotelId, csrf_token: s.csrfToken, created_at: s.now, last_seen_at: s.now })
+    .values({ id: s.id, user_id: s.userId, hotel_id: s.hotelId, csrf_token: s.csrfToken, created_at: s.now, last_seen_at: s.now, display: s.display ? 1 : 0 })
     .execute();
 }
 
@@ -130,6 +135,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
       'staff_sessions.csrf_token',
       'staff_sessions.created_at',
       'staff_sessions.last_seen_at',
+      'staff_sessions.display',
       'staff_users.id as user_id',
       'staff_users.email',
       'staff_users.role',
@@ -148,22 +154,26 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
     csrfToken: r.csrf_token,
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
+    display: Number(r.display) === 1,
     user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
     hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
   };
 }
 
 /** Times of these sessions whose user is still active (for re-checking open event streams). */
-export async function findActiveSessionTimes(db: DbOrTrx, ids: string[]): Promise<Array<{ id: string; createdAt: string; lastSeenAt: string }>> {
+export async function findActiveSessionTimes(
+  db: DbOrTrx,
+  ids: string[],
+): Promise<Array<{ id: string; createdAt: string; lastSeenAt: string; display: boolean }>> {
   if (ids.length === 0) return [];
   const rows = await db
     .selectFrom('staff_sessions')
     .innerJoin('staff_users', 'staff_users.id', 'staff_sessions.user_id')
-    .select(['staff_sessions.id', 'staff_sessions.created_at', 'staff_sessions.last_seen_at'])
+    .select(['staff_sessions.id', 'staff_sessions.created_at', 'staff_sessions.last_seen_at', 'staff_sessions.display'])
     .where('staff_sessions.id', 'in', ids)
     .where('staff_users.deactivated_at', 'is', null)
     .execute();
-  return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at }));
+  return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, display: Number(r.display) === 1 }));
 }
 
 export async function touchSession(db: DbOrTrx, id: string, now: string): Promise<void> {
@@ -174,11 +184,11 @@ export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
   await db.deleteFrom('staff_sessions').where('id', '=', id).execute();
 }
 
-/** Sessions idle since before `idleCutoff` or created before `absoluteCutoff`. */
+/** Sessions idle since before `idleCutoff` (displays have no idle expiry) or created before `absoluteCutoff`. */
 export async function purgeSessions(db: DbOrTrx, idleCutoff: string, absoluteCutoff: string): Promise<number> {
   const res = await db
     .deleteFrom('staff_sessions')
-    .where((eb) => eb.or([eb('last_seen_at', '<', idleCutoff), eb('created_at', '<', absoluteCutoff)]))
+    .where((eb) => eb.or([eb.and([eb('last_seen_at', '<', idleCutoff), eb('display', '=', 0)]), eb('created_at', '<', absoluteCutoff)]))
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

@@ -17,6 +17,17 @@ export function loginView(ctx) {
     { class: 'form narrow', novalidate: true, 'aria-labelledby': 'login-title' },
     field({ name: 'email', label: t('Email'), type: 'email', required: true, attrs: { autocomplete: 'username' } }),
     field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'current-password' } }),
+    h(
+      'div',
+      { class: 'field field-check' },
+      h('input', { type: 'checkbox', id: 'login-display', name: 'display', 'aria-describedby': 'login-display-hint' }),
+      h('label', { for: 'login-display' }, t('Front-desk display')),
+      h(
+        'p',
+        { id: 'login-display-hint', class: 'hint' },
+        t('For a shared screen: shows the board only, read-only, and stays signed in for the shift (12 hours).'),
+      ),
+    ),
     actions,
   );
 
@@ -49,9 +60,11 @@ export function loginView(ctx) {
     const email = form.elements.namedItem('email').value.trim();
     const password = form.elements.namedItem('password').value;
     const hotel = choice ? form.elements.namedItem('hotel').value : undefined;
+    const display = form.elements.namedItem('display').checked;
     await busy(submit, async () => {
       try {
-        const session = await api.post('/login', hotel ? { email, password, hotel } : { email, password }, { authRedirect: false });
+        const body = { email, password, ...(hotel ? { hotel } : {}), ...(display ? { display } : {}) };
+        const session = await api.post('/login', body, { authRedirect: false });
         ctx.onLoggedIn(session);
       } catch (err) {
         if (err.code === 'HOTEL_CHOICE_REQUIRED' && Array.isArray(err.body?.hotels) && err.body.hotels.length > 0) {
