@@ -1,26 +1,20 @@
+import { guestDataFromCheckin } from '../domain/guest.js';
+import { guestObject } from '../roster/guest-object.js';
 import { eventBody, type EventType } from '../webhooks/events.js';
+import { ADA, ADA_ID } from './examples.js';
 
 // The API reference's section on events out (webhooks), with one example per type: built
 // by the same function that builds every delivery's body.
 
-const guest = {
-  guestId: 'gst_8x2k4m9q1w7e3r5t6y0u',
-  pmsGuestId: 'PMS-100234',
+/** The guest of the reference's examples, as answers and events show her. */
+const guest = guestObject({
+  ...guestDataFromCheckin(ADA),
+  id: ADA_ID,
+  pmsGuestId: ADA.pmsGuestId,
   source: 'pms',
-  firstName: 'Ada',
-  lastName: 'Lovelace',
-  phone: '+442079460000',
-  roomNumber: '401',
-  checkInDate: '2026-11-23',
-  checkOutDate: '2026-11-26',
-  language: 'en',
-  adults: 2,
-  children: 0,
-  nationality: 'GB',
-  email: 'ada@example.com',
   createdAt: '2026-11-23T14:02:11.482Z',
   updatedAt: '2026-11-24T09:15:40.118Z',
-};
+});
 const pms = { type: 'pms', keyId: 'key_4fj29dk1m0s8a7q2' };
 
 const EXAMPLES: Array<[EventType, string, Record<string, unknown>]> = [

@@ -1,10 +1,14 @@
 import formats from 'ajv-formats/dist/formats.js';
+import { ROOM_NUMBER_PATTERN } from '../domain/guest-schema.js';
 import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
+import type { ErrorCode } from '../errors.js';
+import { curlCommand, errorExample, OPERATION_EXAMPLES, type Example } from './examples.js';
 
 // What the OpenAPI document says beyond the route schemas, so that generic tools agree
 // with what the service enforces: operation ids and links between operations, the
 // Idempotency-Key rule, every response header, and the assigned language and country
-// codes and the e-mail rule written out (the service checks them as formats).
+// codes, the e-mail rule and the trimmed room number written out (the service checks them
+// as formats and after the schema), and examples of every request and answer (examples.ts).
 
 type Json = Record<string, unknown>;
 
@@ -47,7 +51,31 @@ function spellOutFormats(node: unknown): void {
   const codes = s.format === 'iso-639-1' ? LANGUAGES : s.format === 'iso-3166-1-alpha-2' ? COUNTRIES : null;
   if (codes) s.enum = nullable ? [...codes, null] : codes;
   if (s.format === 'email') s.pattern = EMAIL_PATTERN;
+  const room = (s.properties as Json | undefined)?.roomNumber as Json | undefined;
+  // A guest's room number (the list's filter and the answers' echo have no pattern: other rules).
+  if (typeof room?.pattern === 'string') room.pattern = ROOM_NUMBER_PATTERN;
   for (const v of Object.values(s)) spellOutFormats(v);
+}
+
+/** The codes a response documents (its description lists them: "ROOM_OCCUPIED, GUEST_ALREADY_CHECKED_IN"). */
+const codesOf = (response: Json): ErrorCode[] => (/^[A-Z_]+(, [A-Z_]+)*$/.test(String(response.description)) ? (String(response.description).split(', ') as ErrorCode[]) : []);
+
+/** The operation's examples, request and answers, every code of every response with one, and its curl command. */
+function addExamples(id: string, op: Json): void {
+  const examples = OPERATION_EXAMPLES[id];
+  if (!examples) return;
+  const body = ((op.requestBody as Json | undefined)?.content as Json | undefined)?.['application/json'] as Json | undefined;
+  if (body) body.examples = examples.requests;
+  for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+    const content = response.content as Record<string, Json> | undefined;
+    const media = content?.['application/json'];
+    if (!content || !media) continue;
+    const own: Record<string, Example> = examples.responses[status] ?? {};
+    const covered = new Set(Object.values(own).map((e) => (e.value as { code?: string }).code));
+    const others = codesOf(response).filter((c) => !covered.has(c));
+    content['application/json'] = { ...media, examples: { ...own, ...Object.fromEntries(others.map((c) => [c, errorExample(c)])) } };
+  }
+  op['x-codeSamples'] = [{ lang: 'Shell', label: 'curl', source: curlCommand(examples) }];
 }
 
 function addLinks(operations: Record<string, Json>): void {
@@ -73,6 +101,7 @@ export function completeOpenApi({ openapiObject }: { openapiObject: Json }): Jso
       if (!id) continue;
       op.operationId = id;
       operations[id] = op;
+      addExamples(id, op);
       for (const p of (op.parameters ?? []) as Json[]) {
         if (p.in === 'header' && p.name === 'idempotency-key') {
           p.required = true;

@@ -6,10 +6,21 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 // browser's field rules served from them), the domain's GuestData and the answers'
 // guest object are all composed from it.
 
-const NO_CONTROL_CHARS = '^[^\\u0000-\\u001F\\u007F-\\u009F]*$';
-
-/** decisions.md: a room number is 1-20 characters once trimmed (the schema cannot say "after trimming"; refineGuestFields does). */
+/** decisions.md: a room number is 1-20 characters once trimmed (the route schema cannot say "after trimming"; refineGuestFields does). */
 export const ROOM_NUMBER_MAX = 20;
+
+/** The white space String.prototype.trim removes, less the control characters (refused anyway). */
+const TRIMMED_SPACE = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF';
+const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F';
+const NO_CONTROL_CHARS = `^[^${CONTROL}]*$`;
+
+/**
+ * The room number rule as one pattern, for the OpenAPI document: no control characters and
+ * 1-20 characters (code points) between the white space a trim removes. The service checks
+ * the same in two steps (NO_CONTROL_CHARS here, the length in refineGuestFields), which
+ * name the broken rule in the 422.
+ */
+export const ROOM_NUMBER_PATTERN = `^[${TRIMMED_SPACE}]*[^${CONTROL}${TRIMMED_SPACE}](?:[^${CONTROL}]{0,${ROOM_NUMBER_MAX - 2}}[^${CONTROL}${TRIMMED_SPACE}])?[${TRIMMED_SPACE}]*$`;
 
 /** `T` or `null`: decisions.md lets optional fields be sent as null (null clears). */
 export function nullable<T extends TSchema>(schema: T) {

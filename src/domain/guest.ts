@@ -45,7 +45,8 @@ export function refineGuestFields(input: Record<string, unknown>, prefix = '', s
     const trimmed = normalizeRoomNumber(room);
     if (trimmed.length === 0) {
       errors.push(fieldError(`${prefix}roomNumber`, 'TOO_SHORT', 'roomNumber must not be blank.'));
-    } else if (trimmed.length > ROOM_NUMBER_MAX) {
+    } else if ([...trimmed].length > ROOM_NUMBER_MAX) {
+      // Characters are counted as JSON Schema counts them (code points), so the OpenAPI document's pattern says the same.
       errors.push(fieldError(`${prefix}roomNumber`, 'TOO_LONG', `roomNumber must be at most ${ROOM_NUMBER_MAX} characters after trimming.`));
     }
   }

@@ -65,8 +65,10 @@ export function sendError(err: ApiError, req: FastifyRequest, reply: FastifyRepl
     security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, route: routeForLog(req) }, `security: ${err.code} refused`);
   }
   for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-  return reply
-    .code(err.status)
-    .type('application/json; charset=utf-8')
-    .send({ status: 'error', code: err.code, message: err.message, requestId: req.id, ...err.extra });
+  return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err, req.id));
+}
+
+/** The body of an error answer (decisions.md: `status`, `code`, `message`, `requestId`, and the error's own members). */
+export function errorBody(err: ApiError, requestId: string) {
+  return { status: 'error' as const, code: err.code, message: err.message, requestId, ...err.extra };
 }

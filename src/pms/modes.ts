@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../db/repositories/activity.repository.js';
-import { GUEST_DATA_FIELDS, normalizeRoomNumber, type ChangeSet } from '../domain/guest.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
 import {
@@ -14,7 +13,6 @@ import {
   type UpdateResult,
 } from '../roster/roster-service.js';
 import { syncRoster, type SyncResult } from '../roster/sync-service.js';
-import { guestObject } from '../roster/guest-object.js';
 import { answerInSandbox, idempotencyHooks } from './idempotency.js';
 import type { Static } from '@sinclair/typebox';
 import type {
@@ -29,7 +27,7 @@ import type {
   UpdateInput,
   UpdateResponse,
 } from './schemas.js';
-import { sandboxSyncResponse, syncResponse } from './sync-route.js';
+import { checkedInAnswer, checkedOutAnswer, guestListAnswer, sandboxChanges, sandboxSyncResponse, syncResponse, updatedAnswer } from './answers.js';
 
 /**
  * What the PMS API does for one request: the live roster, or the sandbox of a test key
@@ -54,28 +52,15 @@ export function pmsMode(deps: RosterDeps, req: FastifyRequest): PmsMode {
 function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Actor): PmsMode {
   return {
     async checkIn(body) {
-      const roomNumber = normalizeRoomNumber(body.roomNumber);
-      const respond = (r: CheckInResult) => ({ status: 'created' as const, guestId: r.guest.id, pmsGuestId: body.pmsGuestId, roomNumber, requestId: req.id });
+      const respond = (r: CheckInResult) => checkedInAnswer(body, r.guest.id, req.id);
       return respond(await checkInGuest(deps, hotelId, actor, body, idempotencyHooks(req, respond)));
     },
     async update(body) {
-      const respond = (r: UpdateResult) => ({
-        status: 'updated' as const,
-        guestId: r.guest.id,
-        pmsGuestId: body.pmsGuestId,
-        changes: r.changes,
-        requestId: req.id,
-      });
+      const respond = (r: UpdateResult) => updatedAnswer(body.pmsGuestId, r.guest.id, r.changes, req.id);
       return respond(await updateGuest(deps, hotelId, actor, body, idempotencyHooks(req, respond)));
     },
     async checkOut(body) {
-      const respond = (r: CheckOutResult) => ({
-        status: 'checked_out' as const,
-        guestId: r.guest.id,
-        pmsGuestId: body.pmsGuestId,
-        roomNumber: r.guest.roomNumber,
-        requestId: req.id,
-      });
+      const respond = (r: CheckOutResult) => checkedOutAnswer(body.pmsGuestId, r.guest.id, r.guest.roomNumber, req.id);
       return respond(await checkOutGuest(deps, hotelId, actor, body.pmsGuestId, idempotencyHooks(req, respond)));
     },
     async sync(body) {
@@ -83,8 +68,7 @@ function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Act
       return respond(await syncRoster(deps, hotelId, actor, body.guests, idempotencyHooks(req, respond)));
     },
     async list(query) {
-      const guests = await listGuests(deps.db, hotelId, query);
-      return { guests: guests.map(guestObject), count: guests.length, requestId: req.id };
+      return guestListAnswer(await listGuests(deps.db, hotelId, query), req.id);
     },
   };
 }
@@ -93,27 +77,10 @@ function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Act
 function sandbox(deps: RosterDeps, req: FastifyRequest): PmsMode {
   const answer = <T extends object>(body: T): Promise<T> => answerInSandbox(deps.db, req, body);
   return {
-    checkIn: (body) =>
-      answer({
-        status: 'created' as const,
-        guestId: newId('test'),
-        pmsGuestId: body.pmsGuestId,
-        roomNumber: normalizeRoomNumber(body.roomNumber),
-        requestId: req.id,
-        _sandbox: true,
-      }),
-    update(body) {
-      // Every submitted field reported as changed from null.
-      const changes: ChangeSet = {};
-      for (const f of GUEST_DATA_FIELDS) {
-        const v = body[f];
-        if (v !== undefined) changes[f] = { from: null, to: f === 'roomNumber' && typeof v === 'string' ? normalizeRoomNumber(v) : v };
-      }
-      return answer({ status: 'updated' as const, guestId: newId('test'), pmsGuestId: body.pmsGuestId, changes, requestId: req.id });
-    },
-    checkOut: (body) =>
-      answer({ status: 'checked_out' as const, guestId: newId('test'), pmsGuestId: body.pmsGuestId, roomNumber: null, requestId: req.id, _sandbox: true }),
+    checkIn: (body) => answer({ ...checkedInAnswer(body, newId('test'), req.id), _sandbox: true }),
+    update: (body) => answer(updatedAnswer(body.pmsGuestId, newId('test'), sandboxChanges(body), req.id)),
+    checkOut: (body) => answer({ ...checkedOutAnswer(body.pmsGuestId, newId('test'), null, req.id), _sandbox: true }),
     sync: (body) => answer(sandboxSyncResponse(body.guests, req.id)),
-    list: () => Promise.resolve({ guests: [], count: 0, requestId: req.id }),
+    list: () => Promise.resolve(guestListAnswer([], req.id)),
   };
 }

@@ -98,21 +98,33 @@ export const CheckoutResponse = Type.Object({
 });
 
 const SyncItem = Type.Object({ pmsGuestId: Type.String(), roomNumber: Type.String(), lastName: Type.String() });
+const count = (description: string) => Type.Integer({ minimum: 0, description });
 export const SyncResponse = Type.Object({
   status: Type.Literal('synced'),
-  summary: Type.Object({
-    received: Type.Integer(),
-    checkedIn: Type.Integer(),
-    updated: Type.Integer(),
-    checkedOut: Type.Integer(),
-    unchanged: Type.Integer(),
-    manualSkipped: Type.Integer(),
-  }),
-  details: Type.Object({
-    checkedIn: Type.Array(SyncItem),
-    checkedOut: Type.Array(SyncItem),
-    updated: Type.Array(Type.Object({ pmsGuestId: Type.String(), roomNumber: Type.String(), lastName: Type.String(), changes: Changes })),
-  }),
+  summary: Type.Object(
+    {
+      received: count('The number of guests in the submitted list (the length of `guests`).'),
+      checkedIn: count('Listed guests with no active stay: checked in.'),
+      updated: count('Listed guests whose submitted fields differed from the stored ones: updated (room moves included).'),
+      checkedOut: count('Active PMS guests missing from the list: checked out, their rooms freed.'),
+      unchanged: count('Listed guests whose submitted fields all equal the stored ones: untouched.'),
+      manualSkipped: count('Active guests entered by hotel staff (source receptionist): never touched by a sync.'),
+    },
+    { description: 'How many guests each step concerned. received = checkedIn + updated + unchanged.' },
+  ),
+  details: Type.Object(
+    {
+      checkedIn: Type.Array(SyncItem, { description: 'One item per guest checked in: `{pmsGuestId, roomNumber, lastName}`.' }),
+      checkedOut: Type.Array(SyncItem, {
+        description: 'One item per guest checked out: `{pmsGuestId, roomNumber, lastName}`, roomNumber being the room left.',
+      }),
+      updated: Type.Array(Type.Object({ pmsGuestId: Type.String(), roomNumber: Type.String(), lastName: Type.String(), changes: Changes }), {
+        description:
+          'One item per guest updated: `{pmsGuestId, roomNumber, lastName, changes}` after the update; `changes` as in the update answer, one `{from, to}` per changed field.',
+      }),
+    },
+    { description: 'Who was checked in, checked out and updated; unchanged and skipped guests are only counted.' },
+  ),
   requestId,
   _idempotent: idempotent,
 });

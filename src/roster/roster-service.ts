@@ -137,7 +137,12 @@ export async function answeringConflicts<T>(write: () => Promise<T>, explain: (e
  */
 export async function roomOccupied(db: Db, hotelId: string, roomNumber: string, moverId?: string): Promise<Conflict> {
   const found = await guests.findRoomHolder(db, hotelId, roomNumber);
-  return { error: roomOccupiedError(`Room ${roomNumber} is held by another active guest.`, found), gone: found === null || found.guestId === moverId };
+  return { error: roomHeldError(roomNumber, found), gone: found === null || found.guestId === moverId };
+}
+
+/** 409 ROOM_OCCUPIED of a check-in or move into `roomNumber`, naming its holder. */
+export function roomHeldError(roomNumber: string, holder: guests.RoomHolder | null): ApiError {
+  return roomOccupiedError(`Room ${roomNumber} is held by another active guest.`, holder);
 }
 
 /**
@@ -180,15 +185,19 @@ export async function checkInGuest(
       const which = uniqueViolation(err);
       if (which === 'active_pms_guest') {
         const active = await guests.findActivePmsGuest(deps.db, hotelId, input.pmsGuestId);
-        const error = new ApiError('GUEST_ALREADY_CHECKED_IN', {
-          message: `Guest ${input.pmsGuestId} is already checked in.`,
-          extra: { guestId: active?.id ?? null, roomNumber: active?.roomNumber ?? null },
-        });
-        return { error, gone: active === null };
+        return { error: alreadyCheckedInError(input.pmsGuestId, active), gone: active === null };
       }
       return which === 'active_room' ? roomOccupied(deps.db, hotelId, data.roomNumber) : null;
     },
   );
+}
+
+/** 409 GUEST_ALREADY_CHECKED_IN, naming the active stay (null members when it ended meanwhile). */
+export function alreadyCheckedInError(pmsGuestId: string, active: Pick<guests.Guest, 'id' | 'roomNumber'> | null): ApiError {
+  return new ApiError('GUEST_ALREADY_CHECKED_IN', {
+    message: `Guest ${pmsGuestId} is already checked in.`,
+    extra: { guestId: active?.id ?? null, roomNumber: active?.roomNumber ?? null },
+  });
 }
 
 /** A check-in's activity changes: every known field from null. */
@@ -218,8 +227,13 @@ export async function updateGuest(
 
 async function lockPmsGuestOr404(trx: DbOrTrx, hotelId: string, pmsGuestId: string): Promise<guests.Guest> {
   const stored = await guests.lockActivePmsGuest(trx, hotelId, pmsGuestId);
-  if (!stored) throw new ApiError('GUEST_NOT_FOUND', { message: `No active guest with pmsGuestId ${pmsGuestId}.` });
+  if (!stored) throw guestNotFoundError(pmsGuestId);
   return stored;
+}
+
+/** 404 GUEST_NOT_FOUND of an update or checkout of `pmsGuestId`. */
+export function guestNotFoundError(pmsGuestId: string): ApiError {
+  return new ApiError('GUEST_NOT_FOUND', { message: `No active guest with pmsGuestId ${pmsGuestId}.` });
 }
 
 /**

@@ -31,7 +31,8 @@ export interface SyncResult {
   checkedInIds: string[];
 }
 
-function roomOccupied(conflict: RoomConflict): ApiError {
+/** 409 ROOM_OCCUPIED of a sync whose list puts a guest in a room hotel staff gave someone else. */
+export function syncRoomConflictError(conflict: RoomConflict): ApiError {
   const { holder } = conflict;
   return roomOccupiedError(`Room ${conflict.roomNumber} (listed for ${conflict.pmsGuestId}) is held by a guest entered by hotel staff; nothing was changed.`, {
     pmsGuestId: holder.pmsGuestId,
@@ -58,7 +59,7 @@ export async function syncRoster(
     const synced = await writeRoster(deps, hotelId, hooks, async (trx, now) => {
       const plan = planSync(await readActiveRoster(trx, hotelId), list);
       const [conflict] = plan.conflicts;
-      if (conflict) throw roomOccupied(conflict);
+      if (conflict) throw syncRoomConflictError(conflict);
 
       await checkOutMany(
         trx,
@@ -105,7 +106,7 @@ export async function syncRoster(
       const plan = planSync(await readActiveRoster(deps.db, hotelId), list);
       const [conflict] = plan.conflicts;
       throw conflict
-        ? roomOccupied(conflict)
+        ? syncRoomConflictError(conflict)
         : roomOccupiedError('A listed room was taken by a concurrent request; nothing was changed. Retry the sync.', null);
     }
     throw err;

@@ -6,6 +6,10 @@ import { CheckinResponse, CheckoutInput, CheckoutResponse, GuestInput, UpdateInp
 import type { PmsRouteDeps } from './guest-list.js';
 import { EVENT_BODY_LIMIT, writeSchema } from './openapi.js';
 
+/** The check-in and update bodies: their schemas, then the trimmed room and the date order. */
+export const CheckinBody = refined(GuestInput, (b) => refineGuestFields(b));
+export const UpdateBody = refined(UpdateInput, (b) => refineGuestFields(b));
+
 /** spec 4.1-4.3: one guest's check-in, update (or room move) and check-out. */
 export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
   api.post(
@@ -17,9 +21,9 @@ export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (
         summary: 'Check a guest in',
         description:
           'Creates an active stay. A pmsGuestId that was checked out may check in again (a new stay, a new guestId). Test keys: validated the same, nothing stored, fake guestId, `_sandbox: true`.',
-        body: refined(GuestInput, (b) => refineGuestFields(b)),
+        body: CheckinBody,
         response: CheckinResponse,
-        errors: ['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
+        errors: ['INVALID_DATE_FORMAT', 'ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN'],
       }),
     },
     (req) => pmsMode(deps, req).checkIn(req.body),
@@ -34,9 +38,9 @@ export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (
         summary: 'Update a guest, or move them to another room',
         description:
           'Partial update: `pmsGuestId` plus the fields that changed. An absent field keeps its value, an explicit null clears it. A new roomNumber moves the guest. No differences: 200 with `changes: {}`. Test keys: every submitted field reported as `{from: null, to}`.',
-        body: refined(UpdateInput, (b) => refineGuestFields(b)),
+        body: UpdateBody,
         response: UpdateResponse,
-        errors: ['GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
+        errors: ['INVALID_DATE_FORMAT', 'GUEST_NOT_FOUND', 'ROOM_OCCUPIED'],
       }),
     },
     (req) => pmsMode(deps, req).update(req.body),

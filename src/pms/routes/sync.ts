@@ -33,6 +33,9 @@ function refineSyncList(body: Record<string, unknown>): FieldError[] {
   return errors;
 }
 
+/** The sync body: its schema, then each guest's own rules and no pmsGuestId or room twice. */
+export const SyncBody = refined(SyncInput, refineSyncList);
+
 /** spec 4.5: the full in-house list, reconciled in one transaction. */
 export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
   api.post(
@@ -44,9 +47,9 @@ export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, d
         summary: 'Reconcile the full in-house list',
         description:
           'Full reconciliation of the PMS-sourced guests against the submitted list, in one transaction: check-outs, then updates and room moves, then check-ins. Receptionist guests are never touched. Limited to 10 requests per hour per key.',
-        body: refined(SyncInput, refineSyncList),
+        body: SyncBody,
         response: SyncResponse,
-        errors: ['ROOM_OCCUPIED'],
+        errors: ['INVALID_DATE_FORMAT', 'ROOM_OCCUPIED'],
       }),
     },
     (req) => pmsMode(deps, req).sync(req.body),
