@@ -46,6 +46,7 @@ import { pmsPost } from './drill/http.js';
 import { Instance, SERVER_BIN, sleep } from './drill/instance.js';
 import { percentile, round } from './drill/report.js';
 import { addHotel, createStorage, type DrillStorage } from './drill/storage.js';
+import { cpuSeconds } from './lib/proc.js';
 
 const MB = 1024 * 1024;
 /** The service's connection limits (operations.md); left unset so the run shows the defaults. */
@@ -511,17 +512,6 @@ function readStatus(pid: number): { rssKb: number; hwmKb: number } | null {
     return { rssKb: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0), hwmKb: Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) };
   } catch {
     return null;
-  }
-}
-
-/** CPU seconds (user + system, all threads) the process has used; /proc/<pid>/stat counts in ticks of 1/100 s. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
   }
 }
 

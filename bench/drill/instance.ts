@@ -40,6 +40,21 @@ const SERVICE_VARS = [
   'MAX_CONNECTIONS_PER_IP',
 ];
 
+/**
+ * The environment of an `innsync` process on `storage`: this process's own, without any
+ * variable the service reads, then DATA_DIR, DATABASE_URL, LOG_LEVEL=warn and `vars`.
+ */
+export function serviceEnv(storage: InstanceStorage, vars: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SERVICE_VARS) delete env[name];
+  return Object.assign(env, {
+    DATA_DIR: storage.dataDir,
+    LOG_LEVEL: 'warn',
+    ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
+    ...vars,
+  });
+}
+
 /** An HTTPS client for the drills. The service's self-signed certificate is not what they test. */
 export const drillAgent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 10_000, connections: 128, pipelining: 1 });
 
@@ -99,17 +114,7 @@ export class Instance {
 
   static async start(opts: InstanceOptions): Promise<Instance> {
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of SERVICE_VARS) delete env[name];
-    Object.assign(env, {
-      PORT: String(port),
-      HTTP_PORT: 'off',
-      HOST: '127.0.0.1',
-      DATA_DIR: opts.dataDir,
-      LOG_LEVEL: 'warn',
-      ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
-      ...opts.env,
-    });
+    const env = serviceEnv(opts, { PORT: String(port), HTTP_PORT: 'off', HOST: '127.0.0.1', ...opts.env });
     const child = spawn(process.execPath, [SERVER_BIN, 'serve'], { env, cwd: path.dirname(path.dirname(SERVER_BIN)), stdio: ['ignore', 'pipe', 'pipe'] });
     const instance = new Instance(opts.label, child, port);
     const deadline = Date.now() + 30_000;
