@@ -143,7 +143,11 @@ interface Board {
 
 /** Logs in on the board, waits until it shows every room, then starts the recorder. */
 async function openBoard(browser: Browser, baseUrl: string, email: string, password: string, rooms: number): Promise<Board> {
-  const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({
+    ignoreHTTPSErrors: true,
+    viewport: { width: 1280, height: 900 },
+    reducedMotion: process.env.BENCH_REDUCED_MOTION === '1' ? 'reduce' : 'no-preference',
+  });
   const page = await context.newPage();
   await logInToDashboard(page, baseUrl, email, password);
   if (!(await waitInPage(page, `document.querySelectorAll('[data-guest-id]').length >= ${rooms}`, 60_000)))
@@ -354,7 +358,11 @@ async function benchmark(s: Setup): Promise<boolean> {
   try {
     const clocks = [await clockOffset(board.page)];
     const load = new HouseLoad(house, client, keys, { rate: o.rate, syncEveryMs: o.syncEveryS * 1000, syncChanges: o.syncChanges });
+    // BENCH_TRACE=<file>: a Chromium trace of the page during the load (open it in chrome://tracing or Perfetto).
+    const trace = process.env.BENCH_TRACE;
+    if (trace) await s.browser.startTracing(board.page, { path: trace, categories: ['devtools.timeline', 'blink', 'v8.execute'] });
     const run = await runLoad(o, load, instance.pid);
+    if (trace) await s.browser.stopTracing();
     const series = await collect(board.page, load.checkIns, floor.arrivals);
     clocks.push(await clockOffset(board.page));
     const work = await boardWork(board.page, run.measureFrom);

@@ -54,6 +54,15 @@ export type IdParams = Static<typeof IdParams>;
 const Limit = Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: 'a whole number 1-200' });
 const Cursor = Type.String({ minLength: 3, maxLength: 200 });
 
+/** GET /guests?ids=a,b: only these guests, as a live event names them (at most 100). */
+export const GuestsQuery = Type.Object(
+  {
+    ids: Type.Optional(Type.String({ minLength: 1, maxLength: 100 * 64, pattern: '^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+){0,99}$' })),
+  },
+  { additionalProperties: false },
+);
+export type GuestsQuery = Static<typeof GuestsQuery>;
+
 export const ActivityQuery = Type.Object(
   {
     actorType: Type.Optional(Type.Union([Type.Literal('pms'), Type.Literal('staff'), Type.Literal('system')])),

@@ -36,6 +36,25 @@ export function append(parent, children) {
   return parent;
 }
 
+/**
+ * Makes `nodes` the children of `parent`, in order, moving only what is out of place:
+ * nodes already there in the right order are left alone (no re-layout of a whole board
+ * for one changed tile).
+ */
+export function syncChildren(parent, nodes) {
+  let cursor = parent.firstChild;
+  for (const node of nodes) {
+    if (cursor === node) cursor = cursor.nextSibling;
+    else parent.insertBefore(node, cursor);
+  }
+  while (cursor) {
+    const next = cursor.nextSibling;
+    cursor.remove();
+    cursor = next;
+  }
+  return parent;
+}
+
 /** Replaces every child of `el`. */
 export function replaceChildren(el, ...children) {
   el.replaceChildren();

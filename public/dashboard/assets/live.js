@@ -5,6 +5,9 @@
 
 import { api } from './api.js';
 
+/** A live event naming more guests than this refetches the whole roster instead. */
+const PARTIAL_MAX = 100;
+
 /** The active guests, refetched on demand; listeners get (guests, changedIds). */
 export function createRoster() {
   let guests = [];
@@ -12,14 +15,37 @@ export function createRoster() {
   let inFlight = null;
   let again = false;
   let pendingChanged = new Set();
+  // The guests a live event named since the last fetch; null = refetch everyone.
+  let partial = new Set();
   const listeners = new Set();
 
   let background = true;
 
+  /** Only the named guests: each is replaced, added, or (no longer active) removed. */
+  async function fetchSome(ids) {
+    const data = await api.get(`/guests?ids=${ids.map(encodeURIComponent).join(',')}`, { background });
+    const fresh = new Map((Array.isArray(data.guests) ? data.guests : []).map((g) => [g.id, g]));
+    const next = guests.filter((g) => !ids.includes(g.id) || fresh.has(g.id)).map((g) => fresh.get(g.id) ?? g);
+    const known = new Set(guests.map((g) => g.id));
+    for (const g of fresh.values()) if (!known.has(g.id)) next.push(g);
+    return next;
+  }
+
+  async function fetchAll() {
+    const data = await api.get('/guests', { background });
+    return Array.isArray(data.guests) ? data.guests : [];
+  }
+
   async function fetchOnce() {
     const previous = new Map(guests.map((g) => [g.id, g.updatedAt]));
-    const data = await api.get('/guests', { background });
-    guests = Array.isArray(data.guests) ? data.guests : [];
+    const ids = loaded && partial !== null && partial.size > 0 && partial.size <= PARTIAL_MAX ? [...partial] : null;
+    partial = new Set();
+    try {
+      guests = ids ? await fetchSome(ids) : await fetchAll();
+    } catch (err) {
+      partial = null; // the named guests were not fetched: the next refresh takes everyone
+      throw err;
+    }
     // Changed = named by an event, new, or updated since the last fetch (only after
     // the first load, so the initial board does not flash everywhere).
     const changed = new Set(pendingChanged);
@@ -30,11 +56,15 @@ export function createRoster() {
   }
 
   /**
-   * Refetch now. Calls during a fetch are coalesced into one more fetch right after it
-   * (no timer), so a burst of events costs at most two requests and the last one wins.
+   * Refetch now: only the guests a live event named, or everyone (no ids: a reconnect,
+   * a page opened). Calls during a fetch are coalesced into one more fetch right after
+   * it (no timer), so a burst of events costs at most two requests and the last one wins.
    */
   function refresh(changedIds = [], { live = false } = {}) {
-    for (const id of changedIds) if (id) pendingChanged.add(id);
+    const ids = changedIds.filter(Boolean);
+    for (const id of ids) pendingChanged.add(id);
+    if (!live || ids.length === 0) partial = null;
+    else if (partial !== null) for (const id of ids) partial.add(id);
     // A coalesced fetch counts as the user's if any of its callers was the user.
     background = inFlight ? background && live : live;
     if (inFlight) {
@@ -74,6 +104,7 @@ export function createRoster() {
       guests = [];
       loaded = false;
       pendingChanged = new Set();
+      partial = new Set();
     },
   };
 }

@@ -7,7 +7,7 @@ import { refined, type Refinement } from '../../http/validation.js';
 import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest } from '../../roster/receptionist-service.js';
 import { listGuests } from '../../roster/roster-service.js';
 import type { DashboardDeps } from '../plugin.js';
-import { ActivityQuery, GuestPatchBody, IdParams, WalkInBody } from '../schemas.js';
+import { ActivityQuery, GuestPatchBody, GuestsQuery, IdParams, WalkInBody } from '../schemas.js';
 import { guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
 
 // The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
@@ -27,8 +27,10 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   const rosterDeps = { db, bus: deps.bus, metrics: deps.metrics, outbox: deps.webhooks };
   const hidden = { hide: true };
 
-  app.get('/guests', { config: { display: true }, schema: hidden }, async (req) => {
-    const guests = await listGuests(db, session(req).hotel.id);
+  // Every active guest; with `ids`, only those of them still active (a live event's guests).
+  app.get('/guests', { config: { display: true }, schema: { ...hidden, querystring: GuestsQuery } }, async (req) => {
+    const ids = req.query.ids?.split(',');
+    const guests = await listGuests(db, session(req).hotel.id, ids ? { ids } : {});
     return { guests: guests.map(guestView) };
   });
 

@@ -193,6 +193,8 @@ export interface GuestFilter {
   source?: GuestSource;
   roomNumber?: string;
   pmsGuestId?: string;
+  /** Only these guests (the dashboard refetching the ones a live event named). */
+  ids?: readonly string[];
 }
 
 export async function listActiveGuests(db: DbOrTrx, hotelId: string, filter: GuestFilter = {}): Promise<Guest[]> {
@@ -200,6 +202,7 @@ export async function listActiveGuests(db: DbOrTrx, hotelId: string, filter: Gue
   if (filter.source) q = q.where('source', '=', filter.source);
   if (filter.roomNumber !== undefined) q = q.where('room_number', '=', filter.roomNumber);
   if (filter.pmsGuestId !== undefined) q = q.where('pms_guest_id', '=', filter.pmsGuestId);
+  if (filter.ids !== undefined) q = q.where('id', 'in', filter.ids.length > 0 ? filter.ids : ['']);
   return (await q.execute()).map(toGuest);
 }
 

@@ -1,7 +1,7 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
 // roster on every live change; tiles that just changed get a brief highlight.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days, stayDates } from '../dom.js';
+import { h, pageHeading, replaceChildren, syncChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days, stayDates } from '../dom.js';
 import { showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
 
@@ -89,7 +89,20 @@ export function boardView(ctx) {
     rerender();
   });
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
+  // Tiles are built once per version of a guest and reused: a live change to one guest
+  // rebuilds one tile, not the whole house.
+  let tileCache = new Map();
+  function tileItem(g, isChanged, today) {
+    const key = `${g.updatedAt}|${today}`;
+    const cached = tileCache.get(g.id);
+    if (cached && cached.key === key && !isChanged) return cached.node;
+    const node = h('li', null, tile(g, isChanged, today, readOnly));
+    tileCache.set(g.id, { key, node });
+    return node;
+  }
   const rooms = h('div', { class: 'board-rooms' });
+  const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
+  const floorSections = new Map(); // floor → its section, kept across renders like the tiles
   const node = h(
     'section',
     { class: 'view view-board' },
@@ -161,12 +174,17 @@ export function boardView(ctx) {
     const allowFloors = floorsAllowed(guests);
     grouping.hidden = !allowFloors;
     if (sorted.length === 0) {
-      replaceChildren(rooms, h('ul', { class: 'board', 'aria-label': t('Rooms') }, h('li', { class: 'empty' }, emptyText(query))));
+      syncChildren(allRooms, [h('li', { class: 'empty' }, emptyText(query))]);
+      syncChildren(rooms, [allRooms]);
       return;
     }
-    const tiles = (list) => list.map((g) => h('li', null, tile(g, changed.has(g.id), today, readOnly)));
-    if (allowFloors && view.byFloor) replaceChildren(rooms, floorGroups(sorted, tiles));
-    else replaceChildren(rooms, h('ul', { class: 'board', 'aria-label': t('Rooms') }, tiles(sorted)));
+    const tiles = (list) => list.map((g) => tileItem(g, changed.has(g.id), today));
+    if (tileCache.size > guests.length * 2) {
+      const active = new Set(guests.map((g) => g.id));
+      tileCache = new Map([...tileCache].filter(([id]) => active.has(id)));
+    }
+    if (allowFloors && view.byFloor) syncChildren(rooms, floorGroups(sorted, tiles, floorSections));
+    else syncChildren(rooms, [syncChildren(allRooms, tiles(sorted))]);
     if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
 
@@ -185,8 +203,8 @@ export function boardView(ctx) {
   };
 }
 
-/** One section per floor, in room order: a heading and that floor's tiles. */
-function floorGroups(sorted, tiles) {
+/** One section per floor, in room order: a heading and that floor's tiles (sections kept in `sections`). */
+function floorGroups(sorted, tiles, sections) {
   const floors = new Map();
   for (const g of sorted) {
     const floor = floorOf(g.roomNumber);
@@ -194,13 +212,17 @@ function floorGroups(sorted, tiles) {
     floors.get(floor).push(g);
   }
   return [...floors].map(([floor, guests]) => {
-    const title = t('Floor {floor}', { floor });
-    return h(
-      'section',
-      { class: 'floor', dataset: { floor } },
-      h('h2', { class: 'floor-title' }, title, ' ', h('span', { class: 'muted' }, `(${t('{n} guests', { n: guests.length })})`)),
-      h('ul', { class: 'board', 'aria-label': title }, tiles(guests)),
-    );
+    if (!sections.has(floor)) {
+      const title = t('Floor {floor}', { floor });
+      const count = h('span', { class: 'muted' });
+      const list = h('ul', { class: 'board', 'aria-label': title });
+      const node = h('section', { class: 'floor', dataset: { floor } }, h('h2', { class: 'floor-title' }, title, ' ', count), list);
+      sections.set(floor, { node, count, list });
+    }
+    const section = sections.get(floor);
+    section.count.textContent = `(${t('{n} guests', { n: guests.length })})`;
+    syncChildren(section.list, tiles(guests));
+    return section.node;
   });
 }
 
