@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
 import { GuestPatchSchema, NewGuestDataSchema } from '../domain/guest-schema.js';
+import { CHECKLIST_ITEMS } from '../pms/key-checklist.js';
 
 // docs/dashboard.md: the dashboard's JSON API. The guest fields are the one definition
 // the PMS API uses too (domain/guest-schema.ts): a walk-in obeys exactly the same field
@@ -50,6 +51,28 @@ export type GuestPatchBody = Static<typeof GuestPatchBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 export type IdParams = Static<typeof IdParams>;
+
+export const KeyIdParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** One mode's state of a checklist item: the request that first showed it, or nulls. */
+const ChecklistMode = Type.Object({
+  shown: Type.Boolean(),
+  shownAt: Type.Union([Type.String(), Type.Null()]),
+  requestId: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** GET /keys/:keyId/checklist (pms/key-checklist.ts); `test` is null for a behaviour a test key cannot show. */
+export const KeyChecklistAnswer = Type.Object({
+  keyId: Type.String(),
+  items: Type.Array(
+    Type.Object({
+      item: Type.Union(CHECKLIST_ITEMS.map((i) => Type.Literal(i))),
+      test: Type.Union([ChecklistMode, Type.Null()]),
+      live: ChecklistMode,
+    }),
+  ),
+});
+export type KeyChecklistAnswer = Static<typeof KeyChecklistAnswer>;
 
 const Limit = Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$', description: 'a whole number 1-200' });
 const Cursor = Type.String({ minLength: 3, maxLength: 200 });

@@ -314,6 +314,33 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0010_key_checklist': {
+    async up(db: Kysely<unknown>) {
+      // The go-live checklist (pms/key-checklist.ts): what each key has shown, recorded as
+      // the request log is written, so the dashboard reads a handful of rows per key pair.
+      await db.schema
+        .createTable('key_checklist')
+        .addColumn('pair_id', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('live', 'test')`))
+        .addColumn('item', 'text', (c) => c.notNull())
+        .addColumn('shown_at', 'text', (c) => c.notNull())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('key_checklist_pk', ['pair_id', 'mode', 'item'])
+        .execute();
+      // A 409 or 429 whose key has not sent its next request to that endpoint yet.
+      await db.schema
+        .createTable('key_checklist_pending')
+        .addColumn('pair_id', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('live', 'test')`))
+        .addColumn('endpoint', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('conflict', 'rate_limited')`))
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('body_sha256', 'text')
+        .addColumn('allowed_at', 'text')
+        .addPrimaryKeyConstraint('key_checklist_pending_pk', ['pair_id', 'mode', 'endpoint', 'kind'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

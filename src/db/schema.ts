@@ -114,6 +114,28 @@ export interface RequestLogTable {
   response_bytes: Optional<number>;
 }
 
+/** One behaviour a key has shown, first seen in the request `request_id` (pms/key-checklist.ts). */
+export interface KeyChecklistTable {
+  pair_id: string;
+  mode: 'live' | 'test';
+  item: string;
+  shown_at: string;
+  request_id: string;
+}
+
+/** A 409 (`conflict`) or 429 (`rate_limited`) answer waiting for the key's next request to that endpoint. */
+export interface KeyChecklistPendingTable {
+  pair_id: string;
+  mode: 'live' | 'test';
+  endpoint: string;
+  kind: 'conflict' | 'rate_limited';
+  at: string;
+  /** conflict: SHA-256 of the refused request's body. */
+  body_sha256: string | null;
+  /** rate_limited: the answer's time plus its Retry-After. */
+  allowed_at: string | null;
+}
+
 export interface RateLimitCounterTable {
   bucket: string;
   window_start: number;
@@ -200,4 +222,6 @@ export interface Database {
   staff_users: StaffUserTable;
   staff_sessions: StaffSessionTable;
   rate_limit_counters: RateLimitCounterTable;
+  key_checklist: KeyChecklistTable;
+  key_checklist_pending: KeyChecklistPendingTable;
 }

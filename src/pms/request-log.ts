@@ -3,6 +3,7 @@ import { isStorageBusy, isStorageUnavailable, storageErrorKind, type Db } from '
 import { insertLoggedRequests, type LoggedRequest } from '../db/repositories/request-log.repository.js';
 import { touchKeys } from '../db/repositories/api-key.repository.js';
 import type { Metrics } from '../http/metrics.js';
+import { KeyChecklistRecorder } from './key-checklist.js';
 
 /** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
 const MAX_QUEUED_ROWS = 50_000;
@@ -28,6 +29,7 @@ export class RequestLogWriter {
   /** Requests begun and not yet answered (or aborted): close() waits for their rows. */
   private readonly open = new Set<object>();
   private drained: (() => void) | null = null;
+  private readonly checklist: KeyChecklistRecorder;
 
   constructor(
     private readonly db: Db,
@@ -37,6 +39,7 @@ export class RequestLogWriter {
   ) {
     this.timer = setInterval(() => void this.flush(), opts.flushEveryMs);
     this.timer.unref();
+    this.checklist = new KeyChecklistRecorder(db);
     metrics?.watchRequestLogQueue(() => this.rows.length);
   }
 
@@ -74,10 +77,11 @@ export class RequestLogWriter {
       try {
         await insertLoggedRequests(this.db, rows.map(withoutNul));
         this.metrics?.requestLogWritten(rows.length);
+        await this.recordChecklist(rows);
       } catch (err) {
         this.countFailure(err);
         if (isStorageUnavailable(err) || isStorageBusy(err)) this.requeue(rows, err);
-        else await this.writeOneByOne(rows);
+        else await this.recordChecklist(await this.writeOneByOne(rows));
       }
     }
     if (all || Date.now() - this.lastTouchMs >= this.opts.touchEveryMs) {
@@ -105,12 +109,24 @@ export class RequestLogWriter {
     } else this.log.warn({ err, queued: this.rows.length }, 'request log: storage unreachable; rows kept for the next batch');
   }
 
-  /** A batch the database refused for its content: each row alone, so one bad row costs only itself. */
-  private async writeOneByOne(rows: LoggedRequest[]): Promise<void> {
+  /** The go-live checklist of the rows written (pms/key-checklist.ts); a failure costs only checklist ticks. */
+  private async recordChecklist(rows: LoggedRequest[]): Promise<void> {
+    try {
+      await this.checklist.record(rows);
+    } catch (err) {
+      this.countFailure(err);
+      this.log.warn({ err }, 'go-live checklist update failed');
+    }
+  }
+
+  /** A batch the database refused for its content: each row alone, so one bad row costs only itself. Returns the rows written. */
+  private async writeOneByOne(rows: LoggedRequest[]): Promise<LoggedRequest[]> {
+    const written: LoggedRequest[] = [];
     for (const row of rows) {
       try {
         await insertLoggedRequests(this.db, [withoutNul(row)]);
         this.metrics?.requestLogWritten(1);
+        written.push(row);
       } catch (err) {
         this.countFailure(err);
         this.dropped += 1;
@@ -118,6 +134,7 @@ export class RequestLogWriter {
         this.log.error({ err, requestId: row.id }, 'request log row refused by the database; dropped');
       }
     }
+    return written;
   }
 
   /** A write storage refused or could not take, counted by kind (innsync_database_errors_total). */

@@ -2,6 +2,7 @@
 // IANA zones; the server checks the name against its list.
 
 import { field } from './ui.js';
+import { t } from './i18n.js';
 
 /** The IANA time zones this browser knows, and the one it runs in. */
 export function timeZones() {
@@ -15,8 +16,8 @@ export function timeZoneField(value) {
   const { own, all } = timeZones();
   return field({
     name: 'timeZone',
-    label: 'Time zone',
-    hint: 'The hotel\u2019s own day: arrivals and departures "today" follow it.',
+    label: t('Time zone'),
+    hint: t('The hotel’s own day: arrivals and departures “today” follow it.'),
     options: all.map((z) => [z, z.replaceAll('_', ' ')]),
     value: value ?? own,
   });

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listKeyPairs, revokeKeyPair } from '../../db/repositories/api-key.repository.js';
+import { listChecklistFacts, type ChecklistFact } from '../../db/repositories/key-checklist.repository.js';
+import { CHECKLIST_ITEMS, LIVE_ONLY } from '../../pms/key-checklist.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { issueKeyPair, lastUse } from '../../operations.js';
 import type { DashboardDeps } from '../plugin.js';
-import { IdParams, RequestsQuery } from '../schemas.js';
+import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
 import { nextCursor, parseCursor, session } from '../views.js';
 
 /** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
@@ -52,6 +54,13 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return { keyId, revoked: true };
   });
 
+  app.get('/keys/:keyId/checklist', { schema: { ...hidden, params: KeyIdParams, response: { 200: KeyChecklistAnswer } } }, async (req) => {
+    const { keyId } = req.params;
+    const pairs = await listKeyPairs(db, session(req).hotel.id);
+    if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
+    return checklistAnswer(keyId, await listChecklistFacts(db, keyId));
+  });
+
   app.get('/requests', { schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes) } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
@@ -73,3 +82,15 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return { request: row };
   });
 };
+
+/** Every checklist item, in order, with what each mode has shown. */
+function checklistAnswer(keyId: string, facts: ChecklistFact[]): KeyChecklistAnswer {
+  const state = (item: string, mode: 'live' | 'test') => {
+    const f = facts.find((x) => x.item === item && x.mode === mode);
+    return { shown: f !== undefined, shownAt: f?.shown_at ?? null, requestId: f?.request_id ?? null };
+  };
+  return {
+    keyId,
+    items: CHECKLIST_ITEMS.map((item) => ({ item, test: LIVE_ONLY.has(item) ? null : state(item, 'test'), live: state(item, 'live') })),
+  };
+}

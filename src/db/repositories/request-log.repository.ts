@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
+import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, isRosterDigest, readStoredBody, ROSTER_DIGEST } from '../../pms/request-log-body.js';
 
 /** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
@@ -22,6 +23,9 @@ export interface LoggedRequest {
   userAgent: string | null;
   durationMs: number;
   idempotencyKey: string | null;
+  /** Not stored: the PMS endpoint that answered, and whether its answer was replayed (the go-live checklist, pms/key-checklist.ts). */
+  endpoint?: PmsEndpoint | null;
+  replayed?: boolean;
 }
 
 // SQLite allows 32,766 bound values per statement; 17 columns per row.

@@ -57,5 +57,7 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
     // spec 8.3: "idempotency key when given", also when the request was refused
     // before the key was read (401, 429) or the key itself was refused (400).
     idempotencyKey: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
+    endpoint: req.routeOptions.config?.endpoint ?? null,
+    replayed: reply.getHeader('idempotent-replayed') === 'true',
   };
 }

@@ -1,43 +1,73 @@
-// #/keys (admin): issue, list and revoke PMS API key pairs. A new pair's plain keys
-// exist only in this view's memory: they are shown once and gone when the page is left.
+// #/keys (admin): issue, list and revoke PMS API key pairs, and each active pair's go-live
+// checklist. A new pair's plain keys exist only in this view's memory: they are shown once
+// and gone when the page is left.
 
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
 import { announce, busy, clearAlert, confirmDialog, showError } from '../ui.js';
+import { t, tk } from '../i18n.js';
+
+/** The go-live checklist's items (the server's order), each with its definition. */
+const CHECKLIST = {
+  checkin: [tk('Check-in'), tk('A check-in answered 2xx.')],
+  update: [tk('Update'), tk('An update answered 2xx.')],
+  room_move: [tk('Room move'), tk('An update answered 2xx that moved the guest (with the test key: an update that carried a roomNumber).')],
+  checkout: [tk('Check-out'), tk('A checkout answered 2xx.')],
+  sync: [tk('Sync'), tk('A sync answered 2xx.')],
+  idempotent_replay: [
+    tk('Idempotent retry'),
+    tk('A request sent again with its Idempotency-Key was answered from the idempotency store (Idempotent-Replayed: true).'),
+  ],
+  conflict_handled: [
+    tk('Handling a 409'),
+    tk('After a 409 ROOM_OCCUPIED or GUEST_ALREADY_CHECKED_IN, the next request to that endpoint carried another body and was answered 2xx.'),
+  ],
+  retry_after_honoured: [tk('Honouring Retry-After'), tk('After a 429, the next request to that endpoint came no earlier than its Retry-After allowed.')],
+};
 
 export function keysView(ctx) {
-  ctx.setTitle('API keys');
-  const issue = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'issue-key' }, 'Issue key pair');
+  ctx.setTitle(t('API keys'));
+  const issue = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'issue-key' }, t('Issue key pair'));
   const fresh = h('div', { class: 'new-keys-slot' });
-  const tableSlot = h('div', null, h('p', { class: 'loading' }, 'Loading…'));
+  const tableSlot = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
+  const checklists = h('div', { class: 'checklists' });
   const node = h(
     'section',
     { class: 'view view-keys' },
-    h('div', { class: 'view-head' }, pageHeading('API keys'), issue),
+    h('div', { class: 'view-head' }, pageHeading(t('API keys')), issue),
     h(
       'p',
       { class: 'lead' },
-      'The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.',
+      t('The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.'),
     ),
     fresh,
+    connectPanel(ctx.session.hotel.slug),
     tableSlot,
+    checklists,
   );
 
   async function loadKeys() {
     try {
       const data = await api.get('/keys', { signal: ctx.signal });
-      renderTable(data.keys ?? []);
+      const keys = [...(data.keys ?? [])].sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
+      renderTable(keys);
+      await loadChecklists(keys.filter((k) => !k.revokedAt));
     } catch (err) {
-      showError(err, 'Could not load the key pairs');
+      showError(err, t('Could not load the key pairs'));
     }
   }
 
+  async function loadChecklists(active) {
+    const answers = await Promise.all(active.map((k) => api.get(`/keys/${enc(k.keyId)}/checklist`, { signal: ctx.signal })));
+    replaceChildren(checklists, answers.map(checklistPanel));
+  }
+
   function renderTable(keys) {
-    const sorted = [...keys].sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
-    if (sorted.length === 0) {
-      replaceChildren(tableSlot, h('p', { class: 'empty' }, 'No key pairs yet. Issue one to connect the PMS.'));
+    if (keys.length === 0) {
+      replaceChildren(tableSlot, h('p', { class: 'empty' }, t('No key pairs yet. Issue one to connect the PMS.')));
       return;
     }
+    const head = [tk('Key id'), tk('Created'), tk('Last used'), tk('Status'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text)));
     replaceChildren(
       tableSlot,
       h(
@@ -46,17 +76,9 @@ export function keysView(ctx) {
         h(
           'table',
           { class: 'table table-keys' },
-          h('caption', { class: 'visually-hidden' }, 'Key pairs'),
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Key id', 'Created', 'Last used', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
-            ),
-          ),
-          h('tbody', null, sorted.map(keyRow)),
+          h('caption', { class: 'visually-hidden' }, t('Key pairs')),
+          h('thead', null, h('tr', null, head)),
+          h('tbody', null, keys.map(keyRow)),
         ),
       ),
     );
@@ -66,7 +88,7 @@ export function keysView(ctx) {
     const active = !k.revokedAt;
     let action = null;
     if (active) {
-      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, 'Revoke');
+      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, t('Revoke'));
       action.addEventListener('click', () => revoke(k, action));
     }
     return h(
@@ -74,13 +96,13 @@ export function keysView(ctx) {
       { dataset: { keyId: k.keyId, status: active ? 'active' : 'revoked' } },
       h('td', null, h('code', null, k.keyId)),
       h('td', null, timeEl(k.createdAt)),
-      h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : 'never'),
+      h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : t('never')),
       h(
         'td',
         null,
         active
-          ? h('span', { class: 'status-pill status-active' }, 'active')
-          : [h('span', { class: 'status-pill status-revoked' }, 'revoked'), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
+          ? h('span', { class: 'status-pill status-active' }, t('active'))
+          : [h('span', { class: 'status-pill status-revoked' }, t('revoked')), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
       ),
       h('td', null, action),
     );
@@ -89,20 +111,20 @@ export function keysView(ctx) {
   async function revoke(k, button) {
     clearAlert();
     const ok = await confirmDialog({
-      title: `Revoke key pair ${k.keyId}?`,
-      message: 'Both keys of the pair, live and test, stop working at once. A PMS still using them gets 401 until it has a new key.',
-      confirmLabel: 'Revoke key pair',
+      title: t('Revoke key pair {keyId}?', { keyId: k.keyId }),
+      message: t('Both keys of the pair, live and test, stop working at once. A PMS still using them gets 401 until it has a new key.'),
+      confirmLabel: t('Revoke key pair'),
       danger: true,
     });
     if (!ok) return;
     await busy(button, async () => {
       try {
         await api.post(`/keys/${enc(k.keyId)}/revoke`, {});
-        announce(`Key pair ${k.keyId} revoked.`);
+        announce(t('Key pair {keyId} revoked.', { keyId: k.keyId }));
         await loadKeys();
         node.querySelector('h1')?.focus();
       } catch (err) {
-        showError(err, 'Could not revoke the key pair');
+        showError(err, t('Could not revoke the key pair'));
       }
     });
   }
@@ -117,10 +139,10 @@ export function keysView(ctx) {
           newKeysPanel(pair, () => replaceChildren(fresh)),
         );
         fresh.querySelector('h2')?.focus();
-        announce(`Key pair ${pair.keyId} issued. Copy both keys now.`);
+        announce(t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }));
         loadKeys();
       } catch (err) {
-        showError(err, 'Could not issue a key pair');
+        showError(err, t('Could not issue a key pair'));
       }
     }),
   );
@@ -130,43 +152,112 @@ export function keysView(ctx) {
   return { node, destroy: () => replaceChildren(fresh) };
 }
 
+/** Where the PMS sends its requests: this hotel's API root, a first request to try, and the reference. */
+function connectPanel(slug) {
+  const titleId = uid('connect');
+  const baseUrl = `${location.origin}/api/pms/v1/${slug}`;
+  const curl = `curl -H "Authorization: Bearer pms_test_…" ${baseUrl}/guests`;
+  return h(
+    'section',
+    { class: 'panel connect', 'aria-labelledby': titleId },
+    h('h2', { id: titleId }, t('Connect the PMS')),
+    copyLine('base-url', t('API base URL'), baseUrl, { copyLabel: t('Copy the URL') }),
+    copyLine('curl', t('First request'), curl, { copyLabel: t('Copy the command') }),
+    h('p', { class: 'hint' }, t('Replace pms_test_… with the test key of a pair: the answer is the empty sandbox roster.')),
+    h('p', null, h('a', { href: '/api/pms/v1/docs', target: '_blank', rel: 'noopener' }, t('API reference'))),
+  );
+}
+
+/** One key pair's checklist: each behaviour, its definition, and what each key has shown. */
+function checklistPanel(answer) {
+  const titleId = uid('checklist');
+  const head = [tk('Behaviour'), tk('Test key'), tk('Live key')].map((text) => h('th', { scope: 'col' }, t(text)));
+  return h(
+    'section',
+    { class: 'panel checklist', 'aria-labelledby': titleId, dataset: { checklistOf: answer.keyId } },
+    h('h2', { id: titleId }, t('Go-live checklist of key pair {keyId}', { keyId: answer.keyId })),
+    h('p', { class: 'hint' }, t('What the PMS has shown with each key, read from its requests. Try each with the test key, then confirm it live.')),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h('table', { class: 'table table-checklist' }, h('thead', null, h('tr', null, head)), h('tbody', null, answer.items.map(checklistRow))),
+    ),
+  );
+}
+
+function checklistRow({ item, test, live }) {
+  const [name, definition] = CHECKLIST[item] ?? [item, ''];
+  return h(
+    'tr',
+    { dataset: { item } },
+    h(
+      'th',
+      { scope: 'row' },
+      h('span', { class: 'checklist-name' }, t(name)),
+      definition ? h('span', { class: 'hint checklist-definition' }, t(definition)) : null,
+    ),
+    checklistCell('test', test),
+    checklistCell('live', live),
+  );
+}
+
+function checklistCell(mode, state) {
+  if (state === null) {
+    return h('td', { dataset: { mode, shown: 'n/a' } }, dash(), t('live key only: the test key’s roster is always empty'));
+  }
+  if (!state.shown) return h('td', { dataset: { mode, shown: 'false' } }, dash(), t('not yet'));
+  return h(
+    'td',
+    { dataset: { mode, shown: 'true' } },
+    h('span', { class: 'checklist-done', 'aria-hidden': 'true' }, '✓ '),
+    t('shown'),
+    ' ',
+    timeEl(state.shownAt),
+  );
+}
+
+const dash = () => h('span', { 'aria-hidden': 'true' }, '— ');
+
 function newKeysPanel(pair, dismiss) {
   const titleId = uid('new-keys');
-  const done = h('button', { type: 'button', class: 'btn' }, 'I have stored both keys');
+  const done = h('button', { type: 'button', class: 'btn' }, t('I have stored both keys'));
   done.addEventListener('click', dismiss);
   return h(
     'section',
     { class: 'panel new-keys', 'aria-labelledby': titleId, dataset: { keyId: pair.keyId } },
-    h('h2', { id: titleId, tabindex: '-1' }, `New key pair ${pair.keyId}`),
+    h('h2', { id: titleId, tabindex: '-1' }, t('New key pair {keyId}', { keyId: pair.keyId })),
     h(
       'p',
       { class: 'warning' },
-      h('strong', null, 'Copy these keys now. '),
-      'They will not be shown again: innsync stores only their hashes. Give the live key to the PMS; use the test key to try the integration without changing the roster.',
+      h('strong', null, t('Copy these keys now.')),
+      ' ',
+      t(
+        'They will not be shown again: innsync stores only their hashes. Give the live key to the PMS; use the test key to try the integration without changing the roster.',
+      ),
     ),
-    keyLine('live', 'Live key', pair.live),
-    keyLine('test', 'Test key', pair.test),
+    copyLine('live', t('Live key'), pair.live, { secret: true, copyLabel: t('Copy the live key') }),
+    copyLine('test', t('Test key'), pair.test, { secret: true, copyLabel: t('Copy the test key') }),
     h('div', { class: 'form-actions' }, done),
   );
 }
 
-function keyLine(kind, label, value) {
-  const codeId = uid(`key-${kind}`);
-  const code = h('code', { id: codeId, class: 'secret', dataset: { key: kind } }, value);
+/** A labelled value with a Copy button (data-copy=`kind`); a secret's <code> is data-key=`kind`. */
+function copyLine(kind, label, value, { secret = false, copyLabel }) {
+  const code = h('code', { id: uid(`copy-${kind}`), class: secret ? 'secret' : 'copy-value', dataset: secret ? { key: kind } : { value: kind } }, value);
   const copied = h('span', { class: 'copied', 'aria-live': 'polite' });
-  const copy = h('button', { type: 'button', class: 'btn btn-small', dataset: { copy: kind } }, `Copy ${label.toLowerCase()}`);
+  const copy = h('button', { type: 'button', class: 'btn btn-small', dataset: { copy: kind } }, copyLabel);
   copy.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(value);
-      copied.textContent = 'Copied';
+      copied.textContent = t('Copied');
     } catch {
-      // No clipboard permission: select the key so Ctrl+C / Cmd+C copies it.
+      // No clipboard permission: select the text so Ctrl+C / Cmd+C copies it.
       const range = document.createRange();
       range.selectNodeContents(code);
       const sel = window.getSelection();
       sel.removeAllRanges();
       sel.addRange(range);
-      copied.textContent = 'Selected: press Ctrl+C to copy';
+      copied.textContent = t('Selected: press Ctrl+C to copy');
     }
     setTimeout(() => {
       copied.textContent = '';

@@ -4,8 +4,15 @@
 import { api, enc, query } from '../api.js';
 import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty, uid } from '../dom.js';
 import { field, openPanel, showError, announce, busy } from '../ui.js';
+import { currentLanguage, t, tk } from '../i18n.js';
 
 const PAGE = 50;
+
+/** The log keeps seconds: requests a second apart are told apart. */
+const SECONDS = { seconds: true };
+
+export const MODE_LABELS = { live: tk('live'), test: tk('test') };
+const modeLabel = (mode) => (MODE_LABELS[mode] ? t(MODE_LABELS[mode]) : mode);
 
 /** status-2xx … status-5xx; 429 gets its own class (rate limited, not a client bug). */
 export function statusClass(code) {
@@ -17,19 +24,19 @@ export function statusClass(code) {
 }
 
 export function requestsView(ctx) {
-  ctx.setTitle('Requests');
+  ctx.setTitle(t('Requests'));
   let rows = [];
   let next = null;
   let seq = 0;
 
   const filters = h(
     'form',
-    { class: 'filters', role: 'search', 'aria-label': 'Filter requests' },
+    { class: 'filters', role: 'search', 'aria-label': t('Filter requests') },
     field({
       name: 'status',
-      label: 'Status',
+      label: t('Status'),
       options: [
-        ['', 'All'],
+        ['', t('All')],
         ['2xx', '2xx'],
         ['4xx', '4xx'],
         ['429', '429'],
@@ -38,9 +45,9 @@ export function requestsView(ctx) {
     }),
     field({
       name: 'endpoint',
-      label: 'Endpoint',
+      label: t('Endpoint'),
       options: [
-        ['', 'All'],
+        ['', t('All')],
         ['checkin', 'checkin'],
         ['update', 'update'],
         ['checkout', 'checkout'],
@@ -50,24 +57,24 @@ export function requestsView(ctx) {
     }),
     field({
       name: 'mode',
-      label: 'Mode',
+      label: t('Mode'),
       options: [
-        ['', 'All'],
-        ['live', 'live'],
-        ['test', 'test'],
+        ['', t('All')],
+        ['live', modeLabel('live')],
+        ['test', modeLabel('test')],
       ],
     }),
-    field({ name: 'since', label: 'Since', type: 'datetime-local', attrs: { step: '1' } }),
-    field({ name: 'until', label: 'Until', type: 'datetime-local', attrs: { step: '1' } }),
+    field({ name: 'since', label: t('Since'), type: 'datetime-local', attrs: { step: '1' } }),
+    field({ name: 'until', label: t('Until'), type: 'datetime-local', attrs: { step: '1' } }),
   );
-  const refresh = h('button', { type: 'button', class: 'btn', 'data-action': 'refresh' }, 'Refresh');
+  const refresh = h('button', { type: 'button', class: 'btn', 'data-action': 'refresh' }, t('Refresh'));
   const tbody = h('tbody');
-  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, 'Load more');
-  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, 'Loading…');
+  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
   const node = h(
     'section',
     { class: 'view view-requests' },
-    h('div', { class: 'view-head' }, pageHeading('Requests'), refresh),
+    h('div', { class: 'view-head' }, pageHeading(t('Requests')), refresh),
     filters,
     summary,
     h(
@@ -76,14 +83,16 @@ export function requestsView(ctx) {
       h(
         'table',
         { class: 'table table-requests' },
-        h('caption', { class: 'visually-hidden' }, 'PMS API requests, newest first; open a row for its payload'),
+        h('caption', { class: 'visually-hidden' }, t('PMS API requests, newest first; open a row for its payload')),
         h(
           'thead',
           null,
           h(
             'tr',
             null,
-            ['Time', 'Method', 'Path', 'Status', 'Mode', 'Duration (ms)', 'Idempotency key'].map((t) => h('th', { scope: 'col' }, t)),
+            [tk('Time'), tk('Method'), tk('Path'), tk('Status'), tk('Mode'), tk('Duration (ms)'), tk('Idempotency key')].map((text) =>
+              h('th', { scope: 'col' }, t(text)),
+            ),
           ),
         ),
         tbody,
@@ -115,20 +124,21 @@ export function requestsView(ctx) {
       render();
       return true;
     } catch (err) {
-      showError(err, 'Could not load the request log');
+      showError(err, t('Could not load the request log'));
       return false;
     }
   }
 
   function render() {
+    const n = rows.length;
     summary.textContent =
-      rows.length === 0 ? 'No requests match these filters.' : `${rows.length} request${rows.length === 1 ? '' : 's'} shown${next ? '; more available' : ''}`;
+      n === 0 ? t('No requests match these filters.') : next ? t('{n} requests shown; more available', { n }) : t('{n} requests shown', { n });
     replaceChildren(tbody, rows.map(row));
     more.hidden = !next;
   }
 
   function row(r) {
-    const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at));
+    const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at, SECONDS));
     open.addEventListener('click', () => openDetail(r));
     const tr = h(
       'tr',
@@ -137,7 +147,7 @@ export function requestsView(ctx) {
       h('td', null, r.method),
       h('td', { class: 'cell-path' }, r.path),
       h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))),
-      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, r.mode) : orEmpty(null)),
+      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : orEmpty(null)),
       h('td', { class: 'num' }, orEmpty(r.durationMs)),
       h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
     );
@@ -153,7 +163,7 @@ export function requestsView(ctx) {
       const { request } = await api.get(`/requests/${enc(r.id)}`, { signal: ctx.signal });
       openPanel({ title: `${request.method} ${request.path}`, content: detailContent(request), className: 'request-detail' });
     } catch (err) {
-      showError(err, 'Could not load the request');
+      showError(err, t('Could not load the request'));
     }
   }
 
@@ -164,7 +174,7 @@ export function requestsView(ctx) {
   });
   refresh.addEventListener('click', () =>
     busy(refresh, async () => {
-      if (await load()) announce('Request log refreshed.');
+      if (await load()) announce(t('Request log refreshed.'));
     }),
   );
   more.addEventListener('click', () => busy(more, () => load({ append: true })));
@@ -175,15 +185,15 @@ export function requestsView(ctx) {
 
 function detailContent(r) {
   const facts = [
-    ['Request id', r.id],
-    ['Time', timeEl(r.at)],
-    ['Status', h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))],
-    ['Mode', orEmpty(r.mode)],
-    ['Key id', orEmpty(r.keyId)],
-    ['Duration', r.durationMs === null || r.durationMs === undefined ? orEmpty(null) : `${r.durationMs} ms`],
-    ['Idempotency key', orEmpty(r.idempotencyKey)],
-    ['Client IP', orEmpty(r.clientIp)],
-    ['User agent', orEmpty(r.userAgent)],
+    [t('Request id'), r.id],
+    [t('Time'), timeEl(r.at, SECONDS)],
+    [t('Status'), h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))],
+    [t('Mode'), r.mode ? modeLabel(r.mode) : orEmpty(null)],
+    [t('Key id'), orEmpty(r.keyId)],
+    [t('Duration'), r.durationMs === null || r.durationMs === undefined ? orEmpty(null) : t('{ms} ms', { ms: r.durationMs })],
+    [t('Idempotency key'), orEmpty(r.idempotencyKey)],
+    [t('Client IP'), orEmpty(r.clientIp)],
+    [t('User agent'), orEmpty(r.userAgent)],
   ];
   return h(
     'div',
@@ -193,8 +203,8 @@ function detailContent(r) {
       { class: 'details' },
       facts.map(([label, value]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, value))),
     ),
-    payload('Request body', 'requestBody', r.requestBody, requestNote(r)),
-    payload('Response body', 'responseBody', r.responseBody, responseNote(r)),
+    payload(t('Request body'), 'requestBody', r.requestBody, requestNote(r)),
+    payload(t('Response body'), 'responseBody', r.responseBody, responseNote(r)),
   );
 }
 
@@ -212,19 +222,20 @@ const CAP = 64 * 1024;
 
 /** 812 bytes, 64 KiB, 7.4 MiB. */
 export function formatBytes(n) {
-  if (n < 1024) return `${n} byte${n === 1 ? '' : 's'}`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+  if (n < 1024) return t('{n} bytes', { n });
+  const number = (v, digits) => v.toLocaleString(currentLanguage(), { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  if (n < 1024 * 1024) return t('{size} KiB', { size: number(n / 1024, n % 1024 === 0 ? 0 : 1) });
+  return t('{size} MiB', { size: number(n / (1024 * 1024), 1) });
 }
 
 /** Bodies of a request no key of the hotel was given for are not kept, only their sizes. */
 function withheldNote(r, bytes) {
   if (r.bodyWithheld !== 'unattributed' || bytes === null || bytes === undefined) return null;
-  return `No body stored: the request was not attributed to a hotel (${formatBytes(bytes)}).`;
+  return t('No body stored: the request was not attributed to a hotel ({size}).', { size: formatBytes(bytes) });
 }
 
 function cutNote(bytes, sha256) {
-  return `Cut: the first ${formatBytes(CAP)} of ${formatBytes(bytes)} are shown; SHA-256 of the whole: ${sha256}.`;
+  return t('Cut: the first {shown} of {size} are shown; SHA-256 of the whole: {sha256}.', { shown: formatBytes(CAP), size: formatBytes(bytes), sha256 });
 }
 
 export function requestNote(r) {
@@ -238,10 +249,23 @@ export function responseNote(r) {
   const withheld = withheldNote(r, r.responseBytes);
   if (withheld) return withheld;
   if (r.responseDigest === 'count-and-ids') {
-    const size = r.responseBytes === null || r.responseBytes === undefined ? '' : ` (the answer was ${formatBytes(r.responseBytes)})`;
-    const cut = r.responseCut ? `; the list of ids is cut after the first ${formatBytes(CAP)}, SHA-256 of the whole list: ${r.responseSha256}` : '';
-    return `Roster not stored: its count and guest ids${size}${cut}.`;
+    return rosterDigestNote(r);
   }
   if (r.responseCut) return cutNote(r.responseBytes, r.responseSha256);
   return null;
+}
+
+/** A GET /guests answer is kept as its count and guest ids: says so, with its size and any cut. */
+function rosterDigestNote(r) {
+  const known = r.responseBytes !== null && r.responseBytes !== undefined;
+  const params = { size: known ? formatBytes(r.responseBytes) : '', shown: formatBytes(CAP), sha256: r.responseSha256 };
+  if (r.responseCut) {
+    return known
+      ? t(
+          'Roster not stored: its count and guest ids (the answer was {size}); the list of ids is cut after the first {shown}, SHA-256 of the whole list: {sha256}.',
+          params,
+        )
+      : t('Roster not stored: its count and guest ids; the list of ids is cut after the first {shown}, SHA-256 of the whole list: {sha256}.', params);
+  }
+  return known ? t('Roster not stored: its count and guest ids (the answer was {size}).', params) : t('Roster not stored: its count and guest ids.');
 }

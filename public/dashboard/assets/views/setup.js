@@ -4,18 +4,19 @@ import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren } from '../dom.js';
 import { timeZoneField } from '../time-zones.js';
 import { field, busy, clearFieldErrors, showFormErrors, setFieldError, clearAlert, showError } from '../ui.js';
+import { t } from '../i18n.js';
 
 export function setupView(ctx) {
-  ctx.setTitle('Set up innsync');
+  ctx.setTitle(t('Set up innsync'));
   const [token] = ctx.params;
-  const body = h('div', null, h('p', { class: 'loading' }, 'Checking the setup link…'));
-  const node = h('section', { class: 'view view-setup card' }, pageHeading('Set up your hotel'), body);
+  const body = h('div', null, h('p', { class: 'loading' }, t('Checking the setup link…')));
+  const node = h('section', { class: 'view view-setup card' }, pageHeading(t('Set up your hotel')), body);
 
   api
     .get(`/setup/${enc(token)}`, { signal: ctx.signal, authRedirect: false })
     .then(() => {
       const form = setupForm(ctx, token);
-      replaceChildren(body, h('p', { class: 'lead' }, 'Create the hotel and its first administrator account.'), form);
+      replaceChildren(body, h('p', { class: 'lead' }, t('Create the hotel and its first administrator account.')), form);
       form.elements.namedItem('hotelSlug').focus();
     })
     .catch((err) => {
@@ -23,34 +24,34 @@ export function setupView(ctx) {
       if (err.status === 404) {
         replaceChildren(
           body,
-          h('p', { class: 'warning' }, err.message || 'This setup link does not work.'),
-          h('p', null, h('a', { href: '#/login' }, 'Go to the login page')),
+          h('p', { class: 'warning' }, err.message || t('This setup link does not work.')),
+          h('p', null, h('a', { href: '#/login' }, t('Go to the login page'))),
         );
       } else {
         replaceChildren(body);
-        showError(err, 'Could not check the setup link');
+        showError(err, t('Could not check the setup link'));
       }
     });
   return { node };
 }
 
 function setupForm(ctx, token) {
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create hotel');
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Create hotel'));
   const form = h(
     'form',
     { class: 'form narrow', novalidate: true },
     field({
       name: 'hotelSlug',
-      label: 'Hotel slug',
+      label: t('Hotel slug'),
       required: true,
-      hint: 'Short id used in the PMS API path, e.g. grand-hotel',
+      hint: t('Short id used in the PMS API path, e.g. grand-hotel'),
       attrs: { autocomplete: 'off', spellcheck: 'false' },
     }),
-    field({ name: 'hotelName', label: 'Hotel name', required: true, attrs: { autocomplete: 'organization' } }),
+    field({ name: 'hotelName', label: t('Hotel name'), required: true, attrs: { autocomplete: 'organization' } }),
     timeZoneField(),
-    field({ name: 'email', label: 'Admin email', type: 'email', required: true, attrs: { autocomplete: 'username' } }),
-    field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
-    field({ name: 'passwordConfirm', label: 'Password again', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    field({ name: 'email', label: t('Admin email'), type: 'email', required: true, attrs: { autocomplete: 'username' } }),
+    field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    field({ name: 'passwordConfirm', label: t('Password again'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
     h('div', { class: 'form-actions' }, submit),
   );
   form.addEventListener('submit', async (e) => {
@@ -60,7 +61,7 @@ function setupForm(ctx, token) {
     const value = (name) => form.elements.namedItem(name).value;
     if (value('password') !== value('passwordConfirm')) {
       const control = form.elements.namedItem('passwordConfirm');
-      setFieldError(control, 'The two passwords do not match.');
+      setFieldError(control, t('The two passwords do not match.'));
       control.focus();
       return;
     }
@@ -77,7 +78,7 @@ function setupForm(ctx, token) {
         const session = await api.post('/setup', body, { authRedirect: false });
         ctx.onLoggedIn(session);
       } catch (err) {
-        showFormErrors(form, err, { prefix: 'Could not create the hotel' });
+        showFormErrors(form, err, { prefix: t('Could not create the hotel') });
       }
     });
   });

@@ -5,35 +5,39 @@ import { api, enc } from '../api.js';
 import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, setFieldError, showError, showFormErrors } from '../ui.js';
+import { t, tk } from '../i18n.js';
+
+const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
+const roleLabel = (role) => (ROLE_LABELS[role] ? t(ROLE_LABELS[role]) : role);
 
 export function staffView(ctx) {
-  ctx.setTitle('Staff');
+  ctx.setTitle(t('Staff'));
   const me = ctx.session.user;
-  const tableSlot = h('div', null, h('p', { class: 'loading' }, 'Loading…'));
+  const tableSlot = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
 
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add user');
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add user'));
   const form = h(
     'form',
     { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'add-user' },
     h(
       'div',
       { class: 'field-grid' },
-      field({ name: 'email', label: 'Email', type: 'email', required: true, attrs: { autocomplete: 'off' } }),
+      field({ name: 'email', label: t('Email'), type: 'email', required: true, attrs: { autocomplete: 'off' } }),
       field({
         name: 'role',
-        label: 'Role',
+        label: t('Role'),
         options: [
-          ['receptionist', 'Receptionist'],
-          ['admin', 'Admin'],
+          ['receptionist', roleLabel('receptionist')],
+          ['admin', roleLabel('admin')],
         ],
         value: 'receptionist',
       }),
-      field({ name: 'password', label: 'Password', type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+      field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
     ),
     h('div', { class: 'form-actions' }, submit),
   );
 
-  const saveZone = h('button', { type: 'submit', class: 'btn' }, 'Save time zone');
+  const saveZone = h('button', { type: 'submit', class: 'btn' }, t('Save time zone'));
   const hotelForm = h(
     'form',
     { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'hotel-settings' },
@@ -47,9 +51,9 @@ export function staffView(ctx) {
       try {
         const { hotel } = await api.patch('/hotel', { timeZone: hotelForm.elements.namedItem('timeZone').value });
         ctx.session.hotel.timeZone = hotel.timeZone;
-        announce(`Time zone set to ${hotel.timeZone}.`);
+        announce(t('Time zone set to {zone}.', { zone: hotel.timeZone }));
       } catch (err) {
-        showFormErrors(hotelForm, err, { prefix: 'Could not set the time zone' });
+        showFormErrors(hotelForm, err, { prefix: t('Could not set the time zone') });
       }
     });
   });
@@ -57,10 +61,10 @@ export function staffView(ctx) {
   const node = h(
     'section',
     { class: 'view view-staff' },
-    pageHeading('Staff'),
+    pageHeading(t('Staff')),
     tableSlot,
-    h('section', { class: 'panel', 'aria-labelledby': 'add-user' }, h('h2', { id: 'add-user' }, 'Add a user'), form),
-    h('section', { class: 'panel', 'aria-labelledby': 'hotel-settings' }, h('h2', { id: 'hotel-settings' }, 'Hotel'), hotelForm),
+    h('section', { class: 'panel', 'aria-labelledby': 'add-user' }, h('h2', { id: 'add-user' }, t('Add a user')), form),
+    h('section', { class: 'panel', 'aria-labelledby': 'hotel-settings' }, h('h2', { id: 'hotel-settings' }, t('Hotel')), hotelForm),
   );
 
   async function loadUsers() {
@@ -68,7 +72,7 @@ export function staffView(ctx) {
       const data = await api.get('/users', { signal: ctx.signal });
       renderTable(data.users ?? []);
     } catch (err) {
-      showError(err, 'Could not load the staff list');
+      showError(err, t('Could not load the staff list'));
     }
   }
 
@@ -82,14 +86,14 @@ export function staffView(ctx) {
         h(
           'table',
           { class: 'table table-users' },
-          h('caption', { class: 'visually-hidden' }, 'Staff users'),
+          h('caption', { class: 'visually-hidden' }, t('Staff users')),
           h(
             'thead',
             null,
             h(
               'tr',
               null,
-              ['Email', 'Role', 'Created', 'Status', 'Actions'].map((t) => h('th', { scope: 'col' }, t)),
+              [tk('Email'), tk('Role'), tk('Created'), tk('Status'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text))),
             ),
           ),
           h('tbody', null, sorted.map(userRow)),
@@ -103,23 +107,23 @@ export function staffView(ctx) {
     const self = u.id === me.id;
     let action = null;
     if (active && !self) {
-      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'deactivate' }, 'Deactivate');
+      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'deactivate' }, t('Deactivate'));
       action.addEventListener('click', () => deactivate(u, action));
     } else if (self) {
-      action = h('span', { class: 'muted' }, 'you');
+      action = h('span', { class: 'muted' }, t('you'));
     }
     return h(
       'tr',
       { dataset: { userId: u.id, email: u.email, status: active ? 'active' : 'deactivated' } },
       h('td', null, u.email),
-      h('td', null, h('span', { class: 'role-badge', dataset: { role: u.role } }, u.role)),
+      h('td', null, h('span', { class: 'role-badge', dataset: { role: u.role } }, roleLabel(u.role))),
       h('td', null, timeEl(u.createdAt)),
       h(
         'td',
         null,
         active
-          ? h('span', { class: 'status-pill status-active' }, 'active')
-          : [h('span', { class: 'status-pill status-revoked' }, 'deactivated'), ' ', h('span', { class: 'muted' }, timeEl(u.deactivatedAt))],
+          ? h('span', { class: 'status-pill status-active' }, t('active'))
+          : [h('span', { class: 'status-pill status-revoked' }, t('deactivated')), ' ', h('span', { class: 'muted' }, timeEl(u.deactivatedAt))],
       ),
       h('td', null, action),
     );
@@ -128,20 +132,20 @@ export function staffView(ctx) {
   async function deactivate(u, button) {
     clearAlert();
     const ok = await confirmDialog({
-      title: `Deactivate ${u.email}?`,
-      message: 'The user is logged out at once and can no longer log in. Their past actions stay in the activity log.',
-      confirmLabel: 'Deactivate user',
+      title: t('Deactivate {email}?', { email: u.email }),
+      message: t('The user is logged out at once and can no longer log in. Their past actions stay in the activity log.'),
+      confirmLabel: t('Deactivate user'),
       danger: true,
     });
     if (!ok) return;
     await busy(button, async () => {
       try {
         await api.post(`/users/${enc(u.id)}/deactivate`, {});
-        announce(`${u.email} deactivated.`);
+        announce(t('{email} deactivated.', { email: u.email }));
         await loadUsers();
         node.querySelector('h1')?.focus();
       } catch (err) {
-        showError(err, 'Could not deactivate the user');
+        showError(err, t('Could not deactivate the user'));
       }
     });
   }
@@ -154,8 +158,8 @@ export function staffView(ctx) {
     const role = form.elements.namedItem('role').value;
     const password = form.elements.namedItem('password').value;
     const missing = [];
-    if (!email) missing.push(setRequired('email', 'Email'));
-    if (!password) missing.push(setRequired('password', 'Password'));
+    if (!email) missing.push(setRequired('email', t('Email')));
+    if (!password) missing.push(setRequired('password', t('Password')));
     if (missing.length > 0) {
       missing[0].focus();
       return;
@@ -164,17 +168,17 @@ export function staffView(ctx) {
       try {
         const { user } = await api.post('/users', { email, role, password });
         form.reset();
-        announce(`${user?.email ?? email} added as ${user?.role ?? role}.`);
+        announce(t('{email} added as {role}.', { email: user?.email ?? email, role: roleLabel(user?.role ?? role) }));
         await loadUsers();
       } catch (err) {
-        showFormErrors(form, err, { prefix: 'Could not add the user' });
+        showFormErrors(form, err, { prefix: t('Could not add the user') });
       }
     });
   });
 
   function setRequired(name, label) {
     const control = form.elements.namedItem(name);
-    setFieldError(control, `${label} is required.`);
+    setFieldError(control, t('{field} is required.', { field: label }));
     return control;
   }
 

@@ -3,34 +3,38 @@
 // secret exists only in this view's memory: it is shown once.
 
 import { api, enc } from '../api.js';
-import { EMPTY, h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
+import { EMPTY, formatDateTime, h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, setFieldError, showError, showFormErrors } from '../ui.js';
+import { formatList, t, tk } from '../i18n.js';
 
 const TYPE_LABELS = {
-  'guest.checked_in': 'Check-in',
-  'guest.updated': 'Guest updated',
-  'guest.room_moved': 'Room move',
-  'guest.checked_out': 'Check-out',
-  'sync.completed': 'Sync completed',
-  'guest.erased': 'Personal data erased',
-  'webhook.test': 'Test event',
+  'guest.checked_in': tk('Check-in'),
+  'guest.updated': tk('Guest updated'),
+  'guest.room_moved': tk('Room move'),
+  'guest.checked_out': tk('Check-out'),
+  'sync.completed': tk('Sync completed'),
+  'guest.erased': tk('Personal data erased'),
+  'webhook.test': tk('Test event'),
 };
+const typeLabel = (type) => (TYPE_LABELS[type] ? t(TYPE_LABELS[type]) : type);
+
+const STATE_LABELS = { delivered: tk('delivered'), failed: tk('given up'), retrying: tk('retrying'), queued: tk('queued') };
 
 export function webhooksView(ctx) {
-  ctx.setTitle('Webhooks');
+  ctx.setTitle(t('Webhooks'));
   const fresh = h('div', { class: 'new-secret-slot' });
-  const listSlot = h('div', null, h('p', { class: 'loading' }, 'Loading…'));
-  const typesSlot = h('fieldset', { class: 'fieldset event-types' }, h('legend', null, 'Events (none ticked: all)'));
-  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Add endpoint');
+  const listSlot = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
+  const typesSlot = h('fieldset', { class: 'fieldset event-types' }, h('legend', null, t('Events (none ticked: all)')));
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add endpoint'));
   const form = h(
     'form',
     { class: 'form', novalidate: true, 'aria-labelledby': 'add-endpoint' },
     field({
       name: 'url',
-      label: 'URL',
+      label: t('URL'),
       type: 'url',
       required: true,
-      hint: 'https:// on the public internet, e.g. https://locks.example.com/innsync',
+      hint: t('https:// on the public internet, e.g. https://locks.example.com/innsync'),
       attrs: { autocomplete: 'off' },
     }),
     typesSlot,
@@ -39,33 +43,40 @@ export function webhooksView(ctx) {
   const node = h(
     'section',
     { class: 'view view-webhooks' },
-    pageHeading('Webhooks'),
+    pageHeading(t('Webhooks')),
     h(
       'p',
       { class: 'lead' },
-      "innsync tells the hotel's other systems (door locks, Wi-Fi, messaging, housekeeping) about every roster change, signed per the Standard Webhooks specification, in order, retried for 3 days.",
+      t(
+        "innsync tells the hotel's other systems (door locks, Wi-Fi, messaging, housekeeping) about every roster change, signed per the Standard Webhooks specification, in order, retried for 3 days.",
+      ),
     ),
     fresh,
     listSlot,
-    h('section', { class: 'panel', 'aria-labelledby': 'add-endpoint' }, h('h2', { id: 'add-endpoint' }, 'Add an endpoint'), form),
+    h('section', { class: 'panel', 'aria-labelledby': 'add-endpoint' }, h('h2', { id: 'add-endpoint' }, t('Add an endpoint')), form),
   );
 
   async function load() {
     try {
       const data = await api.get('/webhooks', { signal: ctx.signal });
       if (typesSlot.querySelectorAll('input').length === 0) renderTypes(data.eventTypes ?? []);
-      replaceChildren(listSlot, ...(data.endpoints.length === 0 ? [h('p', { class: 'empty' }, 'No endpoints yet.')] : data.endpoints.map(endpointPanel)));
+      replaceChildren(listSlot, ...(data.endpoints.length === 0 ? [h('p', { class: 'empty' }, t('No endpoints yet.'))] : data.endpoints.map(endpointPanel)));
       for (const e of data.endpoints) loadDeliveries(e.endpointId);
     } catch (err) {
-      showError(err, 'Could not load the webhook endpoints');
+      showError(err, t('Could not load the webhook endpoints'));
     }
   }
 
   function renderTypes(types) {
-    for (const t of types) {
+    for (const type of types) {
       const id = uid('type');
       typesSlot.append(
-        h('div', { class: 'check' }, h('input', { type: 'checkbox', id, name: 'events', value: t }), h('label', { for: id }, `${TYPE_LABELS[t] ?? t} (${t})`)),
+        h(
+          'div',
+          { class: 'check' },
+          h('input', { type: 'checkbox', id, name: 'events', value: type }),
+          h('label', { for: id }, `${typeLabel(type)} (${type})`),
+        ),
       );
     }
   }
@@ -73,10 +84,10 @@ export function webhooksView(ctx) {
   function endpointPanel(e) {
     const titleId = uid('endpoint');
     const actions = [
-      action('Send a test event', 'test', () => sendTest(e)),
-      action('Rotate secret', 'rotate', () => rotate(e)),
-      e.enabled ? action('Disable', 'disable', () => toggle(e, false)) : action('Enable', 'enable', () => toggle(e, true)),
-      action('Remove', 'remove', () => remove(e), 'btn-danger'),
+      action(t('Send a test event'), 'test', () => sendTest(e)),
+      action(t('Rotate secret'), 'rotate', () => rotate(e)),
+      e.enabled ? action(t('Disable'), 'disable', () => toggle(e, false)) : action(t('Enable'), 'enable', () => toggle(e, true)),
+      action(t('Remove'), 'remove', () => remove(e), 'btn-danger'),
     ];
     return h(
       'section',
@@ -85,15 +96,15 @@ export function webhooksView(ctx) {
       h(
         'p',
         null,
-        h('span', { class: ['status-pill', e.enabled ? 'status-active' : 'status-revoked'] }, e.enabled ? 'enabled' : 'disabled'),
-        ' Events: ',
-        e.events === 'all' ? 'all' : e.events.map((t) => TYPE_LABELS[t] ?? t).join(', '),
-        e.previousSecretUntil ? [' · The previous secret also signs until ', timeEl(e.previousSecretUntil), '.'] : null,
+        h('span', { class: ['status-pill', e.enabled ? 'status-active' : 'status-revoked'] }, e.enabled ? t('enabled') : t('disabled')),
+        ' ',
+        e.events === 'all' ? t('Events: all') : t('Events: {list}', { list: formatList(e.events.map(typeLabel)) }),
+        e.previousSecretUntil ? [' · ', t('The previous secret also signs until {time}.', { time: formatDateTime(e.previousSecretUntil) })] : null,
       ),
       e.disabledReason ? h('p', { class: 'warning', role: 'note' }, e.disabledReason) : null,
       h('div', { class: 'form-actions' }, actions),
-      h('h3', null, 'Recent deliveries'),
-      h('div', { class: 'deliveries', dataset: { deliveriesOf: e.endpointId } }, h('p', { class: 'loading' }, 'Loading…')),
+      h('h3', null, t('Recent deliveries')),
+      h('div', { class: 'deliveries', dataset: { deliveriesOf: e.endpointId } }, h('p', { class: 'loading' }, t('Loading…'))),
     );
   }
 
@@ -108,8 +119,8 @@ export function webhooksView(ctx) {
     if (!slot) return;
     try {
       const { deliveries } = await api.get(`/webhooks/${enc(endpointId)}/deliveries`, { signal: ctx.signal });
-      if (deliveries.length === 0) return replaceChildren(slot, h('p', { class: 'empty' }, 'No deliveries yet.'));
-      const head = ['Event', 'Time', 'Attempts', 'Last answer', 'Latency', 'Response', ''].map((t) => h('th', { scope: 'col' }, t));
+      if (deliveries.length === 0) return replaceChildren(slot, h('p', { class: 'empty' }, t('No deliveries yet.')));
+      const head = [t('Event'), t('Time'), t('Attempts'), t('Last answer'), t('Latency'), t('Response'), ''].map((text) => h('th', { scope: 'col' }, text));
       replaceChildren(
         slot,
         h(
@@ -128,27 +139,27 @@ export function webhooksView(ctx) {
         ),
       );
     } catch (err) {
-      showError(err, 'Could not load the deliveries');
+      showError(err, t('Could not load the deliveries'));
     }
   }
 
   function deliveryRow(endpointId, d) {
-    const answer = d.lastStatus !== null ? `HTTP ${d.lastStatus}` : (d.lastError ?? (d.status === 'pending' ? 'waiting' : EMPTY));
-    const state = d.status === 'succeeded' ? 'delivered' : d.status === 'failed' ? 'given up' : d.attempts > 0 ? 'retrying' : 'queued';
-    const again = action('Send again', 'resend', async () => {
+    const answer = d.lastStatus !== null ? `HTTP ${d.lastStatus}` : (d.lastError ?? (d.status === 'pending' ? t('waiting') : EMPTY));
+    const state = d.status === 'succeeded' ? 'delivered' : d.status === 'failed' ? 'failed' : d.attempts > 0 ? 'retrying' : 'queued';
+    const again = action(t('Send again'), 'resend', async () => {
       await api.post(`/webhooks/${enc(endpointId)}/deliveries/${enc(d.id)}/resend`, {});
-      announce(`${TYPE_LABELS[d.eventType] ?? d.eventType} queued again.`);
+      announce(t('{event} queued again.', { event: typeLabel(d.eventType) }));
       await loadDeliveries(endpointId);
     });
     return h(
       'tr',
       { dataset: { deliveryId: d.id, status: d.status } },
-      h('td', null, TYPE_LABELS[d.eventType] ?? d.eventType),
+      h('td', null, typeLabel(d.eventType)),
       h('td', null, timeEl(d.createdAt)),
       h('td', null, String(d.attempts)),
-      h('td', null, `${answer} (${state})`),
-      h('td', null, d.lastLatencyMs === null ? EMPTY : `${d.lastLatencyMs} ms`),
-      h('td', null, d.lastResponse ? h('details', null, h('summary', null, 'Show'), h('pre', null, d.lastResponse)) : EMPTY),
+      h('td', null, `${answer} (${t(STATE_LABELS[state])})`),
+      h('td', null, d.lastLatencyMs === null ? EMPTY : t('{ms} ms', { ms: d.lastLatencyMs })),
+      h('td', null, d.lastResponse ? h('details', null, h('summary', null, t('Show')), h('pre', null, d.lastResponse)) : EMPTY),
       h('td', null, again),
     );
   }
@@ -157,59 +168,59 @@ export function webhooksView(ctx) {
     clearAlert();
     try {
       await api.post(`/webhooks/${enc(e.endpointId)}/test`, {});
-      announce('Test event sent.');
+      announce(t('Test event sent.'));
       setTimeout(() => loadDeliveries(e.endpointId), 1000);
     } catch (err) {
-      showError(err, 'Could not send a test event');
+      showError(err, t('Could not send a test event'));
     }
   }
 
   async function rotate(e) {
     const ok = await confirmDialog({
-      title: 'Rotate the signing secret?',
-      message: 'A new secret is shown once. For 24 hours deliveries are signed with both, so the receiver can switch without losing one.',
-      confirmLabel: 'Rotate secret',
+      title: t('Rotate the signing secret?'),
+      message: t('A new secret is shown once. For 24 hours deliveries are signed with both, so the receiver can switch without losing one.'),
+      confirmLabel: t('Rotate secret'),
     });
     if (!ok) return;
     try {
       const { endpoint } = await api.post(`/webhooks/${enc(e.endpointId)}/rotate-secret`, {});
-      showSecret(endpoint, 'New signing secret');
+      showSecret(endpoint, t('New signing secret'));
       await load();
     } catch (err) {
-      showError(err, 'Could not rotate the secret');
+      showError(err, t('Could not rotate the secret'));
     }
   }
 
   async function toggle(e, enabled) {
     try {
       await api.post(`/webhooks/${enc(e.endpointId)}/${enabled ? 'enable' : 'disable'}`, {});
-      announce(enabled ? 'Endpoint enabled: its waiting events are sent now.' : 'Endpoint disabled.');
+      announce(enabled ? t('Endpoint enabled: its waiting events are sent now.') : t('Endpoint disabled.'));
       await load();
     } catch (err) {
-      showError(err, 'Could not change the endpoint');
+      showError(err, t('Could not change the endpoint'));
     }
   }
 
   async function remove(e) {
     const ok = await confirmDialog({
-      title: `Remove ${e.url}?`,
-      message: 'It receives no more events; its delivery history is deleted with it.',
-      confirmLabel: 'Remove endpoint',
+      title: t('Remove {url}?', { url: e.url }),
+      message: t('It receives no more events; its delivery history is deleted with it.'),
+      confirmLabel: t('Remove endpoint'),
       danger: true,
     });
     if (!ok) return;
     try {
       await api.post(`/webhooks/${enc(e.endpointId)}/remove`, {});
-      announce('Endpoint removed.');
+      announce(t('Endpoint removed.'));
       await load();
     } catch (err) {
-      showError(err, 'Could not remove the endpoint');
+      showError(err, t('Could not remove the endpoint'));
     }
   }
 
   function showSecret(endpoint, title) {
     const titleId = uid('secret');
-    const done = h('button', { type: 'button', class: 'btn' }, 'I have stored the secret');
+    const done = h('button', { type: 'button', class: 'btn' }, t('I have stored the secret'));
     done.addEventListener('click', () => replaceChildren(fresh));
     replaceChildren(
       fresh,
@@ -217,7 +228,13 @@ export function webhooksView(ctx) {
         'section',
         { class: 'panel new-keys', 'aria-labelledby': titleId },
         h('h2', { id: titleId, tabindex: '-1' }, title),
-        h('p', { class: 'warning' }, h('strong', null, 'Copy this secret now. '), 'It will not be shown again. The receiver verifies every delivery with it.'),
+        h(
+          'p',
+          { class: 'warning' },
+          h('strong', null, t('Copy this secret now.')),
+          ' ',
+          t('It will not be shown again. The receiver verifies every delivery with it.'),
+        ),
         h('code', { class: 'secret', dataset: { secret: 'signing' } }, endpoint.secret),
         h('div', { class: 'form-actions' }, done),
       ),
@@ -233,7 +250,7 @@ export function webhooksView(ctx) {
     const events = [...form.querySelectorAll('input[name="events"]:checked')].map((c) => c.value);
     if (!url) {
       const control = form.elements.namedItem('url');
-      setFieldError(control, 'URL is required.');
+      setFieldError(control, t('{field} is required.', { field: t('URL') }));
       control.focus();
       return;
     }
@@ -241,11 +258,11 @@ export function webhooksView(ctx) {
       try {
         const { endpoint } = await api.post('/webhooks', events.length > 0 ? { url, events } : { url });
         form.reset();
-        showSecret(endpoint, 'Endpoint added: its signing secret');
-        announce('Endpoint added. Copy its signing secret now.');
+        showSecret(endpoint, t('Endpoint added: its signing secret'));
+        announce(t('Endpoint added. Copy its signing secret now.'));
         await load();
       } catch (err) {
-        showFormErrors(form, err, { prefix: 'Could not add the endpoint' });
+        showFormErrors(form, err, { prefix: t('Could not add the endpoint') });
       }
     });
   });
