@@ -2,11 +2,18 @@
 // `npm run i18n` writes the English catalogue from them and lists what each other
 // language still lacks; test/dashboard/i18n.test.ts holds the catalogues to them.
 
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ASSETS = fileURLToPath(new URL('../../public/dashboard/assets/', import.meta.url));
+/** The project's root: the nearest folder up from this file (source or built) with package.json. */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+
+export const ASSETS = join(projectRoot(), 'public', 'dashboard', 'assets');
 export const CATALOGUES = join(ASSETS, 'i18n');
 export const LANGUAGES = ['en', 'de', 'fr', 'es'] as const;
 

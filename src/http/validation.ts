@@ -72,6 +72,7 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
   if (code === 'INVALID_DATE_FORMAT') return 'must be a real calendar date in YYYY-MM-DD format';
   if (e.keyword === 'format' && format === 'iso-639-1') return 'must be an assigned ISO 639-1 language code in lower case (e.g. "en")';
   if (e.keyword === 'format' && format === TIME_ZONE_FORMAT) return `must be ${TIME_ZONE_RULE}`;
+  if (e.keyword === 'format' && format === 'email') return 'must be an e-mail address such as name@example.com';
   if (e.keyword === 'format' && format === 'iso-3166-1-alpha-2') return 'must be an assigned ISO 3166-1 alpha-2 country code in upper case (e.g. "DE")';
   if (e.keyword === 'const') return `must be ${JSON.stringify((e.params as { allowedValue?: unknown }).allowedValue)}`;
   if (e.keyword === 'type') return typeRule(e);

@@ -19,13 +19,17 @@ describe('validation messages', () => {
     Object.fromEntries((res.body.errors ?? []).map((e) => [e.field, e.message]));
 
   it('the PMS API: ranges as whole numbers, types as "must be …, got …"', async () => {
-    const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ adults: 100, children: 1.5, roomNumber: 305, lastName: null }));
+    const res = await t.post(
+      `/api/pms/v1/${t.slug}/guests/checkin`,
+      guest({ adults: 100, children: 1.5, roomNumber: 305, lastName: null, email: 'ada.example.com' }),
+    );
     expect(res.status).toBe(422);
     expect(messages(res)).toMatchObject({
       adults: 'adults must be a whole number from 0 to 99.',
       children: 'children must be a whole number or null, got a number with a fraction.',
       roomNumber: 'roomNumber must be text, got a whole number.',
       lastName: 'lastName must be text, got null.',
+      email: 'email must be an e-mail address such as name@example.com.',
     });
   });
 

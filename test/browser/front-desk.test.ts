@@ -1,0 +1,207 @@
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStaffUser } from '../../src/operations.js';
+import { launchBrowser } from '../support/browser.js';
+import { DashboardClient } from '../support/dashboard-client.js';
+import { guest, startTestServer, type TestServer } from '../support/harness.js';
+
+// The front desk's screen: its language (the browser's by default, a switcher that
+// remembers), the dark theme, a tablet's width, the board's source filter and floors,
+// the walk-in form's defaults and errors, and the read-only front-desk display.
+
+const PASSWORD = 'front-desk-password-1';
+const ADMIN = 'admin@frontdesk.example';
+const DESK = 'desk@frontdesk.example';
+const ZONE = 'Europe/Berlin';
+const dateIn = (timeZone: string, at = new Date()): string =>
+  new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+const plusDays = (iso: string, n: number): string => new Date(Date.parse(`${iso}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+describe("the front desk's screen", () => {
+  let browser: Browser;
+  let t: TestServer;
+  const today = dateIn(ZONE);
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    t = await startTestServer('sqlite');
+    const db = t.server.database.db;
+    await createStaffUser(db, t.slug, ADMIN, 'admin', PASSWORD);
+    await createStaffUser(db, t.slug, DESK, 'receptionist', PASSWORD);
+    const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
+    expect((await admin.patch('/hotel', { timeZone: ZONE })).status).toBe(200);
+    const stays = [
+      { pmsGuestId: 'F-101', roomNumber: '101', lastName: 'Lovelace', firstName: 'Ada', language: 'de', nationality: 'DE' },
+      { pmsGuestId: 'F-102', roomNumber: '102', lastName: 'Hopper', firstName: 'Grace' },
+      { pmsGuestId: 'F-201', roomNumber: '201', lastName: 'Turing', firstName: 'Alan' },
+    ];
+    for (const s of stays)
+      expect(
+        (await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ ...s, checkInDate: plusDays(today, -1), checkOutDate: plusDays(today, 2) }))).status,
+      ).toBe(200);
+    expect((await admin.post('/guests', { lastName: 'Walker', roomNumber: '202', checkInDate: today, checkOutDate: plusDays(today, 1) })).status).toBe(201);
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function open(options: BrowserContextOptions = {}): Promise<{ page: Page; errors: string[] }> {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', ...options });
+    contexts.push(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    return { page, errors };
+  }
+
+  /** Logs in through the form, whatever its language (the button is the form's only submit). */
+  async function logIn(page: Page, email: string, { display = false } = {}): Promise<void> {
+    await page.goto(`${t.baseUrl}/dashboard/#/login`);
+    await page.locator('input[name=email]').fill(email);
+    await page.locator('input[name=password]').fill(PASSWORD);
+    if (display) await page.locator('input[name=display]').check();
+    await page.locator('form button[type=submit]').click();
+    await page.locator('[data-room="101"]').waitFor();
+  }
+
+  it("speaks the browser's language: German texts, German dates, languages and countries by name", async () => {
+    const { page, errors } = await open({ locale: 'de-DE' });
+    await page.goto(`${t.baseUrl}/dashboard/#/login`);
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Anmelden');
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+    await logIn(page, DESK);
+    expect(await page.locator('h1').innerText()).toBe('Zimmerübersicht');
+    expect(await page.locator('[data-filter=all]').innerText()).toContain('Im Haus');
+    const tile = await page.locator('[data-room="101"]').innerText();
+    expect(tile).toContain('3 Nächte, noch 2');
+    // The date as German readers write it ("Di., 24. Nov."), never as ISO.
+    expect(tile).toMatch(/[A-Z][a-z]\., \d{1,2}\. [A-Z][a-zä]{2}/);
+    expect(tile).not.toMatch(/\d{4}-\d{2}-\d{2}/);
+    await page.locator('[data-room="101"]').click();
+    const details = page.locator('dl.details');
+    await details.waitFor();
+    expect(await details.locator('[data-field=language] dd').innerText()).toBe('Deutsch');
+    expect(await details.locator('[data-field=nationality] dd').innerText()).toBe('Deutschland');
+    expect(await details.locator('[data-field=nationality] dt').innerText()).toBe('Nationalität');
+    expect(errors).toEqual([]);
+  });
+
+  it('the language switcher changes the page at once and is remembered after a reload', async () => {
+    const { page, errors } = await open({ locale: 'en-GB' });
+    await logIn(page, DESK);
+    expect(await page.locator('h1').innerText()).toBe('Room board');
+    await page.locator('#language-picker').selectOption('fr');
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Tableau des chambres');
+    expect(await page.locator('nav[aria-label="Menu principal"] a[aria-current=page]').innerText()).toBe('Tableau');
+    await page.reload();
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Tableau des chambres');
+    expect(await page.locator('#language-picker').inputValue()).toBe('fr');
+    await page.locator('#language-picker').selectOption('es');
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Tablero de habitaciones');
+    await page.locator('#language-picker').selectOption('en');
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Room board');
+    expect(errors).toEqual([]);
+  });
+
+  it('follows a dark system setting', async () => {
+    const luminance = async (page: Page): Promise<number> =>
+      page.evaluate(() => {
+        const [r, g, b] = (getComputedStyle(document.body).backgroundColor.match(/\d+/g) ?? []).map(Number);
+        return (0.2126 * (r ?? 0) + 0.7152 * (g ?? 0) + 0.0722 * (b ?? 0)) / 255;
+      });
+    const light = await open({ colorScheme: 'light' });
+    await logIn(light.page, DESK);
+    const dark = await open({ colorScheme: 'dark' });
+    await logIn(dark.page, DESK);
+    expect(await luminance(light.page)).toBeGreaterThan(0.8);
+    expect(await luminance(dark.page)).toBeLessThan(0.15);
+    const text = await dark.page
+      .locator('.tile-name')
+      .first()
+      .evaluate((el) => getComputedStyle(el).color);
+    expect(text).not.toBe('rgb(26, 31, 38)'); // not the light theme's ink on a dark tile
+  });
+
+  it('fits a tablet (820 px): no page scrolls sideways and no table cell cuts its words', async () => {
+    const { page, errors } = await open({ viewport: { width: 820, height: 1180 } });
+    await logIn(page, ADMIN);
+    for (const route of ['board', 'list', 'activity', 'walk-in', 'keys', 'requests', 'staff', 'webhooks']) {
+      await page.goto(`${t.baseUrl}/dashboard/#/${route}`);
+      await page.locator('h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const fit = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth <= window.innerWidth,
+        cut: [...document.querySelectorAll('td, th')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
+      }));
+      expect({ route, ...fit }).toEqual({ route, page: true, cut: [] });
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('the board filters by source and groups rooms by floor (remembered)', async () => {
+    const { page, errors } = await open();
+    await logIn(page, DESK);
+    const rooms = () => page.locator('.board [data-room]').evaluateAll((els) => els.map((e) => e.getAttribute('data-room')));
+    await page.locator('select.board-source').selectOption('receptionist');
+    await expect.poll(rooms).toEqual(['202']);
+    await page.locator('select.board-source').selectOption('pms');
+    await expect.poll(rooms).toEqual(['101', '102', '201']);
+    await page.locator('select.board-source').selectOption('');
+    await page.getByRole('button', { name: 'Group by floor' }).click();
+    const floors = page.locator('section.floor');
+    await expect
+      .poll(() => floors.evaluateAll((els) => els.map((e) => e.querySelector('h2')?.textContent)))
+      .toEqual(['Floor 1 (2 guests)', 'Floor 2 (2 guests)']);
+    expect(await page.locator('section.floor[data-floor="2"] [data-room]').evaluateAll((els) => els.map((e) => e.getAttribute('data-room')))).toEqual([
+      '201',
+      '202',
+    ]);
+    await page.reload();
+    await page.locator('section.floor').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Group by floor' }).getAttribute('aria-pressed')).toBe('true');
+    expect(errors).toEqual([]);
+  });
+
+  it("the walk-in form starts from the hotel's today to tomorrow and shows every problem at once, in plain words, next to its field", async () => {
+    const { page, errors } = await open();
+    await logIn(page, DESK);
+    await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+    expect(await page.locator('input[name=checkInDate]').inputValue()).toBe(today);
+    expect(await page.locator('input[name=checkOutDate]').inputValue()).toBe(plusDays(today, 1));
+    await page.locator('input[name=email]').fill('not-an-address');
+    await page.locator('input[name=adults]').fill('120');
+    await page.locator('form button[type=submit]').click();
+    const errorOf = (name: string) => page.locator(`[data-field="${name}"] .field-error`);
+    await errorOf('lastName').waitFor();
+    // One round: the server's answer lists them all; none hidden by a check in the page.
+    for (const name of ['lastName', 'roomNumber', 'email', 'adults']) expect(await errorOf(name).count(), name).toBe(1);
+    expect(await errorOf('lastName').innerText()).toMatch(/^Last name /);
+    expect(await errorOf('adults').innerText()).toBe('Adults must be a whole number from 0 to 99.');
+    const all = (await page.locator('.field-error').allInnerTexts()).join(' ');
+    expect(all).not.toMatch(/integer|format "|camelCase|lastName|roomNumber/);
+    expect(await page.locator('input[name=email]').getAttribute('aria-invalid')).toBe('true');
+    // Languages by name in a searchable list, the code as the value.
+    const option = page.locator('[data-field=language] datalist option[value=de]');
+    expect(await option.getAttribute('label')).toBe('German');
+    expect(errors).toEqual([]);
+  });
+
+  it('a front-desk display shows the board read-only: no other page, no links into guests, no walk-in', async () => {
+    const { page, errors } = await open();
+    await logIn(page, DESK, { display: true });
+    expect(await page.locator('nav a').allInnerTexts()).toEqual(['Board']);
+    expect(await page.locator('.role-badge').innerText()).toBe('Front-desk display');
+    expect(await page.locator('.board a').count()).toBe(0);
+    expect(await page.locator('.board [data-room]').count()).toBe(4);
+    expect(await page.getByRole('link', { name: 'Add walk-in' }).count()).toBe(0);
+    await page.goto(`${t.baseUrl}/dashboard/#/list`);
+    await page.waitForURL(/#\/board$/);
+    // A check-in still reaches the open display, live.
+    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: 'F-301', roomNumber: '301', lastName: 'Live' }))).status).toBe(200);
+    await page.locator('[data-room="301"]').waitFor({ timeout: 5_000 });
+    expect(errors).toEqual([]);
+  });
+});
