@@ -216,7 +216,11 @@ function renderHeader(route) {
             : [
                 h('span', { class: 'user-email' }, session.user?.email ?? ''),
                 ' ',
-                h('span', { class: 'role-badge', 'data-role': session.user?.role }, t(ROLES[session.user?.role] ?? session.user?.role ?? '')),
+                h(
+                  'span',
+                  { class: 'role-badge', 'data-role': session.user?.role, title: session.user?.email },
+                  t(ROLES[session.user?.role] ?? session.user?.role ?? ''),
+                ),
               ],
         ),
         logout,

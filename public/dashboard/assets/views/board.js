@@ -60,7 +60,8 @@ export function boardView(ctx) {
     type: 'search',
     class: 'board-search',
     'aria-label': t('Find a room or a guest'),
-    placeholder: t('Find a room, name or PMS id (press /)'),
+    placeholder: t('Room, name or PMS id (press /)'),
+    'aria-keyshortcuts': '/',
     autocomplete: 'off',
   });
   search.addEventListener('input', rerender);
