@@ -215,9 +215,9 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}th,td{border:1px s
 th{background:#f2f5f8}code{background:#f2f5f8;padding:0 .2rem;border-radius:3px}section{border-top:2px solid #d5dbe3;margin-top:2rem}
 pre{background:#f2f5f8;padding:.6rem .8rem;border-radius:4px;overflow:auto}pre code{padding:0}details{margin:.3rem 0}summary{cursor:pointer}
 nav ul{margin:.2rem 0}.m{background:#1d4ed8;color:#fff;padding:.1rem .4rem;border-radius:3px;font-size:.85em}</style></head>
-<body><h1>${esc(info.title)} <small>v${esc(info.version)}</small></h1>
+<body><main><h1>${esc(info.title)} <small>v${esc(info.version)}</small></h1>
 <p>Machine-readable: <a href="/api/pms/v1/openapi.json">openapi.json</a> (OpenAPI 3.1, with the examples below). Base URL: <code>${esc('https://<host>/api/pms/v1/<slug>')}</code>.</p>
 ${tableOfContents(main)}
 ${main}
-</body></html>`;
+</main></body></html>`;
 }

@@ -120,7 +120,9 @@ export function webhooksView(ctx) {
     try {
       const { deliveries } = await api.get(`/webhooks/${enc(endpointId)}/deliveries`, { signal: ctx.signal });
       if (deliveries.length === 0) return replaceChildren(slot, h('p', { class: 'empty' }, t('No deliveries yet.')));
-      const head = [t('Event'), t('Time'), t('Attempts'), t('Last answer'), t('Latency'), t('Response'), ''].map((text) => h('th', { scope: 'col' }, text));
+      const head = [t('Event'), t('Time'), t('Attempts'), t('Last answer'), t('Latency'), t('Response'), t('Actions')].map((text) =>
+        h('th', { scope: 'col' }, text),
+      );
       replaceChildren(
         slot,
         h(
