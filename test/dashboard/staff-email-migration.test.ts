@@ -160,6 +160,7 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
     expect(s.body).toEqual({
       user: { id: 'user_old_admin', email: 'admin@old.example', role: 'admin' },
       hotel: { slug: 'old-a', name: 'Old A', timeZone: 'UTC' },
+      display: false,
       csrfToken: 'old-csrf',
     });
     const keys = await client.post('/keys');

@@ -196,6 +196,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
       expect(chosen.body).toEqual({
         user: { id, email, role: 'receptionist' },
         hotel: { slug, name: hotelName(slug), timeZone: 'UTC' },
+        display: false,
         csrfToken: expect.any(String),
       });
       const s = await client.get('/session');

@@ -81,7 +81,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
     }
     const left = await db.selectFrom('webhook_deliveries').select('status').where('status', '<>', 'succeeded').execute();
     expect(left).toEqual([]);
-  });
+  }, 120_000);
 
   it("a stalled instance's claim is taken over when its lease lapses", async () => {
     const [a] = servers;

@@ -3,7 +3,7 @@
 
 import { api, setCsrfRefresher, setCsrfToken, setUnauthorizedHandler } from './api.js';
 import { h, replaceChildren, pageHeading } from './dom.js';
-import { announce, clearAlert, showAlert, showError } from './ui.js';
+import { announce, clearAlert, clearStatus, showAlert, showError } from './ui.js';
 import { createRoster, connectLive } from './live.js';
 import { LANGUAGES, currentLanguage, preferredLanguage, setLanguage, t, tk } from './i18n.js';
 import { loginView } from './views/login.js';
@@ -55,6 +55,7 @@ const state = {
   controller: null, // aborts the mounted view's requests when it is left
   returnTo: null, // where to go after logging in
   notice: null, // a message to show once the next page is mounted
+  confirmation: null, // a status message for the next page (e.g. "Logged out." on the login page)
   mounted: false,
   backTo: { hash: '#/board', label: 'Board' }, // the last list page shown: where a detail page's "←" leads
 };
@@ -116,6 +117,7 @@ function renderRoute() {
 function mount(route, params) {
   unmount();
   clearAlert();
+  clearStatus();
   const controller = new AbortController();
   state.controller = controller;
   const ctx = {
@@ -141,6 +143,10 @@ function mount(route, params) {
   if (state.notice) {
     showAlert(state.notice);
     state.notice = null;
+  }
+  if (state.confirmation) {
+    announce(state.confirmation);
+    state.confirmation = null;
   }
   // Move focus to the new page (its heading, or the view's first input) so keyboard
   // and screen-reader users start there; on first load leave the browser's default.
@@ -322,8 +328,8 @@ async function logOut() {
     if (err.status !== 401) state.notice = t('The server did not confirm the logout: {message}', { message: err.message });
   }
   endSession();
+  state.confirmation = t('Logged out.');
   navigate('#/login');
-  announce(t('Logged out.'));
 }
 
 setUnauthorizedHandler(() => {

@@ -38,6 +38,14 @@ export function showError(err, prefix) {
 }
 
 let statusTimer = null;
+
+/** Takes a confirmation off the screen: it belongs to the page it was made on. */
+export function clearStatus() {
+  clearTimeout(statusTimer);
+  const el = statusEl();
+  if (el) el.textContent = '';
+}
+
 export function announce(message) {
   const el = statusEl();
   clearTimeout(statusTimer);
