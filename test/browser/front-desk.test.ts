@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
 import { launchBrowser } from '../support/browser.js';
+import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
@@ -13,9 +14,6 @@ const PASSWORD = 'front-desk-password-1';
 const ADMIN = 'admin@frontdesk.example';
 const DESK = 'desk@frontdesk.example';
 const ZONE = 'Europe/Berlin';
-const dateIn = (timeZone: string, at = new Date()): string =>
-  new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-const plusDays = (iso: string, n: number): string => new Date(Date.parse(`${iso}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 describe("the front desk's screen", () => {
   let browser: Browser;
@@ -108,20 +106,17 @@ describe("the front desk's screen", () => {
 
   it('follows a dark system setting', async () => {
     const luminance = async (page: Page): Promise<number> =>
-      page.evaluate(() => {
-        const [r, g, b] = (getComputedStyle(document.body).backgroundColor.match(/\d+/g) ?? []).map(Number);
-        return (0.2126 * (r ?? 0) + 0.7152 * (g ?? 0) + 0.0722 * (b ?? 0)) / 255;
-      });
+      page.evaluate(`(() => {
+        const [r, g, b] = (getComputedStyle(document.body).backgroundColor.match(/\\d+/g) ?? []).map(Number);
+        return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+      })()`);
     const light = await open({ colorScheme: 'light' });
     await logIn(light.page, DESK);
     const dark = await open({ colorScheme: 'dark' });
     await logIn(dark.page, DESK);
     expect(await luminance(light.page)).toBeGreaterThan(0.8);
     expect(await luminance(dark.page)).toBeLessThan(0.15);
-    const text = await dark.page
-      .locator('.tile-name')
-      .first()
-      .evaluate((el) => getComputedStyle(el).color);
+    const text = await dark.page.evaluate(`getComputedStyle(document.querySelector('.tile-name')).color`);
     expect(text).not.toBe('rgb(26, 31, 38)'); // not the light theme's ink on a dark tile
   });
 
@@ -132,10 +127,10 @@ describe("the front desk's screen", () => {
       await page.goto(`${t.baseUrl}/dashboard/#/${route}`);
       await page.locator('h1').waitFor();
       await page.waitForLoadState('networkidle');
-      const fit = await page.evaluate(() => ({
+      const fit: { page: boolean; cut: string[] } = await page.evaluate(`({
         page: document.documentElement.scrollWidth <= window.innerWidth,
         cut: [...document.querySelectorAll('td, th')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
-      }));
+      })`);
       expect({ route, ...fit }).toEqual({ route, page: true, cut: [] });
     }
     expect(errors).toEqual([]);

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
 import { launchBrowser } from '../support/browser.js';
+import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
@@ -11,9 +12,6 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // browser's, which runs in UTC here) at the moment the test runs.
 
 const PASSWORD = 'front-desk-password-1';
-const dateIn = (timeZone: string, at = new Date()): string =>
-  new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-const plusDays = (iso: string, n: number): string => new Date(Date.parse(`${iso}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 describe("the board's day", () => {
   let browser: Browser;
