@@ -72,7 +72,7 @@ function options(): Options {
 
 /**
  * Runs in the page (plain JavaScript: the project's TypeScript has no DOM types). The
- * board replaces its tiles on every render; the first time a guest's tile (its
+ * board adds a tile when a guest is new or changed; the first time a guest's tile (its
  * `data-guest-id`) is added, the observer stamps it, and the next animation frame after
  * it stamps when it is drawn. It also stamps every render (a batch of tiles added), and
  * keeps every resource timing (the board's re-reads of the roster).
@@ -298,7 +298,7 @@ function printRun(f: RunFigures): void {
   );
   console.log(`server CPU ${((100 * f.serverCpuS) / f.elapsedS).toFixed(0)} % of one core over the ${f.elapsedS.toFixed(1)} s of load`);
   console.log(
-    `board, measured period: ${f.work.renders} renders of all ${f.o.rooms} tiles (${(f.work.renders / measuredS).toFixed(1)}/s); ` +
+    `board, measured period: ${f.work.renders} renders that added tiles (${(f.work.renders / measuredS).toFixed(1)}/s); ` +
       `re-read of the roster median ${read.median.toFixed(1)} / p95 ${read.p95.toFixed(1)} ms; ` +
       `render (re-read's end → tiles in the DOM) median ${render.median.toFixed(1)} / p95 ${render.p95.toFixed(1)} ms`,
   );
@@ -342,6 +342,14 @@ interface Setup {
 }
 
 /** Fills the house, opens the board and the floor, runs the load and prints the figures; false when the run is invalid. */
+/** Starts the page's JavaScript profiler; the returned function stops it and gives the profile. */
+async function startProfile(page: Page): Promise<() => Promise<unknown>> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.start');
+  return async () => (await cdp.send('Profiler.stop')).profile;
+}
+
 async function benchmark(s: Setup): Promise<boolean> {
   const { o, hotel, instance } = s;
   const client = new PmsClient(instance.baseUrl, hotel.slug, s.agent);
@@ -361,8 +369,11 @@ async function benchmark(s: Setup): Promise<boolean> {
     // BENCH_TRACE=<file>: a Chromium trace of the page during the load (open it in chrome://tracing or Perfetto).
     const trace = process.env.BENCH_TRACE;
     if (trace) await s.browser.startTracing(board.page, { path: trace, categories: ['devtools.timeline', 'blink', 'v8.execute'] });
+    // BENCH_PROFILE=<file>: the page's JavaScript CPU profile during the load (.cpuprofile, for DevTools).
+    const profile = process.env.BENCH_PROFILE ? await startProfile(board.page) : null;
     const run = await runLoad(o, load, instance.pid);
     if (trace) await s.browser.stopTracing();
+    if (profile && process.env.BENCH_PROFILE) fs.writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(await profile()));
     const series = await collect(board.page, load.checkIns, floor.arrivals);
     clocks.push(await clockOffset(board.page));
     const work = await boardWork(board.page, run.measureFrom);

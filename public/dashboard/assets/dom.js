@@ -42,15 +42,13 @@ export function append(parent, children) {
  * for one changed tile).
  */
 export function syncChildren(parent, nodes) {
+  // Those that go first: a node left in place would make every later one look misplaced.
+  const wanted = new Set(nodes);
+  for (const child of [...parent.childNodes]) if (!wanted.has(child)) child.remove();
   let cursor = parent.firstChild;
   for (const node of nodes) {
     if (cursor === node) cursor = cursor.nextSibling;
     else parent.insertBefore(node, cursor);
-  }
-  while (cursor) {
-    const next = cursor.nextSibling;
-    cursor.remove();
-    cursor = next;
   }
   return parent;
 }
@@ -71,6 +69,13 @@ export function uid(prefix = 'id') {
 // Natural order for room numbers: "2" < "10", "101" < "102" < "1001", "12A" after "12".
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 export const naturalCompare = (a, b) => collator.compare(String(a ?? ''), String(b ?? ''));
+
+/** Sorts by room number in natural order; plain numbers (most rooms) compare as numbers, without the collator. */
+export function byRoom(guests) {
+  const keyed = guests.map((g) => ({ g, n: /^\d{1,9}$/.test(g.roomNumber) ? Number(g.roomNumber) : NaN }));
+  keyed.sort((a, b) => (Number.isNaN(a.n) || Number.isNaN(b.n) ? naturalCompare(a.g.roomNumber, b.g.roomNumber) : a.n - b.n));
+  return keyed.map((k) => k.g);
+}
 
 /** "Smith, Ada" (or just "Smith"). */
 export function guestName(g) {
@@ -132,9 +137,12 @@ export function prettyJson(text) {
   }
 }
 
+const dayFormats = new Map();
 /** YYYY-MM-DD in the hotel's time zone. */
 export function hotelToday(timeZone, now = new Date()) {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: timeZone || 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  const zone = timeZone || 'UTC';
+  if (!dayFormats.has(zone)) dayFormats.set(zone, new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }));
+  return dayFormats.get(zone).format(now);
 }
 
 /** Whole days from one calendar date to another. */

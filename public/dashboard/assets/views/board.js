@@ -1,7 +1,7 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
 // roster on every live change; tiles that just changed get a brief highlight.
 
-import { h, pageHeading, replaceChildren, syncChildren, guestName, sourceBadge, naturalCompare, hotelToday, daysBetween as days, stayDates } from '../dom.js';
+import { h, pageHeading, replaceChildren, syncChildren, guestName, sourceBadge, byRoom, hotelToday, daysBetween as days, stayDates } from '../dom.js';
 import { showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
 
@@ -170,7 +170,7 @@ export function boardView(ctx) {
     const shown = guests.filter(
       (g) => (view.filter === 'all' || stayState(g, today) === view.filter) && (!view.source || g.source === view.source) && matches(g, q),
     );
-    const sorted = [...shown].sort((a, b) => naturalCompare(a.roomNumber, b.roomNumber));
+    const sorted = byRoom(shown);
     summary.textContent = summaryText(sorted.length, query);
     const allowFloors = floorsAllowed(guests);
     grouping.hidden = !allowFloors;
