@@ -175,7 +175,9 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
 
   program
     .command('purge')
-    .description('run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, guests GUEST_RETENTION_DAYS)')
+    .description(
+      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, guests GUEST_RETENTION_DAYS)',
+    )
     .action(async () => {
       const config = loadConfig();
       const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
@@ -183,7 +185,8 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
         config.guestRetentionDays === null
           ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
           : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      print(json(), r, `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records and ${r.webhookEvents} webhook events; ${guests}`);
+      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events and ${r.sessions} expired dashboard sessions`;
+      print(json(), r, `${purged}; ${guests}`);
     });
 
   program

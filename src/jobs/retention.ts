@@ -5,6 +5,8 @@ import { purgeExpired } from '../db/repositories/idempotency.repository.js';
 import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
 import { purgeWebhookHistory } from '../db/repositories/webhook.repository.js';
 import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
+import { purgeSessions } from '../db/repositories/staff.repository.js';
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../dashboard/session.js';
 
 /** spec 8.3: request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
@@ -16,20 +18,23 @@ export interface PurgeResult {
   guests: number;
   /** Outgoing webhook events older than 30 days, deleted with their deliveries. */
   webhookEvents: number;
+  /** Dashboard sessions past their idle or absolute expiry (a user who never came back). */
+  sessions: number;
 }
 
 /**
  * Runs the retention jobs once (`innsync purge` and the periodic job): request log 90
  * days, idempotency records 24 hours, then guests checked out more than
  * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off), and
- * outgoing webhook events are kept 30 days.
+ * outgoing webhook events are kept 30 days, and expired dashboard sessions are deleted.
  */
 export async function runRetention(db: Db, guestRetentionDays: number | null, nowMs: number = Date.now()): Promise<PurgeResult> {
   const requestLog = await purgeRequestLog(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
   const idempotency = await purgeExpired(db, new Date(nowMs).toISOString());
   const guests = guestRetentionDays === null ? 0 : await anonymiseExpiredGuests(db, guestRetentionDays, nowMs);
   const webhookEvents = await purgeWebhookHistory(db, new Date(nowMs - WEBHOOK_HISTORY_MS).toISOString());
-  return { requestLog, idempotency, guests, webhookEvents };
+  const sessions = await purgeSessions(db, new Date(nowMs - SESSION_IDLE_MS).toISOString(), new Date(nowMs - SESSION_MAX_MS).toISOString());
+  return { requestLog, idempotency, guests, webhookEvents, sessions };
 }
 
 /** Runs the jobs now and then every `everyMs`; returns the stop function. */

@@ -427,10 +427,30 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
         idemRow('alive', iso(23 * 60 * 60 * 1000)),
       ])
       .execute();
+    // Dashboard sessions: one idle past 30 minutes, one past its 12 hours, a display idle for
+    // hours (no idle expiry: kept), a live one (kept).
+    const hotel = await createHotelInProcess(db(), 'purge-sessions', 'Purge Sessions');
+    const user = await createStaffUser(db(), 'purge-sessions', 'desk@purge.example', 'receptionist', 'front-desk-password-1');
+    const session = (id: string, created: number, seen: number, display = 0) => ({
+      id,
+      user_id: user.userId,
+      hotel_id: hotel.id,
+      csrf_token: 't',
+      created_at: iso(created),
+      last_seen_at: iso(seen),
+      display,
+    });
+    const hour = 60 * 60 * 1000;
+    await db()
+      .insertInto('staff_sessions')
+      .values([session('s-idle', -2 * hour, -hour), session('s-old', -13 * hour, -60_000), session('s-display', -3 * hour, -2 * hour, 1), session('s-live', -hour, -60_000)])
+      .execute();
 
     const r = await cli(['purge', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0 });
+    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0, sessions: 2 });
+    const sessions = await db().selectFrom('staff_sessions').select('id').where('hotel_id', '=', hotel.id).orderBy('id').execute();
+    expect(sessions.map((s) => s.id)).toEqual(['s-display', 's-live']);
 
     const logIds = (await db().selectFrom('request_log').select('id').where('id', 'like', 'req_purge_%').execute()).map((x) => x.id);
     expect(logIds).toEqual(['req_purge_recent']);
@@ -439,7 +459,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     );
     expect(keys).toEqual(['alive']);
 
-    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0, webhookEvents: 0 });
+    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0, webhookEvents: 0, sessions: 0 });
   });
 
   it('operations.md: `purge` without --json prints text for people and exits 0', async () => {

@@ -308,7 +308,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
 
     const r = await runCli(['purge', '--json'], { env: { ...env, GUEST_RETENTION_DAYS: '0' } });
     const result = parseJsonOutput(r);
-    expect(result).toEqual({ requestLog: expect.any(Number), idempotency: expect.any(Number), guests: 1, webhookEvents: 0 });
+    expect(result).toEqual({ requestLog: expect.any(Number), idempotency: expect.any(Number), guests: 1, webhookEvents: 0, sessions: expect.any(Number) });
     const page = (await admin.get(`/guests/${id}`)).body;
     expect(page.guest).toMatchObject({
       firstName: null,
