@@ -184,6 +184,22 @@ describe("the front desk's screen", () => {
     expect(errors).toEqual([]);
   });
 
+  it("the Staff and Webhooks forms send what was typed and show all the server's answers at once", async () => {
+    const { page, errors } = await open();
+    await logIn(page, ADMIN);
+    await page.goto(`${t.baseUrl}/dashboard/#/staff`);
+    const addUser = page.locator('form[aria-labelledby=add-user]');
+    await addUser.locator('input[name=password]').fill('short');
+    await addUser.locator('button[type=submit]').click();
+    await addUser.locator('[data-field=email] .field-error').waitFor();
+    expect(await addUser.locator('[data-field=email] .field-error').innerText()).toBe('Email must be an e-mail address such as name@example.com.');
+    expect(await addUser.locator('[data-field=password] .field-error').innerText()).toBe('Password must be 10-200 characters.');
+    await page.goto(`${t.baseUrl}/dashboard/#/webhooks`);
+    await page.locator('form[aria-labelledby=add-endpoint] button[type=submit]').click();
+    await expect.poll(() => page.locator('[data-field=url] .field-error').innerText()).toMatch(/^URL must be 1-2000 characters\.$|must be 1-2000 characters/);
+    expect(errors).toEqual([]);
+  });
+
   it('a front-desk display shows the board read-only: no other page, no links into guests, no walk-in', async () => {
     const { page, errors } = await open();
     await logIn(page, DESK, { display: true });

@@ -4,7 +4,7 @@
 import { api, enc } from '../api.js';
 import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
-import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, setFieldError, showError, showFormErrors } from '../ui.js';
+import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { t, tk } from '../i18n.js';
 
 const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
@@ -157,13 +157,6 @@ export function staffView(ctx) {
     const email = form.elements.namedItem('email').value.trim();
     const role = form.elements.namedItem('role').value;
     const password = form.elements.namedItem('password').value;
-    const missing = [];
-    if (!email) missing.push(setRequired('email', t('Email')));
-    if (!password) missing.push(setRequired('password', t('Password')));
-    if (missing.length > 0) {
-      missing[0].focus();
-      return;
-    }
     await busy(submit, async () => {
       try {
         const { user } = await api.post('/users', { email, role, password });
@@ -175,12 +168,6 @@ export function staffView(ctx) {
       }
     });
   });
-
-  function setRequired(name, label) {
-    const control = form.elements.namedItem(name);
-    setFieldError(control, t('{field} is required.', { field: label }));
-    return control;
-  }
 
   loadUsers();
   return { node };

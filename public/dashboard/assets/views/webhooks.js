@@ -4,7 +4,7 @@
 
 import { api, enc } from '../api.js';
 import { EMPTY, formatDateTime, h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
-import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, setFieldError, showError, showFormErrors } from '../ui.js';
+import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, showError, showFormErrors } from '../ui.js';
 import { formatList, t, tk } from '../i18n.js';
 
 const TYPE_LABELS = {
@@ -250,12 +250,6 @@ export function webhooksView(ctx) {
     clearAlert();
     const url = form.elements.namedItem('url').value.trim();
     const events = [...form.querySelectorAll('input[name="events"]:checked')].map((c) => c.value);
-    if (!url) {
-      const control = form.elements.namedItem('url');
-      setFieldError(control, t('{field} is required.', { field: t('URL') }));
-      control.focus();
-      return;
-    }
     await busy(submit, async () => {
       try {
         const { endpoint } = await api.post('/webhooks', events.length > 0 ? { url, events } : { url });
