@@ -24,6 +24,9 @@ export const SetupBody = Type.Object(
     hotelName: Type.String({ minLength: 1, maxLength: HOTEL_NAME_MAX }),
     email: Email,
     password: Password,
+    // The setup form's second entry of the password, checked with the other rules so that
+    // every problem of the form is answered at once.
+    passwordConfirm: Type.Optional(Type.String({ maxLength: PASSWORD_MAX })),
     timeZone: Type.Optional(TimeZone),
   },
   { additionalProperties: false },

@@ -202,8 +202,15 @@ const FIELD_MESSAGES = {
   INVALID_VALUE: tk('{field} is not one of the allowed values.'),
 };
 
+// Errors that read better in the form's own words, whatever the language.
+const FORM_MESSAGES = {
+  'passwordConfirm:INVALID_VALUE': tk('The two passwords do not match.'),
+};
+
 /** "lastName is required." next to the Last name input reads better as "Last name is required." */
 function fieldMessage(form, control, e) {
+  const own = FORM_MESSAGES[`${e.field}:${e.code}`];
+  if (own) return t(own);
   const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent;
   if (currentLanguage() !== 'en' && FIELD_MESSAGES[e.code]) return t(FIELD_MESSAGES[e.code], { field: label ?? e.field });
   const message = e.message || e.code || t('Invalid value.');

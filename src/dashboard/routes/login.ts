@@ -10,9 +10,13 @@ import { LoginBody, SetupBody } from '../schemas.js';
 import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
 import { session, sessionView } from '../views.js';
 
-/** As `innsync hotel create`: a name of blanks only is no name. */
-const nonBlankHotelName: Refinement = (b) =>
-  typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : [];
+/** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
+const setupRules: Refinement = (b) => [
+  ...(typeof b.hotelName === 'string' && b.hotelName.trim() === '' ? [fieldError('hotelName', 'TOO_SHORT', 'hotelName must not be blank.')] : []),
+  ...(typeof b.passwordConfirm === 'string' && b.passwordConfirm !== b.password
+    ? [fieldError('passwordConfirm', 'INVALID_VALUE', 'passwordConfirm must repeat the password exactly.')]
+    : []),
+];
 
 /**
  * First run and login: open to anyone, so each is counted against the per-IP limit,
@@ -30,7 +34,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     return { valid: true };
   });
 
-  app.post('/setup', { ...open, schema: { hide: true, body: refined(SetupBody, nonBlankHotelName) } }, async (req, reply) => {
+  app.post('/setup', { ...open, schema: { hide: true, body: refined(SetupBody, setupRules) } }, async (req, reply) => {
     const body = req.body;
     if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
     let created: Awaited<ReturnType<typeof setUpFirstHotel>>;

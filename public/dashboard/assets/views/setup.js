@@ -3,7 +3,7 @@
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren } from '../dom.js';
 import { timeZoneField } from '../time-zones.js';
-import { field, busy, clearFieldErrors, showFormErrors, setFieldError, clearAlert, showError } from '../ui.js';
+import { field, busy, clearFieldErrors, showFormErrors, clearAlert, showError } from '../ui.js';
 import { t } from '../i18n.js';
 
 export function setupView(ctx) {
@@ -59,18 +59,14 @@ function setupForm(ctx, token) {
     clearFieldErrors(form);
     clearAlert();
     const value = (name) => form.elements.namedItem(name).value;
-    if (value('password') !== value('passwordConfirm')) {
-      const control = form.elements.namedItem('passwordConfirm');
-      setFieldError(control, t('The two passwords do not match.'));
-      control.focus();
-      return;
-    }
+    // The server checks the second entry with every other rule, so all problems show at once.
     const body = {
       token,
       hotelSlug: value('hotelSlug').trim(),
       hotelName: value('hotelName').trim(),
       email: value('email').trim(),
       password: value('password'),
+      passwordConfirm: value('passwordConfirm'),
       timeZone: value('timeZone'),
     };
     await busy(submit, async () => {
