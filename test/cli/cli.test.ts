@@ -443,7 +443,12 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     const hour = 60 * 60 * 1000;
     await db()
       .insertInto('staff_sessions')
-      .values([session('s-idle', -2 * hour, -hour), session('s-old', -13 * hour, -60_000), session('s-display', -3 * hour, -2 * hour, 1), session('s-live', -hour, -60_000)])
+      .values([
+        session('s-idle', -2 * hour, -hour),
+        session('s-old', -13 * hour, -60_000),
+        session('s-display', -3 * hour, -2 * hour, 1),
+        session('s-live', -hour, -60_000),
+      ])
       .execute();
 
     const r = await cli(['purge', '--json']);

@@ -1,5 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LANGUAGES, readCatalogue, usedTexts, type Catalogue, type Entry } from '../../scripts/i18n-texts.js';
+import { ERRORS } from '../../src/errors.js';
+import { ASSETS, LANGUAGES, readCatalogue, usedTexts, type Catalogue, type Entry } from '../../scripts/i18n-texts.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 // The dashboard's texts live in one catalogue per language (public/dashboard/assets/i18n);
@@ -36,6 +39,33 @@ describe('the dashboard catalogues', () => {
     for (const text of ['{n} nights', '{n} adults', '{n} children', '{n} guests in house', '{n} entries shown']) {
       expect(english[text], text).toMatchObject({ one: expect.stringContaining('{n}'), other: expect.stringContaining('{n}') });
     }
+  });
+});
+
+describe("the server's messages in the dashboard's languages", () => {
+  let SERVER_MESSAGES: Set<string>;
+  beforeAll(async () => {
+    // A browser module (no types): imported by its path.
+    const module = join(ASSETS, 'server-messages.js');
+    ({ SERVER_MESSAGES } = (await import(module)) as { SERVER_MESSAGES: Set<string> });
+  });
+
+  /** Every string literal's text in the server's sources. */
+  const sources = (dir: string): string =>
+    readdirSync(dir, { withFileTypes: true })
+      .map((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(dir, e.name), 'utf8') : ''))
+      .join('\n');
+
+  it('each message the dashboard translates is word for word one the server sends', () => {
+    const server = sources(join(ASSETS, '..', '..', '..', 'src'));
+    const registry = new Set<string>(Object.values(ERRORS).map((e) => e.message));
+    for (const message of SERVER_MESSAGES) expect(registry.has(message) || server.includes(message), message).toBe(true);
+  });
+
+  it('every dashboard error of the registry is among them, unless the server words it for the case', () => {
+    const dashboardCodes = Object.entries(ERRORS).filter(([, e]) => e.meaning.startsWith('Dashboard'));
+    expect(dashboardCodes.length).toBeGreaterThan(8);
+    for (const [code, e] of dashboardCodes) expect(SERVER_MESSAGES.has(e.message), code).toBe(true);
   });
 });
 

@@ -2,6 +2,7 @@
 // session cookie; state-changing calls carry the CSRF token the session handed out.
 
 import { t } from './i18n.js';
+import { serverMessage } from './server-messages.js';
 
 const BASE = '/dashboard/api';
 const UNSAFE = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -30,7 +31,7 @@ export function setCsrfRefresher(fn) {
 /** An error answer of the API (or a network failure, status 0), with the envelope's members. */
 export class ApiError extends Error {
   constructor(status, body, retryAfter) {
-    super(body?.message || t('The server answered HTTP {status}.', { status }));
+    super(body?.message ? serverMessage(body.message) : t('The server answered HTTP {status}.', { status }));
     this.name = 'ApiError';
     this.status = status;
     this.code = body?.code ?? null;

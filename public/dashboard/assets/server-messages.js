@@ -1,0 +1,36 @@
+// The server's error messages the dashboard may show, as the server words them in English
+// (src/errors.ts; test/dashboard/i18n.test.ts holds them equal), so each is translated like
+// any other text. A message the server words for the case (naming a room, a count) is
+// shown as sent.
+
+import { t, tk } from './i18n.js';
+
+const MESSAGES = [
+  tk('This service is served over HTTPS only.'),
+  tk('The room is held by another active guest.'),
+  tk('The request does not satisfy the field rules.'),
+  tk('Rate limit exceeded.'),
+  tk('Log in to continue.'),
+  tk('E-mail or password is wrong.'),
+  tk("The request did not carry this session's CSRF token or came from another site."),
+  tk('Your role does not allow this.'),
+  tk('This is a front-desk display: it shows the board only. Log out and log in without display mode to make changes or open a guest.'),
+  tk('This setup link is not the current one: open the link the server printed when it started (a new one at every start while no hotel exists).'),
+  tk('A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).'),
+  tk('Not found in your hotel.'),
+  tk('No guest with this id in your hotel.'),
+  tk('This guest belongs to the PMS; change it there.'),
+  tk('Checking out a PMS guest here needs confirmation: the PMS will send the guest again on its next sync unless it is checked out there too.'),
+  tk('This e-mail and password open accounts at more than one hotel: log in again naming one of the listed hotels (its slug as "hotel").'),
+  tk('This hotel already has a user with this e-mail.'),
+  tk('This guest is still checked in: check the guest out first, then erase the personal data.'),
+  tk('This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.'),
+  tk('You cannot deactivate your own account.'),
+  tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
+  tk('Storage is unreachable; retry in a few seconds.'),
+];
+
+export const SERVER_MESSAGES = new Set(MESSAGES);
+
+/** The server's message in the user's language when it is one of the known ones. */
+export const serverMessage = (message) => (SERVER_MESSAGES.has(message) ? t(message) : message);
