@@ -84,6 +84,18 @@ describe("the front desk's screen", () => {
     expect(await details.locator('[data-field=language] dd').innerText()).toBe('Deutsch');
     expect(await details.locator('[data-field=nationality] dd').innerText()).toBe('Deutschland');
     expect(await details.locator('[data-field=nationality] dt').innerText()).toBe('Nationalität');
+    // The server's field errors, next to their fields, in German.
+    await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+    await page.locator('input[name=email]').fill('x');
+    await page.locator('input[name=phone]').fill('030 123');
+    await page.locator('form button[type=submit]').click();
+    await page.locator('[data-field=lastName] .field-error').waitFor();
+    expect(await page.locator('[data-field=lastName] .field-error').innerText()).toBe('Nachname ist erforderlich.');
+    expect(await page.locator('[data-field=email] .field-error').innerText()).toBe('E-Mail muss eine E-Mail-Adresse wie name@example.com sein.');
+    expect(await page.locator('[data-field=phone] .field-error').innerText()).toBe(
+      'Telefon muss im internationalen Format sein: + und die Ländervorwahl, z. B. +4930123456.',
+    );
+    expect(await page.locator('#alert').innerText()).toBe('Der Gast konnte nicht hinzugefügt werden: Bitte korrigieren Sie die markierten Felder.');
     expect(errors).toEqual([]);
   });
 

@@ -205,13 +205,15 @@ const FIELD_MESSAGES = {
 // Errors that read better in the form's own words, whatever the language.
 const FORM_MESSAGES = {
   'passwordConfirm:INVALID_VALUE': tk('The two passwords do not match.'),
+  'email:INVALID_FORMAT': tk('{field} must be an e-mail address such as name@example.com.'),
+  'phone:INVALID_FORMAT': tk('{field} must be in international format: + and the country code, e.g. +4930123456.'),
 };
 
 /** "lastName is required." next to the Last name input reads better as "Last name is required." */
 function fieldMessage(form, control, e) {
-  const own = FORM_MESSAGES[`${e.field}:${e.code}`];
-  if (own) return t(own);
   const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent;
+  const own = FORM_MESSAGES[`${e.field}:${e.code}`];
+  if (own) return t(own, { field: label ?? e.field });
   if (currentLanguage() !== 'en' && FIELD_MESSAGES[e.code]) return t(FIELD_MESSAGES[e.code], { field: label ?? e.field });
   const message = e.message || e.code || t('Invalid value.');
   if (label && message.startsWith(e.field)) return label + message.slice(e.field.length);
