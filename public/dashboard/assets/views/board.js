@@ -48,14 +48,8 @@ function storedGrouping() {
   }
 }
 
-export function boardView(ctx) {
-  ctx.setTitle(t('Board'));
-  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
-  const readOnly = Boolean(ctx.readOnly);
-  const view = { filter: 'all', source: '', byFloor: storedGrouping() };
-  let last = { guests: [], changed: new Set() };
-  const rerender = () => render(last.guests, last.changed);
-  const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+/** The board's finding tools: the search box, the source filter and grouping by floor. */
+function findTools(view, rerender) {
   const search = h('input', {
     type: 'search',
     class: 'board-search',
@@ -89,30 +83,11 @@ export function boardView(ctx) {
     }
     rerender();
   });
-  const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
-  // Tiles are built once per version of a guest and reused: a live change to one guest
-  // rebuilds one tile, not the whole house.
-  let tileCache = new Map();
-  function tileItem(g, isChanged, today) {
-    const key = `${g.updatedAt}|${today}`;
-    const cached = tileCache.get(g.id);
-    if (cached && cached.key === key && !isChanged) return cached.node;
-    const node = h('li', null, tile(g, isChanged, today, readOnly));
-    tileCache.set(g.id, { key, node });
-    return node;
-  }
-  const rooms = h('div', { class: 'board-rooms' });
-  const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
-  const floorSections = new Map(); // floor → its section, kept across renders like the tiles
-  const node = h(
-    'section',
-    { class: 'view view-board' },
-    h('div', { class: 'view-head' }, pageHeading(t('Room board')), readOnly ? null : h('a', { href: '#/walk-in', class: 'btn btn-primary' }, t('Add walk-in'))),
-    h('div', { class: 'board-tools' }, counts, h('div', { class: 'board-find' }, search, source, grouping)),
-    summary,
-    rooms,
-  );
-  // "/" anywhere but in a text field jumps to the search box, as in most web apps.
+  return { node: h('div', { class: 'board-find' }, search, source, grouping), search, grouping };
+}
+
+/** "/" anywhere but in a text field jumps to the search box, as in most web apps; returns the undo. */
+function slashJumpsTo(search) {
   const onKey = (e) => {
     if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
     const target = e.target;
@@ -121,6 +96,57 @@ export function boardView(ctx) {
     search.focus();
   };
   document.addEventListener('keydown', onKey);
+  return () => document.removeEventListener('keydown', onKey);
+}
+
+/**
+ * Tiles built once per version of a guest (its updatedAt and the hotel's day) and reused:
+ * a live change to one guest rebuilds one tile, not the whole house.
+ */
+function tileCache(readOnly) {
+  let cache = new Map();
+  return {
+    item(g, isChanged, today) {
+      const key = `${g.updatedAt}|${today}`;
+      const cached = cache.get(g.id);
+      if (cached && cached.key === key && !isChanged) return cached.node;
+      const node = h('li', null, tile(g, isChanged, today, readOnly));
+      cache.set(g.id, { key, node });
+      return node;
+    },
+    /** Forgets the tiles of guests no longer in house, once they outnumber those in house. */
+    prune(guests) {
+      if (cache.size <= guests.length * 2) return;
+      const active = new Set(guests.map((g) => g.id));
+      cache = new Map([...cache].filter(([id]) => active.has(id)));
+    },
+  };
+}
+
+export function boardView(ctx) {
+  ctx.setTitle(t('Board'));
+  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
+  const readOnly = Boolean(ctx.readOnly);
+  const view = { filter: 'all', source: '', byFloor: storedGrouping() };
+  let last = { guests: [], changed: new Set() };
+  const rerender = () => render(last.guests, last.changed);
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const tools = findTools(view, rerender);
+  const { search, grouping } = tools;
+  const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
+  const tiles = tileCache(readOnly);
+  const rooms = h('div', { class: 'board-rooms' });
+  const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
+  const floorSections = new Map(); // floor → its section, kept across renders like the tiles
+  const node = h(
+    'section',
+    { class: 'view view-board' },
+    h('div', { class: 'view-head' }, pageHeading(t('Room board')), readOnly ? null : h('a', { href: '#/walk-in', class: 'btn btn-primary' }, t('Add walk-in'))),
+    h('div', { class: 'board-tools' }, counts, tools.node),
+    summary,
+    rooms,
+  );
+  const stopSlash = slashJumpsTo(search);
 
   function renderCounts(guests, today) {
     const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0 };
@@ -179,13 +205,10 @@ export function boardView(ctx) {
       syncChildren(rooms, [allRooms]);
       return;
     }
-    const tiles = (list) => list.map((g) => tileItem(g, changed.has(g.id), today));
-    if (tileCache.size > guests.length * 2) {
-      const active = new Set(guests.map((g) => g.id));
-      tileCache = new Map([...tileCache].filter(([id]) => active.has(id)));
-    }
-    if (allowFloors && view.byFloor) syncChildren(rooms, floorGroups(sorted, tiles, floorSections));
-    else syncChildren(rooms, [syncChildren(allRooms, tiles(sorted))]);
+    const items = (list) => list.map((g) => tiles.item(g, changed.has(g.id), today));
+    tiles.prune(guests);
+    if (allowFloors && view.byFloor) syncChildren(rooms, floorGroups(sorted, items, floorSections));
+    else syncChildren(rooms, [syncChildren(allRooms, items(sorted))]);
     if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
 
@@ -199,7 +222,7 @@ export function boardView(ctx) {
     node,
     destroy: () => {
       unsubscribe();
-      document.removeEventListener('keydown', onKey);
+      stopSlash();
     },
   };
 }
