@@ -25,11 +25,16 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Logs a staff user in through the dashboard's own login form and waits for the board. */
-export async function logInToDashboard(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+/**
+ * Logs a staff user in through the dashboard's own login form, in whatever language it
+ * shows (the form's one submit button), and waits for the board; `display` ticks
+ * "Front-desk display".
+ */
+export async function logInToDashboard(page: Page, baseUrl: string, email: string, password: string, { display = false } = {}): Promise<void> {
   await page.goto(`${baseUrl}/dashboard/#/login`);
   await page.locator('input[name=email]').fill(email);
   await page.locator('input[name=password]').fill(password);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  if (display) await page.locator('input[name=display]').check();
+  await page.locator('form button[type=submit]').click();
   await page.waitForURL(/#\/board$/);
 }

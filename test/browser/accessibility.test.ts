@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createStaffUser } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { DashboardClient, eventually } from '../support/dashboard-client.js';
 import { createTestStorage, guest, startTestServer, uniqueKey, type TestServer } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -172,13 +172,8 @@ describe('accessibility of every page (axe-core)', () => {
     return { context, page: await context.newPage() };
   }
 
-  async function logIn(page: Page, email: string, { display = false } = {}): Promise<void> {
-    await page.goto(`${t.baseUrl}/dashboard/#/login`);
-    await page.locator('input[name=email]').fill(email);
-    await page.locator('input[name=password]').fill(PASSWORD);
-    if (display) await page.locator('#login-display').check();
-    await page.locator('form button[type=submit]').click();
-    await page.waitForURL(/#\/board$/);
+  async function logIn(page: Page, email: string, options: { display?: boolean } = {}): Promise<void> {
+    await logInToDashboard(page, t.baseUrl, email, PASSWORD, options);
     await page.locator('.board .tile').first().waitFor();
   }
 

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
@@ -55,13 +55,8 @@ describe("the front desk's screen", () => {
     return { page, errors };
   }
 
-  /** Logs in through the form, whatever its language (the button is the form's only submit). */
-  async function logIn(page: Page, email: string, { display = false } = {}): Promise<void> {
-    await page.goto(`${t.baseUrl}/dashboard/#/login`);
-    await page.locator('input[name=email]').fill(email);
-    await page.locator('input[name=password]').fill(PASSWORD);
-    if (display) await page.locator('input[name=display]').check();
-    await page.locator('form button[type=submit]').click();
+  async function logIn(page: Page, email: string, options: { display?: boolean } = {}): Promise<void> {
+    await logInToDashboard(page, t.baseUrl, email, PASSWORD, options);
     await page.locator('[data-room="101"]').waitFor();
   }
 

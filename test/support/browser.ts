@@ -1,1 +1,1 @@
-export { CHROMIUM_PATH, launchChromium as launchBrowser } from '../../scripts/chromium.js';
+export { CHROMIUM_PATH, launchChromium as launchBrowser, logInToDashboard } from '../../scripts/chromium.js';

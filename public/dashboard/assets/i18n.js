@@ -60,7 +60,7 @@ export async function setLanguage(lang, { remember = false } = {}) {
 
 function pick(entry, params) {
   if (entry === null || typeof entry !== 'object') return entry;
-  const category = new Intl.PluralRules(LOCALES[state.lang] ?? state.lang).select(Number(params?.n ?? 0));
+  const category = formatter('plural', (loc) => new Intl.PluralRules(loc)).select(Number(params?.n ?? 0));
   return entry[category] ?? entry.other;
 }
 

@@ -25,7 +25,8 @@ export function createRoster() {
   async function fetchSome(ids) {
     const data = await api.get(`/guests?ids=${ids.map(encodeURIComponent).join(',')}`, { background });
     const fresh = new Map((Array.isArray(data.guests) ? data.guests : []).map((g) => [g.id, g]));
-    const next = guests.filter((g) => !ids.includes(g.id) || fresh.has(g.id)).map((g) => fresh.get(g.id) ?? g);
+    const named = new Set(ids);
+    const next = guests.filter((g) => !named.has(g.id) || fresh.has(g.id)).map((g) => fresh.get(g.id) ?? g);
     const known = new Set(guests.map((g) => g.id));
     for (const g of fresh.values()) if (!known.has(g.id)) next.push(g);
     return next;
