@@ -30,6 +30,11 @@ export class RequestLogWriter {
   private readonly open = new Set<object>();
   private drained: (() => void) | null = null;
   private readonly checklist: KeyChecklistRecorder;
+  /**
+   * The checklist's updates of the batches written, one after another and apart from the
+   * batches themselves: the next batch of rows never waits for them.
+   */
+  private checklistDone: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -77,11 +82,11 @@ export class RequestLogWriter {
       try {
         await insertLoggedRequests(this.db, rows.map(withoutNul));
         this.metrics?.requestLogWritten(rows.length);
-        await this.recordChecklist(rows);
+        this.recordChecklist(rows);
       } catch (err) {
         this.countFailure(err);
         if (isStorageUnavailable(err) || isStorageBusy(err)) this.requeue(rows, err);
-        else await this.recordChecklist(await this.writeOneByOne(rows));
+        else this.recordChecklist(await this.writeOneByOne(rows));
       }
     }
     if (all || Date.now() - this.lastTouchMs >= this.opts.touchEveryMs) {
@@ -109,14 +114,15 @@ export class RequestLogWriter {
     } else this.log.warn({ err, queued: this.rows.length }, 'request log: storage unreachable; rows kept for the next batch');
   }
 
-  /** The go-live checklist of the rows written (pms/key-checklist.ts); a failure costs only checklist ticks. */
-  private async recordChecklist(rows: LoggedRequest[]): Promise<void> {
-    try {
-      await this.checklist.record(rows);
-    } catch (err) {
-      this.countFailure(err);
-      this.log.warn({ err }, 'go-live checklist update failed');
-    }
+  /** Queues the go-live checklist of the rows written (pms/key-checklist.ts); a failure costs only checklist ticks. */
+  private recordChecklist(rows: LoggedRequest[]): void {
+    if (rows.length === 0) return;
+    this.checklistDone = this.checklistDone.then(() =>
+      this.checklist.record(rows).catch((err: unknown) => {
+        this.countFailure(err);
+        this.log.warn({ err }, 'go-live checklist update failed');
+      }),
+    );
   }
 
   /** A batch the database refused for its content: each row alone, so one bad row costs only itself. Returns the rows written. */
@@ -160,6 +166,7 @@ export class RequestLogWriter {
     // The batch under way, then everything queued since, key times included.
     await this.inFlight;
     await this.flush(true);
+    await this.checklistDone;
   }
 }
 
