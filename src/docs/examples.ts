@@ -5,9 +5,9 @@ import { errorBody } from '../http/error-reply.js';
 import { rateLimited } from '../http/ip-limit.js';
 import { createValidatorCompiler } from '../http/validation.js';
 import { checkedInAnswer, checkedOutAnswer, guestListAnswer, sandboxChanges, sandboxSyncResponse, syncResponse, updatedAnswer } from '../pms/answers.js';
-import { CheckinBody, UpdateBody } from '../pms/routes/guest-events.js';
+import { CheckinBody, CheckoutBody, UpdateBody } from '../pms/routes/guest-events.js';
 import { SyncBody } from '../pms/routes/sync.js';
-import { CheckoutInput, GuestListQuery } from '../pms/schemas.js';
+import { GuestListQuery } from '../pms/schemas.js';
 import { alreadyCheckedInError, guestNotFoundError, roomHeldError } from '../roster/roster-service.js';
 import { syncRoomConflictError } from '../roster/sync-service.js';
 
@@ -151,7 +151,7 @@ function checkOutExamples(): OperationExamples {
         checkOutTestKey: answer({ ...checkedOutAnswer(ADA.pmsGuestId, TEST_GUEST_ID, null, TEST_REQUEST_ID), _sandbox: true }, 'With a test key: roomNumber null'),
       },
       404: { GUEST_NOT_FOUND: body(guestNotFoundError(ADA.pmsGuestId), 'Checked out already, or never checked in') },
-      422: { invalidCheckOut: body(refusal(CheckoutInput, invalid), 'VALIDATION_ERROR: an unknown member') },
+      422: { invalidCheckOut: body(refusal(CheckoutBody, invalid), 'VALIDATION_ERROR: an unknown member') },
     },
   };
 }

@@ -9,16 +9,27 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 /** decisions.md: a room number is 1-20 characters once trimmed (the route schema cannot say "after trimming"; refineGuestFields does). */
 export const ROOM_NUMBER_MAX = 20;
 
-/** The white space String.prototype.trim removes, less the control characters (refused anyway). */
-const TRIMMED_SPACE = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF';
-const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F';
-const NO_CONTROL_CHARS = `^[^${CONTROL}]*$`;
+/**
+ * The white space String.prototype.trim removes, less the control and format characters
+ * (refused anyway; U+FEFF is a format character).
+ */
+const TRIMMED_SPACE = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000';
+/**
+ * Characters no identifier may hold (docs/identifiers.md): control characters, and format
+ * characters (Unicode category Cf: zero-width spaces and joiners, the soft hyphen, direction
+ * marks and overrides), which are invisible and would make "311" and "311\u200b" two rooms.
+ */
+const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\p{Cf}';
+/** An identifier's characters: no control or format characters. */
+export const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
 
 /**
- * The room number rule as one pattern, for the OpenAPI document: no control characters and
- * 1-20 characters (code points) between the white space a trim removes. The service checks
- * the same in two steps (NO_CONTROL_CHARS here, the length in refineGuestFields), which
- * name the broken rule in the 422.
+ * The room number rule as one pattern, for the OpenAPI document: no control or format
+ * characters and 1-20 characters (code points) between the white space a trim removes. The
+ * service checks the same in two steps (IDENTIFIER_CHARS here, the length in
+ * refineGuestFields), which name the broken rule in the 422. The service counts the length
+ * of the normalised form (NFKC, docs/identifiers.md), which is the same length for every
+ * room number but those holding a character NFKC spells with several (such as "㎡").
  */
 export const ROOM_NUMBER_PATTERN = `^[${TRIMMED_SPACE}]*[^${CONTROL}${TRIMMED_SPACE}](?:[^${CONTROL}]{0,${ROOM_NUMBER_MAX - 2}}[^${CONTROL}${TRIMMED_SPACE}])?[${TRIMMED_SPACE}]*$`;
 
@@ -37,8 +48,9 @@ function optional<T extends TSchema>(schema: T) {
 export const PmsGuestId = Type.String({
   minLength: 1,
   maxLength: 128,
-  pattern: NO_CONTROL_CHARS,
-  description: "The PMS's own identifier for the guest: 1-128 characters, no control characters.",
+  pattern: IDENTIFIER_CHARS,
+  description:
+    'The PMS\'s own identifier for the guest: 1-128 characters, no control or format characters (such as zero-width spaces or direction marks). Compared and stored in Unicode\'s NFKC form, so full-width "Ｇ-１" is "G-1".',
 });
 
 /**
@@ -51,8 +63,8 @@ export const NewGuestDataSchema = Type.Object({
   lastName: Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters.' }),
   phone: optional(Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164: "+" then 2-15 digits, the first not 0.' })),
   roomNumber: Type.String({
-    pattern: NO_CONTROL_CHARS,
-    description: `Room number, 1-${ROOM_NUMBER_MAX} characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control characters. A room holds at most one active guest.`,
+    pattern: IDENTIFIER_CHARS,
+    description: `Room number, 1-${ROOM_NUMBER_MAX} characters after trimming (" 305 " is stored as "305"; blanks only are refused), no control or format characters (such as zero-width spaces or direction marks). Compared and stored in Unicode's NFKC form, so full-width "３１１" is "311" and a decomposed "é" is "é". A room holds at most one active guest.`,
   }),
   checkInDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date.' }),
   checkOutDate: Type.String({ format: 'date', description: 'YYYY-MM-DD, a real calendar date, not before checkInDate.' }),

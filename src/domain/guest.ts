@@ -28,9 +28,38 @@ export type ChangeSet = Partial<Record<GuestDataField, FieldChange>>;
 
 export type GuestSource = 'pms' | 'receptionist';
 
-/** decisions.md: roomNumber is trimmed (`" 305 "` is stored as `"305"`). */
+/**
+ * An identifier (pmsGuestId, roomNumber) in the one form it is compared and stored in
+ * (docs/identifiers.md): Unicode's NFKC, so a compatibility form is its plain character
+ * (full-width "３１１" is "311") and a decomposed "é" is the composed one.
+ */
+export function normalizeIdentifier(raw: string): string {
+  return raw.normalize('NFKC');
+}
+
+/** A room number in its stored form: normalised, then trimmed (`" 305 "` is `"305"`; docs/identifiers.md). */
 export function normalizeRoomNumber(raw: string): string {
-  return raw.trim();
+  return normalizeIdentifier(raw).trim();
+}
+
+/** Control and format characters, which the schemas refuse in identifiers (guest-schema.ts IDENTIFIER_CHARS). */
+const REFUSED_IN_IDENTIFIERS = /[\u0000-\u001f\u007f-\u009f\p{Cf}]/u;
+
+/** pmsGuestId's length limit, for the normalised form too (a few characters spell as several in NFKC). */
+const PMS_GUEST_ID_MAX = 128;
+
+/** The rule the schema cannot say of a pmsGuestId: at most 128 characters in its normalised form. */
+export function refinePmsGuestId(input: Record<string, unknown>, prefix = ''): FieldError[] {
+  const id = input.pmsGuestId;
+  if (typeof id !== 'string' || REFUSED_IN_IDENTIFIERS.test(id) || [...id].length > PMS_GUEST_ID_MAX) return [];
+  if ([...normalizeIdentifier(id)].length <= PMS_GUEST_ID_MAX) return [];
+  return [
+    fieldError(
+      `${prefix}pmsGuestId`,
+      'TOO_LONG',
+      `pmsGuestId must be at most ${PMS_GUEST_ID_MAX} characters in Unicode's NFKC form, which spells some characters with several.`,
+    ),
+  ];
 }
 
 /**
@@ -39,9 +68,9 @@ export function normalizeRoomNumber(raw: string): string {
  * the field's place (`guests[3].`). `stored` gives the dates an update does not send.
  */
 export function refineGuestFields(input: Record<string, unknown>, prefix = '', stored?: Pick<GuestData, 'checkInDate' | 'checkOutDate'>): FieldError[] {
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = refinePmsGuestId(input, prefix);
   const room = input.roomNumber;
-  if (typeof room === 'string' && !/[\u0000-\u001f\u007f-\u009f]/.test(room)) {
+  if (typeof room === 'string' && !REFUSED_IN_IDENTIFIERS.test(room)) {
     const trimmed = normalizeRoomNumber(room);
     if (trimmed.length === 0) {
       errors.push(fieldError(`${prefix}roomNumber`, 'TOO_SHORT', 'roomNumber must not be blank.'));

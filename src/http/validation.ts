@@ -84,7 +84,7 @@ function describeRule(e: ErrorObject, field: string, code: FieldErrorCode): stri
     const described = (e.parentSchema as { description?: unknown } | undefined)?.description;
     return typeof described === 'string' && !String((e.parentSchema as { pattern?: unknown }).pattern).startsWith('^[^\\u0000')
       ? `must be ${described}`
-      : 'must not contain control characters';
+      : 'must not contain control characters or invisible format characters (such as zero-width spaces or direction marks)';
   }
   return e.message ?? 'is invalid';
 }

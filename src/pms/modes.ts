@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../db/repositories/activity.repository.js';
+import { normalizeIdentifier } from '../domain/guest.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
 import {
@@ -46,7 +47,22 @@ export interface PmsMode {
 export function pmsMode(deps: RosterDeps, req: FastifyRequest): PmsMode {
   const auth = req.auth;
   if (!auth) throw new ApiError('UNAUTHORIZED');
-  return auth.mode === 'test' ? sandbox(deps, req) : live(deps, req, auth.hotelId, { type: 'pms', id: auth.pairId, mode: auth.mode });
+  return withNormalizedIds(auth.mode === 'test' ? sandbox(deps, req) : live(deps, req, auth.hotelId, { type: 'pms', id: auth.pairId, mode: auth.mode }));
+}
+
+/**
+ * Every pmsGuestId the PMS sends, in the one form it is compared and stored in
+ * (docs/identifiers.md); room numbers are normalised where they are trimmed.
+ */
+function withNormalizedIds(mode: PmsMode): PmsMode {
+  const normalized = <T extends { pmsGuestId: string }>(body: T): T => ({ ...body, pmsGuestId: normalizeIdentifier(body.pmsGuestId) });
+  return {
+    checkIn: (body) => mode.checkIn(normalized(body)),
+    update: (body) => mode.update(normalized(body)),
+    checkOut: (body) => mode.checkOut(normalized(body)),
+    sync: (body) => mode.sync({ ...body, guests: body.guests.map(normalized) }),
+    list: (query) => mode.list(query.pmsGuestId === undefined ? query : { ...query, pmsGuestId: normalizeIdentifier(query.pmsGuestId) }),
+  };
 }
 
 function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Actor): PmsMode {

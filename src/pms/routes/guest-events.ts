@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { refineGuestFields } from '../../domain/guest.js';
+import { refineGuestFields, refinePmsGuestId } from '../../domain/guest.js';
 import { refined } from '../../http/validation.js';
 import { pmsMode } from '../modes.js';
 import { CheckinResponse, CheckoutInput, CheckoutResponse, GuestInput, UpdateInput, UpdateResponse } from '../schemas.js';
@@ -9,6 +9,8 @@ import { EVENT_BODY_LIMIT, writeSchema } from './openapi.js';
 /** The check-in and update bodies: their schemas, then the trimmed room and the date order. */
 export const CheckinBody = refined(GuestInput, (b) => refineGuestFields(b));
 export const UpdateBody = refined(UpdateInput, (b) => refineGuestFields(b));
+/** The check-out body: its schema, then pmsGuestId's length in its normalised form. */
+export const CheckoutBody = refined(CheckoutInput, (b) => refinePmsGuestId(b));
 
 /** spec 4.1-4.3: one guest's check-in, update (or room move) and check-out. */
 export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
@@ -55,7 +57,7 @@ export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (
         summary: 'Check a guest out',
         description:
           'Ends the active stay and frees the room at once. Unknown or already checked-out pmsGuestId: 404 GUEST_NOT_FOUND. Test keys: `roomNumber: null`, `_sandbox: true`.',
-        body: CheckoutInput,
+        body: CheckoutBody,
         response: CheckoutResponse,
         errors: ['GUEST_NOT_FOUND'],
       }),

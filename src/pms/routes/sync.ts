@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { normalizeRoomNumber, refineGuestFields } from '../../domain/guest.js';
+import { normalizeIdentifier, normalizeRoomNumber, refineGuestFields } from '../../domain/guest.js';
 import { fieldError, type FieldError } from '../../errors.js';
 import { refined } from '../../http/validation.js';
 import { pmsMode } from '../modes.js';
@@ -19,9 +19,10 @@ function refineSyncList(body: Record<string, unknown>): FieldError[] {
     const guest = g as Record<string, unknown>;
     errors.push(...refineGuestFields(guest, `guests[${i}].`));
     if (typeof guest.pmsGuestId === 'string') {
-      const first = ids.get(guest.pmsGuestId);
-      if (first === undefined) ids.set(guest.pmsGuestId, i);
-      else errors.push(fieldError(`guests[${i}].pmsGuestId`, 'DUPLICATE', `pmsGuestId ${guest.pmsGuestId} appears twice (guests[${first}] and guests[${i}]).`));
+      const id = normalizeIdentifier(guest.pmsGuestId);
+      const first = ids.get(id);
+      if (first === undefined) ids.set(id, i);
+      else errors.push(fieldError(`guests[${i}].pmsGuestId`, 'DUPLICATE', `pmsGuestId ${id} appears twice (guests[${first}] and guests[${i}]).`));
     }
     if (typeof guest.roomNumber === 'string') {
       const room = normalizeRoomNumber(guest.roomNumber);
