@@ -25,7 +25,8 @@ function ruleOf(schema: TSchema, required: boolean): FieldRule {
   if (s.format === 'date') return { required, input: 'date' };
   if (s.format === 'email') return { required, input: 'email', maxLength: s.maxLength };
   const codes = s.format ? TWO_LETTER_FORMATS[s.format] : undefined;
-  if (codes) return { required, input: 'text', maxLength: 2, codes: [...codes].sort() };
+  // No length limit: a person may type the name ("Germany"), which the form turns into its code.
+  if (codes) return { required, input: 'text', codes: [...codes].sort() };
   return { required, input: 'text', maxLength: s.maxLength };
 }
 

@@ -5,7 +5,7 @@
 import { h, uid } from './dom.js';
 import { field, controlFor } from './ui.js';
 import { GUEST_RULES } from './guest-rules.js';
-import { countryName, languageName, t, tk } from './i18n.js';
+import { countryName, englishName, languageName, t, tk } from './i18n.js';
 
 // How each field is presented; what it must hold (required, input type, limits) comes from
 // the server (guest-rules.js is generated from the schema it validates guests with).
@@ -20,6 +20,7 @@ const PRESENTATION = [
     group: 'guest',
     hint: tk('Type a name or a code, then pick from the list'),
     names: languageName,
+    nameType: 'language',
     normalize: (v) => v.toLowerCase(),
   },
   {
@@ -28,6 +29,7 @@ const PRESENTATION = [
     group: 'guest',
     hint: tk('Type a country or a code, then pick from the list'),
     names: countryName,
+    nameType: 'region',
     normalize: (v) => v.toUpperCase(),
   },
   { name: 'roomNumber', label: tk('Room'), group: 'stay' },
@@ -84,26 +86,55 @@ export function guestFieldsets(values = {}) {
   return [group('stay', t('Stay')), group('guest', t('Guest'))];
 }
 
+/** Text compared without case or accents ("Österreich" = "osterreich"). */
+const folded = (s) => s.normalize('NFD').replace(/\p{M}/gu, '').toLocaleLowerCase().replace(/\s+/g, ' ').trim();
+
+// What a code field says when what was typed is neither a code nor one entry's name.
+const NOT_IN_LIST = {
+  language: tk('{field}: “{typed}” is not a language on the list. Pick one from the list, or type its two-letter code (such as “de”).'),
+  nationality: tk('{field}: “{typed}” is not a country on the list. Pick one from the list, or type its two-letter code (such as “DE”).'),
+};
+
 /**
- * Form values as API values: trimmed text, '' → null, numbers as numbers. A number
- * input that is not an integer is sent as typed, so the server's rule explains it.
+ * A language or country as typed, as the code it names: a listed code as such ("de", "DE"),
+ * or a name that is exactly one entry's, in the user's language or in English ("Germany",
+ * "Deutschland"). Anything else (a part of a name, a name of two entries, nonsense) is null:
+ * the form never guesses which entry was meant.
+ */
+function codeOf(f, typed) {
+  const asCode = f.normalize(typed);
+  if (f.codes.includes(asCode)) return asCode;
+  const wanted = folded(typed);
+  const matches = f.codes.filter((code) => folded(f.names(code)) === wanted || folded(englishName(f.nameType, code)) === wanted);
+  return matches.length === 1 ? matches[0] : null;
+}
+
+/**
+ * Form values as API values: trimmed text, '' → null, numbers as numbers, a language or
+ * country as its code. A number input that is not an integer is sent as typed, so the
+ * server's rule explains it. `errors` lists, in the API's shape, what the form cannot send
+ * (a language or country it cannot tell): show them and send nothing.
  */
 export function readGuestForm(form) {
-  const out = {};
+  const values = {};
+  const errors = [];
   for (const f of GUEST_FIELDS) {
     const control = controlFor(form, f.name);
     if (!control) continue;
-    let v = control.value.trim();
+    const v = control.value.trim();
     if (v === '') {
       // A number input holding text the browser cannot parse reports '' too.
-      out[f.name] = control.validity?.badInput ? control.value : null;
+      values[f.name] = control.validity?.badInput ? control.value : null;
       continue;
     }
-    if (f.normalize) v = f.normalize(v);
-    if (f.type === 'number') out[f.name] = /^-?\d+$/.test(v) ? Number(v) : v;
-    else out[f.name] = v;
+    if (f.codes && f.names) {
+      const code = codeOf(f, v);
+      if (code === null) errors.push({ field: f.name, code: 'NOT_IN_LIST', message: t(NOT_IN_LIST[f.name], { field: t(f.label), typed: v }) });
+      values[f.name] = code ?? v;
+    } else if (f.type === 'number') values[f.name] = /^-?\d+$/.test(v) ? Number(v) : v;
+    else values[f.name] = v;
   }
-  return out;
+  return { values, errors };
 }
 
 /** Body of POST /guests: the filled fields only (absent = not given). */

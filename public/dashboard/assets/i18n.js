@@ -134,6 +134,13 @@ function displayName(type, code) {
   }
 }
 
+/** A language's or country's name in English ("region", "DE" → "Germany"), whatever the current language. */
+export function englishName(type, code) {
+  const key = `names-en-${type}`;
+  if (!cache.has(key)) cache.set(key, new Intl.DisplayNames(['en'], { type, fallback: 'code' }));
+  return cache.get(key).of(code) ?? code;
+}
+
 /** "de" → "German" (in the current language). */
 export const languageName = (code) => displayName('language', code);
 /** "DE" → "Germany" (in the current language). */

@@ -238,7 +238,11 @@ export function guestView(ctx) {
       e.preventDefault();
       clearFieldErrors(f);
       clearAlert();
-      const values = readGuestForm(f);
+      const { values, errors } = readGuestForm(f);
+      if (errors.length > 0) {
+        showFormErrors(f, { errors }, { prefix: t('Could not save') });
+        return;
+      }
       const patch = patchPayload(formGuest, values);
       if (Object.keys(patch).length === 0) {
         announce(t('Nothing to save: no field was changed.'));

@@ -32,7 +32,11 @@ export function walkinView(ctx) {
     clearFieldErrors(form);
     clearAlert();
     replaceChildren(done);
-    const values = readGuestForm(form);
+    const { values, errors } = readGuestForm(form);
+    if (errors.length > 0) {
+      showFormErrors(form, { errors }, { prefix: t('Could not add the guest') });
+      return;
+    }
     await busy(submit, async () => {
       try {
         const { guest } = await api.post('/guests', createPayload(values));
