@@ -3,7 +3,7 @@
 
 import { h, pageHeading, replaceChildren, syncChildren, guestName, sourceBadge, byRoom, hotelToday, daysBetween as days, stayDates } from '../dom.js';
 import { showError } from '../ui.js';
-import { t, tk } from '../i18n.js';
+import { formatList, t, tk } from '../i18n.js';
 
 // The day's views of the roster, each a filter of the board; "today" is the hotel's own day.
 const FILTERS = [
@@ -38,6 +38,32 @@ const floorOf = (room) => (/^\d{3,4}$/.test(room) ? String(Number(room.slice(0, 
 /** Grouping by floor makes sense when every room is numbered that way and there is more than one floor. */
 const floorsAllowed = (guests) =>
   guests.length > 0 && guests.every((g) => floorOf(g.roomNumber) !== null) && new Set(guests.map((g) => floorOf(g.roomNumber))).size > 1;
+
+/**
+ * The board's finding state (day filter, source, search) is kept for the browser tab, so
+ * coming back from a guest's page shows the board as it was left; the search box and the
+ * pressed filter show it, and an empty result names the filters that hide guests.
+ */
+const FIND_KEY = 'innsync.board.find';
+function storedFind() {
+  try {
+    const stored = JSON.parse(sessionStorage.getItem(FIND_KEY) ?? '{}');
+    return {
+      filter: FILTERS.some(([key]) => key === stored.filter) ? stored.filter : 'all',
+      source: SOURCES.some(([key]) => key === stored.source) ? stored.source : '',
+      query: typeof stored.query === 'string' ? stored.query : '',
+    };
+  } catch {
+    return { filter: 'all', source: '', query: '' };
+  }
+}
+function storeFind(view, query) {
+  try {
+    sessionStorage.setItem(FIND_KEY, JSON.stringify({ filter: view.filter, source: view.source, query }));
+  } catch {
+    // kept for this page only
+  }
+}
 
 const GROUP_KEY = 'innsync.board.byFloor';
 function storedGrouping() {
@@ -83,7 +109,7 @@ function findTools(view, rerender) {
     }
     rerender();
   });
-  return { node: h('div', { class: 'board-find' }, search, source, grouping), search, grouping };
+  return { node: h('div', { class: 'board-find' }, search, source, grouping), search, source, grouping };
 }
 
 /** "/" anywhere but in a text field jumps to the search box, as in most web apps; returns the undo. */
@@ -127,12 +153,15 @@ export function boardView(ctx) {
   ctx.setTitle(t('Board'));
   const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
   const readOnly = Boolean(ctx.readOnly);
-  const view = { filter: 'all', source: '', byFloor: storedGrouping() };
+  const found = storedFind();
+  const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
   let last = { guests: [], changed: new Set() };
   const rerender = () => render(last.guests, last.changed);
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
   const tools = findTools(view, rerender);
   const { search, grouping } = tools;
+  search.value = found.query;
+  tools.source.value = view.source;
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
   const tiles = tileCache(readOnly);
   const rooms = h('div', { class: 'board-rooms' });
@@ -179,10 +208,39 @@ export function boardView(ctx) {
     return `${t(FILTERS.find(([key]) => key === view.filter)[1])}: ${count}`;
   }
 
-  function emptyText(query) {
-    if (query) return t('No room, name or PMS id contains “{query}”.', { query });
-    if (view.filter === 'all' && !view.source) return t('No guests in house. Walk-ins you add and PMS check-ins appear here.');
-    return t('No guest matches these filters.');
+  /** The filters in use besides the search, by name ("Overdue", "Walk-in"). */
+  function filterNames() {
+    const names = [];
+    if (view.filter !== 'all') names.push(t(FILTERS.find(([key]) => key === view.filter)[1]));
+    if (view.source) names.push(t(SOURCES.find(([key]) => key === view.source)[1]));
+    return names;
+  }
+
+  function clearFilters() {
+    view.filter = 'all';
+    view.source = '';
+    tools.source.value = '';
+    rerender();
+  }
+
+  /**
+   * Why nothing shows, truthfully: a search that matches guests the day's filter or the
+   * source filter hides says so, names those filters and offers to clear them.
+   */
+  function emptyContent(guests, query, q) {
+    const hidden = query ? guests.filter((g) => matches(g, q)).length : guests.length;
+    const names = filterNames();
+    if (names.length > 0 && hidden > 0) {
+      const clear = h('button', { type: 'button', class: 'btn btn-quiet board-clear-filters' }, t('Clear the filters'));
+      clear.addEventListener('click', clearFilters);
+      const text = query
+        ? t('{n} guests match “{query}” but are hidden by the filters: {filters}.', { n: hidden, query, filters: formatList(names) })
+        : t('No guest matches these filters: {filters}.', { filters: formatList(names) });
+      return [text, ' ', clear];
+    }
+    if (query) return [t('No room, name or PMS id contains “{query}”.', { query })];
+    if (names.length === 0) return [t('No guests in house. Walk-ins you add and PMS check-ins appear here.')];
+    return [t('No guest matches these filters: {filters}.', { filters: formatList(names) })];
   }
 
   function render(guests, changed = new Set()) {
@@ -193,6 +251,7 @@ export function boardView(ctx) {
     const focusedId = rooms.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
     const query = search.value.trim();
     const q = query.toLowerCase();
+    storeFind(view, search.value);
     const shown = guests.filter(
       (g) => (view.filter === 'all' || stayState(g, today) === view.filter) && (!view.source || g.source === view.source) && matches(g, q),
     );
@@ -201,7 +260,7 @@ export function boardView(ctx) {
     const allowFloors = floorsAllowed(guests);
     grouping.hidden = !allowFloors;
     if (sorted.length === 0) {
-      syncChildren(allRooms, [h('li', { class: 'empty' }, emptyText(query))]);
+      syncChildren(allRooms, [h('li', { class: 'empty' }, emptyContent(guests, query, q))]);
       syncChildren(rooms, [allRooms]);
       return;
     }

@@ -6,7 +6,7 @@ import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeEl, formatDateTime, stayDates, dateEl, EMPTY } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { guestFieldsets, readGuestForm, patchPayload } from '../guest-fields.js';
-import { countryName, languageName, t, tk } from '../i18n.js';
+import { countryName, formatDate, languageName, t, tk } from '../i18n.js';
 
 // Each field's label and how its value reads ("de" → "German", a date → "Mon 23 Nov").
 const DETAIL_FIELDS = [
@@ -171,8 +171,28 @@ export function guestView(ctx) {
     );
   }
 
+  /**
+   * When a room of the stay began: the first room with the stay's arrival date (the row is
+   * written when the PMS reports the stay, which may be days later), a later one when the
+   * guest was moved into it.
+   */
+  function roomFrom(r, first) {
+    if (first) return [dateEl(guest.checkInDate), ' ', h('span', { class: 'hint' }, t('(arrival)'))];
+    return [timeEl(r.assignedAt), ' ', h('span', { class: 'hint' }, t('(moved in)'))];
+  }
+
+  /** When a room of the stay ended: the move out or the check-out, or "now" with the planned departure. */
+  function roomUntil(r, last) {
+    if (r.releasedAt) return [timeEl(r.releasedAt), ' ', h('span', { class: 'hint' }, last ? t('(checked out)') : t('(moved out)'))];
+    if (guest.status !== 'active') return EMPTY;
+    return [h('span', { class: 'current' }, t('now')), ' ', h('span', { class: 'hint' }, t('(departure {date})', { date: formatDate(guest.checkOutDate) }))];
+  }
+
   function historyTable(rooms) {
-    const sorted = [...rooms].sort((a, b) => String(b.assignedAt).localeCompare(String(a.assignedAt)));
+    const byTime = [...rooms].sort((a, b) => String(a.assignedAt).localeCompare(String(b.assignedAt)));
+    const firstOf = byTime[0];
+    const lastOf = byTime.at(-1);
+    const sorted = [...byTime].reverse();
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'room-history' },
@@ -198,8 +218,8 @@ export function guestView(ctx) {
                     'tr',
                     { dataset: { room: r.roomNumber } },
                     h('td', { class: 'cell-room' }, r.roomNumber),
-                    h('td', null, timeEl(r.assignedAt)),
-                    h('td', null, r.releasedAt ? timeEl(r.releasedAt) : h('span', { class: 'current' }, guest.status === 'active' ? t('now') : EMPTY)),
+                    h('td', null, roomFrom(r, r === firstOf)),
+                    h('td', null, roomUntil(r, r === lastOf)),
                   ),
                 ),
               ),
