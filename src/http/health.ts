@@ -4,11 +4,12 @@ import type { Metrics } from './metrics.js';
 import { ApiError } from '../errors.js';
 import { withFallbacks } from './fallbacks.js';
 import { noStore } from './no-store.js';
+import { packageVersion } from '../package-info.js';
 
 /**
  * operations.md: unauthenticated probes on the HTTPS port for load balancers and
  * orchestrators. Not rate-limited, not written to the request log.
- * - GET /healthz: 200 while the process runs.
+ * - GET /healthz: 200 while the process runs, with the running version (which instance runs what, during a rollout).
  * - GET /readyz: 200 when the database answers, else 503 SERVICE_UNAVAILABLE.
  */
 export async function probes(app: FastifyInstance, { db, metrics }: { db: Db; metrics?: Metrics }): Promise<void> {
@@ -18,7 +19,8 @@ export async function probes(app: FastifyInstance, { db, metrics }: { db: Db; me
 
 function probeRoutes(app: FastifyInstance, db: Db, metrics?: Metrics): void {
   const probe = { schema: { hide: true } };
-  app.get('/healthz', probe, async () => ({ status: 'ok' }));
+  const alive = { status: 'ok', version: packageVersion() };
+  app.get('/healthz', probe, async () => alive);
   app.get('/readyz', probe, async () => {
     try {
       await pingDatabase(db);

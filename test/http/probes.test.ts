@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { packageVersion } from '../../src/package-info.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // Issue 9 "Seeing it run" and "Transport": the probes, Cache-Control on API answers, and
@@ -12,15 +13,15 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('operations.md: GET /healthz and GET /readyz answer 200 {"status":"ok"} without a key, as often as asked (no rate limit), and are not written to the request log', async () => {
+  it('operations.md: GET /healthz answers 200 {"status":"ok","version"} and GET /readyz 200 {"status":"ok"} without a key, as often as asked (no rate limit), and are not written to the request log', async () => {
     // 120 probes, 10 at a time (one address may hold at most MAX_CONNECTIONS_PER_IP connections).
     const answers = [];
     for (let batch = 0; batch < 12; batch++) {
       answers.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => t.api('GET', i % 2 === 0 ? '/healthz' : '/readyz', { key: null })))));
     }
-    for (const a of answers) {
+    for (const [i, a] of answers.entries()) {
       expect(a.status, a.text).toBe(200);
-      expect(a.body).toEqual({ status: 'ok' });
+      expect(a.body).toEqual((i % 10) % 2 === 0 ? { status: 'ok', version: packageVersion() } : { status: 'ok' });
       expect(a.headers['cache-control']).toBe('no-store');
       expect(a.headers['x-ratelimit-limit']).toBeUndefined();
     }
