@@ -7,7 +7,8 @@ import type { RequestLogWriter } from '../request-log.js';
 /**
  * spec 8.3: every request of `scope` (refused ones, unknown paths and methods included)
  * gets a request-log row, written off the request path; the service's shutdown waits
- * for the rows of requests still being answered.
+ * for the rows of requests still being answered. Requests no valid key sent get theirs
+ * within a budget per address (pms/request-log-budget.ts, README.md "Logs").
  */
 export function logRequests(scope: FastifyInstance, requestLog: RequestLogWriter): void {
   scope.addHook('onRequest', async (req) => requestLog.begin(req));
