@@ -19,6 +19,12 @@ export const ERRORS = {
     message: 'The request is not valid HTTP/1.1: check the request line, the headers and the chunked encoding, then send it again on a new connection.',
     meaning: 'The request line or headers could not be parsed (not HTTP, a bad header, a bad chunk). The connection is closed after the answer.',
   },
+  HOST_HEADER_REPEATED: {
+    status: 400,
+    message: 'The request carries more than one Host header: send it again with exactly one.',
+    meaning:
+      'Two or more `Host` headers (RFC 9112 §3.2): which host the request is for is ambiguous, so it is refused before anything else, a redirect included.',
+  },
   INVALID_JSON: {
     status: 400,
     message: 'The request body must be a JSON object.',

@@ -106,6 +106,7 @@ export const RequestsQuery = Type.Object(
     status: Type.Optional(Type.Union([Type.Literal('2xx'), Type.Literal('4xx'), Type.Literal('429'), Type.Literal('5xx')])),
     endpoint: Type.Optional(Type.Union(['checkin', 'update', 'checkout', 'list', 'sync'].map((e) => Type.Literal(e)))),
     mode: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('test')])),
+    sender: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('none')])),
     since: Type.Optional(Type.String({ format: 'date-time' })),
     until: Type.Optional(Type.String({ format: 'date-time' })),
     before: Type.Optional(Cursor),

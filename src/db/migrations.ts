@@ -341,6 +341,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0011_request_log_field_caps': {
+    async up(db: Kysely<unknown>) {
+      // The path, query, User-Agent and Idempotency-Key a row keeps are capped
+      // (pms/request-log-fields.ts): the full size of each one that was cut is kept beside it.
+      for (const column of ['path_bytes', 'user_agent_bytes', 'idempotency_key_bytes']) {
+        await db.schema.alterTable('request_log').addColumn(column, 'integer').execute();
+      }
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -112,6 +112,10 @@ export interface RequestLogTable {
   /** Full size of the body in bytes (null: none, or a row older than the cap). */
   request_bytes: Optional<number>;
   response_bytes: Optional<number>;
+  /** Full size in bytes of the path and query, User-Agent, Idempotency-Key as sent when the row keeps them cut (null: stored whole; pms/request-log-fields.ts). */
+  path_bytes: Optional<number>;
+  user_agent_bytes: Optional<number>;
+  idempotency_key_bytes: Optional<number>;
 }
 
 /** One behaviour a key has shown, first seen in the request `request_id` (pms/key-checklist.ts). */

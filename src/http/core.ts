@@ -164,6 +164,8 @@ class Core {
       // finished, the socket is destroyed and req.ip is undefined in onResponse.
       req.clientIp = req.ip;
       if (req.raw.httpVersionMajor === 2) this.requestsByRaw.set(req.raw, req);
+      // Node keeps the first of several Host headers: such a request names two hosts and is refused.
+      if (hostHeaders(req.raw.rawHeaders) > 1) throw new ApiError('HOST_HEADER_REPEATED');
       if (req.protocol !== 'https') {
         await this.limitByIp(req, reply);
         const location = this.httpsRedirect(app, req);
@@ -217,6 +219,13 @@ class Core {
       return sendError(toApiError(err, req, this.deps.metrics), req, reply, this.security);
     });
   }
+}
+
+/** How many Host headers the request carries (raw headers alternate name and value). */
+function hostHeaders(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'host') n++;
+  return n;
 }
 
 /** JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON; other types are read as text for the request log, then refused by the routes that take JSON. */

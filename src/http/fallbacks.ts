@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { ApiError } from '../errors.js';
+import { noStore } from './no-store.js';
 
 /** Every method Node's parser accepts but CONNECT (a tunnel, never a route): a known path answers each it does not serve with 405. */
 export const ALL_METHODS = http.METHODS.filter((m) => m !== 'CONNECT');
@@ -44,10 +45,12 @@ export async function withFallbacks(scope: FastifyInstance, routes: FastifyPlugi
 
 /**
  * 404 for a path under `scope`'s prefix that no route serves, before its body is read (an
- * unparsable or huge body does not change the answer), counted against the per-IP limit.
+ * unparsable or huge body does not change the answer), counted against the per-IP limit;
+ * never kept by a cache (`Cache-Control: no-store`, outside the API's prefix too).
  */
 export async function registerNotFound(scope: FastifyInstance): Promise<void> {
   await scope.register(async (unknown) => {
+    unknown.addHook('onSend', noStore);
     unknown.addHook('onRequest', async (req, reply) => {
       await scope.limitByIp(req, reply);
       throw new ApiError('NOT_FOUND');

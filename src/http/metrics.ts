@@ -35,6 +35,7 @@ export class Metrics {
   private readonly eventStreams: Gauge;
   private readonly requestLogRows: Counter;
   private readonly requestLogDropped: Counter;
+  private readonly requestLogSkipped: Counter<'limit'>;
   private readonly databaseErrors: Counter<'kind'>;
   private requestLogQueued: () => number = () => 0;
   private connectionsOpen: () => number = () => 0;
@@ -95,6 +96,12 @@ export class Metrics {
     this.requestLogDropped = new Counter({
       name: 'innsync_request_log_rows_dropped_total',
       help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).',
+      registers,
+    });
+    this.requestLogSkipped = new Counter({
+      name: 'innsync_request_log_rows_skipped_total',
+      help: 'Requests without a valid key not written to the request log: their address (per-address) or all addresses together (total) had used the budget of rows for the minute.',
+      labelNames: ['limit'],
       registers,
     });
     this.gaugeAtScrape('innsync_connections_open', 'Client connections open on the HTTPS and HTTP listeners.', () => this.connectionsOpen());
@@ -219,6 +226,10 @@ export class Metrics {
 
   requestLogRowsDropped(rows: number): void {
     this.requestLogDropped.inc(rows);
+  }
+
+  requestLogRowsSkipped(limit: 'per-address' | 'total'): void {
+    this.requestLogSkipped.inc({ limit });
   }
 
   databaseError(kind: StorageErrorKind): void {

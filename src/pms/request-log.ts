@@ -4,6 +4,7 @@ import { insertLoggedRequests, type LoggedRequest } from '../db/repositories/req
 import { touchKeys } from '../db/repositories/api-key.repository.js';
 import type { Metrics } from '../http/metrics.js';
 import { KeyChecklistRecorder } from './key-checklist.js';
+import { UnattributedBudget } from './request-log-budget.js';
 
 /** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
 const MAX_QUEUED_ROWS = 50_000;
@@ -30,6 +31,8 @@ export class RequestLogWriter {
   private readonly open = new Set<object>();
   private drained: (() => void) | null = null;
   private readonly checklist: KeyChecklistRecorder;
+  /** Rows of requests no valid key sent: a few a minute per address, the rest counted (pms/request-log-budget.ts). */
+  private readonly unattributed: UnattributedBudget;
   /**
    * The checklist's updates of the batches written, one after another and apart from the
    * batches themselves: the next batch of rows never waits for them.
@@ -45,6 +48,7 @@ export class RequestLogWriter {
     this.timer = setInterval(() => void this.flush(), opts.flushEveryMs);
     this.timer.unref();
     this.checklist = new KeyChecklistRecorder(db);
+    this.unattributed = new UnattributedBudget(log, metrics);
     metrics?.watchRequestLogQueue(() => this.rows.length);
   }
 
@@ -58,7 +62,9 @@ export class RequestLogWriter {
     if (this.open.delete(request) && this.open.size === 0) this.drained?.();
   }
 
+  /** Queues a request's row; one that no valid key sent only within its address's budget. */
   write(row: LoggedRequest, keyId?: string): void {
+    if (row.hotelId === null && !this.unattributed.take(row.clientIp)) return;
     this.rows.push(row);
     if (keyId) this.lastUsed.set(keyId, row.at);
     if (this.rows.length >= this.opts.maxBatch) void this.flush();

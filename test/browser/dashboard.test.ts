@@ -10,6 +10,7 @@ import { startServer } from '../../src/server.js';
 import { launchBrowser } from '../support/browser.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { loggedRows } from '../support/request-log.js';
 
 // issue 4, Tests: the dashboard in a real browser (Debian's chromium through
 // playwright-core), against the real server over HTTPS, on both engines.
@@ -516,6 +517,40 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await payload.waitFor();
       expect(await payload.innerText()).toContain('2026-02-30');
       expect(await page.locator('[data-field="responseBody"]').innerText()).toContain('INVALID_DATE_FORMAT');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the request-log explorer lists a request no valid key sent only under "No valid key", marked, with its cut User-Agent and full size', async () => {
+    const ua = `explorer-${'u'.repeat(400)}`;
+    const denied = await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: 'not-a-key', headers: { 'user-agent': ua } });
+    expect(denied.status).toBe(401);
+    await loggedRows(t.server.database.db, [denied.body.requestId as string]);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, admin);
+      await page.goto(`${t.baseUrl}/dashboard/#/requests`);
+      const row = page.locator(`tr[data-request-id="${denied.body.requestId}"]`);
+      await page.locator('tbody tr').first().waitFor();
+      // Not among the hotel's own requests (its row is written already)…
+      expect(await row.count()).toBe(0);
+      // …but under "No valid key", marked.
+      await page.locator('select[name=sender]').selectOption('none');
+      await expect
+        .poll(async () => {
+          if ((await row.count()) === 0) await page.getByRole('button', { name: 'Refresh' }).click();
+          return row.count();
+        })
+        .toBe(1);
+      expect(await row.getAttribute('data-authenticated')).toBe('false');
+      expect(await row.locator('.mode-none').innerText()).toBe('no valid key');
+      await row.locator('[data-action="open-request"]').click();
+      const note = page.locator('[data-note="unauthenticated"]');
+      await note.waitFor();
+      expect(await note.innerText()).toContain('No valid key sent this request');
+      expect(await page.locator(`[data-cut="${Buffer.byteLength(ua)}"]`).innerText()).toContain('in all');
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -245,7 +245,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     expect(unknown.body.code).toBe('RECORD_NOT_FOUND');
   });
 
-  it("docs/dashboard.md JSON API /requests: a 422, a 200, a test-key request, a list and an unauthenticated 401 show up; status, mode, endpoint, since and until filter; GET /requests/:id has the 422's bodies", async () => {
+  it("docs/dashboard.md JSON API /requests: a 422, a 200, a test-key request and a list show up, an unauthenticated 401 only with sender=none (marked); status, mode, endpoint, since and until filter; GET /requests/:id has the 422's bodies", async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const ua = `innsync-explorer-test/${engine}`;
     const badBody = guest({ checkOutDate: 'soon' });
@@ -265,8 +265,8 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       ok: ok.body.requestId as string,
       sandbox: sandbox.body.requestId as string,
       list: list.body.requestId as string,
-      anonymous: anonymous.body.requestId as string,
     };
+    const anonymousId = anonymous.body.requestId as string;
 
     type Row = {
       id: string;
@@ -278,18 +278,35 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       durationMs: number;
       idempotencyKey: string | null;
       keyId: string | null;
+      authenticated: boolean;
     };
     const query = async (q: string): Promise<Row[]> => {
       const res = await adminClient.get(`/requests?limit=200${q}`);
       expect(res.status, q).toBe(200);
       return res.body.requests as Row[];
     };
-    // The request log is written in batches: wait for all five rows.
+    // The request log is written in batches: wait for all four rows, and the 401's.
     const all = await eventually(async () => {
       const rows = await query('');
       return Object.values(ids).every((id) => rows.some((r) => r.id === id)) ? rows : undefined;
     });
     const row = (id: string): Row => all.find((r) => r.id === id) as Row;
+    // The 401 no valid key sent is listed apart (sender=none), marked, never with the hotel's own.
+    const unauthenticated = await eventually(async () => {
+      const rows = await query('&sender=none');
+      return rows.some((r) => r.id === anonymousId) ? rows : undefined;
+    });
+    expect(unauthenticated.find((r) => r.id === anonymousId)).toMatchObject({
+      statusCode: 401,
+      mode: null,
+      keyId: null,
+      path: `${base}/guests/checkin`,
+      authenticated: false,
+    });
+    expect(unauthenticated.every((r) => !r.authenticated && r.keyId === null)).toBe(true);
+    expect(all.some((r) => r.id === anonymousId)).toBe(false);
+    expect(all.every((r) => r.authenticated)).toBe(true);
+    expect((await query('&sender=key')).map((r) => r.id)).toEqual(all.map((r) => r.id));
     expect(row(ids.bad)).toEqual({
       id: ids.bad,
       at: expect.any(String),
@@ -300,9 +317,9 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       durationMs: expect.any(Number),
       idempotencyKey: badKey,
       keyId: pair.keyId,
+      authenticated: true,
     });
     expect(row(ids.sandbox)).toMatchObject({ statusCode: 200, mode: 'test', keyId: pair.keyId });
-    expect(row(ids.anonymous)).toMatchObject({ statusCode: 401, mode: null, keyId: null, path: `${base}/guests/checkin` });
     expect(row(ids.list)).toMatchObject({ method: 'GET', statusCode: 200, mode: 'live' });
     // Newest first.
     const ats = all.map((r) => r.at);
@@ -316,7 +333,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
         .sort();
 
     const fourxx = await query('&status=4xx');
-    expect(mine(fourxx)).toEqual(['anonymous', 'bad']);
+    expect(mine(fourxx)).toEqual(['bad']);
     expect(fourxx.every((r) => r.statusCode >= 400 && r.statusCode < 500)).toBe(true);
     const twoxx = await query('&status=2xx');
     expect(mine(twoxx)).toEqual(['list', 'ok', 'sandbox']);
@@ -327,7 +344,8 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     const live = await query('&mode=live');
     expect(mine(live)).toEqual(['bad', 'list', 'ok']);
     const checkins = await query('&endpoint=checkin');
-    expect(mine(checkins)).toEqual(['anonymous', 'bad', 'ok', 'sandbox']);
+    expect(mine(checkins)).toEqual(['bad', 'ok', 'sandbox']);
+    expect((await query('&sender=none&status=4xx&endpoint=checkin')).map((r) => r.id)).toContain(anonymousId);
     expect(checkins.every((r) => r.path.startsWith(`${base}/guests/checkin`))).toBe(true);
     const lists = await query('&endpoint=list');
     expect(mine(lists)).toEqual(['list']);

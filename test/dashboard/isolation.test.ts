@@ -159,7 +159,11 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       const guests = (await c.get('/guests')).body.guests as Array<{ id: string }>;
       const activity = (await c.get('/activity?limit=200')).body.entries as Array<{ id: string; guestId: string | null }>;
       const keys = (await c.get('/keys')).body.keys as Array<{ keyId: string }>;
-      const requests = (await c.get('/requests?limit=200')).body.requests as Array<{ id: string }>;
+      // The hotel's keys' requests, and (listed apart) those no valid key sent to its slug.
+      const requests = [
+        ...((await c.get('/requests?limit=200')).body.requests as Array<{ id: string }>),
+        ...((await c.get('/requests?limit=200&sender=none')).body.requests as Array<{ id: string }>),
+      ];
       const users = (await c.get('/users')).body.users as Array<{ id: string }>;
       return {
         guests: guests.map((g) => g.id),
@@ -215,7 +219,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       expect(res.status).toBe(200);
       expect(res.body.entries, q).toEqual([]);
     }
-    for (const q of ['?mode=live', '?status=4xx', '?endpoint=checkin'])
+    for (const q of ['?mode=live', '?status=4xx', '?endpoint=checkin', '?sender=none', '?sender=none&status=4xx'])
       none(
         ((await adminA.get(`/requests${q}&limit=200`)).body.requests as Array<{ id: string }>).map((r) => r.id),
         listB.requests,

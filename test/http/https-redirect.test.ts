@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
@@ -13,10 +14,12 @@ interface RawResponse {
   body: any;
 }
 
-/** One HTTP/1.1 request on its own connection to 127.0.0.1:port: `head` is the request line and headers. */
-function plainRequest(port: number, head: string, body = ''): Promise<RawResponse> {
+/** One HTTP/1.1 request on its own connection to 127.0.0.1:port (TLS with `secure`): `head` is the request line and headers. */
+function plainRequest(port: number, head: string, body = '', secure = false): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
+    const socket = secure
+      ? tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
+      : net.connect({ host: '127.0.0.1', port });
     let raw = '';
     socket.setEncoding('utf8');
     socket.on('data', (d: string) => (raw += d));
@@ -121,6 +124,58 @@ describe.each(testEngines())('plain HTTP: the dashboard redirects to HTTPS, ever
       ['GET /dashboard/ through a proxy', get('/dashboard/', undefined, 'GET', '\r\nX-Forwarded-Proto: http')],
     ];
     for (const [name, sent] of cases) expectRefused(await sent, name);
+  });
+});
+
+describe.each(testEngines())('two Host headers, and the 404 of a path outside the API (%s)', (engine) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer(engine);
+  });
+  afterAll(() => t.close());
+
+  it('a request with two Host headers is refused 400 HOST_HEADER_REPEATED (JSON, no redirect), over plain HTTP and over HTTPS; one Host header still works', async () => {
+    const httpPort = t.server.httpPort ?? 0;
+    const httpsPort = t.server.httpsPort;
+    const twoHosts = (port: number, target: string, first: string, second: string, secure = false) =>
+      plainRequest(port, `GET ${target} HTTP/1.1\r\nHost: ${first}\r\nHost: ${second}`, '', secure);
+    const cases: Array<[string, Promise<RawResponse>]> = [
+      ['plain HTTP, a redirected page', twoHosts(httpPort, '/dashboard/', 'evil.example', `127.0.0.1:${httpPort}`)],
+      ['plain HTTP, the other order', twoHosts(httpPort, '/dashboard/', `127.0.0.1:${httpPort}`, 'evil.example')],
+      ['plain HTTP, the PMS API', twoHosts(httpPort, `/api/pms/v1/${t.slug}/guests`, 'evil.example', '127.0.0.1')],
+      ['HTTPS, a page', twoHosts(httpsPort, '/dashboard/', 'evil.example', 'localhost', true)],
+      ['HTTPS, the PMS API', twoHosts(httpsPort, `/api/pms/v1/${t.slug}/guests`, 'localhost', 'localhost', true)],
+      ['HTTPS, /', twoHosts(httpsPort, '/', 'evil.example', 'localhost', true)],
+    ];
+    for (const [name, sent] of cases) {
+      const res = await sent;
+      expect({ name, status: res.status, code: res.body?.code, location: res.headers.location }).toEqual({
+        name,
+        status: 400,
+        code: 'HOST_HEADER_REPEATED',
+        location: undefined,
+      });
+      expect(res.headers['content-type'], name).toMatch(/^application\/json/);
+      expect(res.body.message, name).toMatch(/more than one Host header/);
+    }
+    const one = await plainRequest(httpPort, `GET /dashboard/ HTTP/1.1\r\nHost: 127.0.0.1:${httpPort}`);
+    expect(one.status).toBe(308);
+    const page = await plainRequest(httpsPort, 'GET /dashboard/ HTTP/1.1\r\nHost: localhost', '', true);
+    expect(page.status).toBe(200);
+  });
+
+  it('a path no part serves (outside the API and the dashboard) answers 404 NOT_FOUND with Cache-Control: no-store', async () => {
+    for (const target of ['/nonexistent', '/nonexistent?x=1', '/a/b/c']) {
+      const res = await t.api('GET', target, { key: null });
+      expect({ target, status: res.status, code: res.body?.code, cache: res.headers['cache-control'] }).toEqual({
+        target,
+        status: 404,
+        code: 'NOT_FOUND',
+        cache: 'no-store',
+      });
+    }
+    const raw = await plainRequest(t.server.httpsPort, 'POST /nonexistent HTTP/1.1\r\nHost: localhost', '{}', true);
+    expect({ status: raw.status, cache: raw.headers['cache-control'] }).toEqual({ status: 404, cache: 'no-store' });
   });
 });
 

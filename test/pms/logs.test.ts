@@ -119,11 +119,12 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       key_mode: null,
       hotel_id: null,
     });
-    // The key is logged as given even when it was refused.
+    // The key is logged as given even when it was refused: its first 256 bytes, then `…`, and its full size.
     expect(rows.get(refusedKey.body.requestId)).toMatchObject({
       ...common,
       status_code: 400,
-      idempotency_key: overlong,
+      idempotency_key: `${overlong.slice(0, 256)}…`,
+      idempotency_key_bytes: 300,
       api_key_id: pair.keyId,
       key_mode: 'live',
     });

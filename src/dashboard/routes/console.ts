@@ -68,6 +68,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
       status: q.status,
       ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
       mode: q.mode,
+      sender: q.sender,
       since: q.since ? new Date(q.since).toISOString() : undefined,
       until: q.until ? new Date(q.until).toISOString() : undefined,
       before: parseCursor(q.before),

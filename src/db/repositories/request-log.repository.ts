@@ -23,12 +23,16 @@ export interface LoggedRequest {
   userAgent: string | null;
   durationMs: number;
   idempotencyKey: string | null;
+  /** Full sizes in bytes of the path and query, User-Agent and Idempotency-Key when they were cut (null: stored whole). */
+  pathBytes: number | null;
+  userAgentBytes: number | null;
+  idempotencyKeyBytes: number | null;
   /** Not stored: the PMS endpoint that answered, and whether its answer was replayed (the go-live checklist, pms/key-checklist.ts). */
   endpoint?: PmsEndpoint | null;
   replayed?: boolean;
 }
 
-// SQLite allows 32,766 bound values per statement; 17 columns per row.
+// SQLite allows 32,766 bound values per statement; 20 columns per row.
 const ROWS_PER_STATEMENT = 500;
 
 export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): Promise<void> {
@@ -54,6 +58,9 @@ export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): 
           user_agent: r.userAgent,
           duration_ms: r.durationMs,
           idempotency_key: r.idempotencyKey,
+          path_bytes: r.pathBytes,
+          user_agent_bytes: r.userAgentBytes,
+          idempotency_key_bytes: r.idempotencyKeyBytes,
         })),
       )
       .execute();
@@ -67,6 +74,12 @@ export async function purgeRequestLog(db: DbOrTrx, cutoff: string): Promise<numb
 }
 
 export interface RequestLogFilter {
+  /**
+   * `key` (the default): requests a key of the hotel sent. `none`: requests addressed to
+   * its slug that no valid key sent (401, 429 by IP, unknown path…), whose text is the
+   * sender's own.
+   */
+  sender?: 'key' | 'none';
   /** `2xx`, `4xx` (429 included), `429` or `5xx`. */
   status?: '2xx' | '4xx' | '429' | '5xx';
   /** Path prefix below the hotel's API root, e.g. `/guests/checkin`. */
@@ -91,6 +104,8 @@ export interface RequestLogSummary {
   durationMs: number;
   idempotencyKey: string | null;
   keyId: string | null;
+  /** A key of the hotel sent it; false: no valid key did (its path, User-Agent and idempotency key are the sender's own text). */
+  authenticated: boolean;
 }
 
 export interface RequestLogDetail extends RequestLogSummary {
@@ -111,18 +126,23 @@ export interface RequestLogDetail extends RequestLogSummary {
   responseDigest: typeof ROSTER_DIGEST | null;
   /** `unattributed`: no key of the hotel was given, so only the sizes of the bodies were kept. */
   bodyWithheld: 'unattributed' | null;
+  /** Full sizes in bytes of the path (with its query), User-Agent and idempotency key as sent when the row keeps them cut (pms/request-log-fields.ts); null: stored whole. */
+  pathBytes: number | null;
+  userAgentBytes: number | null;
+  idempotencyKeyBytes: number | null;
 }
 
 /**
- * A hotel's requests, newest first: those attributed to one of its keys, and those
- * refused before a key was known (401, 429 by IP) that were addressed to its slug.
+ * A hotel's requests, newest first: those attributed to one of its keys, or (`sender:
+ * 'none'`) those refused before a key was known (401, 429 by IP) that were addressed to
+ * its slug. The two are never mixed in one list.
  */
 export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: string }, f: RequestLogFilter): Promise<RequestLogSummary[]> {
   const root = `/api/pms/v1/${hotel.slug}`;
   let q = db
     .selectFrom('request_log')
-    .select(['id', 'created_at', 'method', 'path', 'status_code', 'key_mode', 'duration_ms', 'idempotency_key', 'api_key_id'])
-    .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]));
+    .select(['id', 'created_at', 'hotel_id', 'method', 'path', 'status_code', 'key_mode', 'duration_ms', 'idempotency_key', 'api_key_id'])
+    .where((eb) => (f.sender === 'none' ? eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)]) : eb('hotel_id', '=', hotel.id)));
   if (f.status === '2xx') q = q.where('status_code', '>=', 200).where('status_code', '<', 300);
   if (f.status === '4xx') q = q.where('status_code', '>=', 400).where('status_code', '<', 500);
   if (f.status === '429') q = q.where('status_code', '=', 429);
@@ -145,7 +165,7 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
 
 type SummaryColumns = Pick<
   Selectable<RequestLogTable>,
-  'id' | 'created_at' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'
+  'id' | 'created_at' | 'hotel_id' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'
 >;
 
 export function toSummary(r: SummaryColumns): RequestLogSummary {
@@ -159,8 +179,11 @@ export function toSummary(r: SummaryColumns): RequestLogSummary {
     durationMs: Math.round(Number(r.duration_ms) * 10) / 10,
     idempotencyKey: r.idempotency_key,
     keyId: r.api_key_id,
+    authenticated: r.hotel_id !== null,
   };
 }
+
+const sizeOrNull = (n: number | null | undefined): number | null => (n === null || n === undefined ? null : Number(n));
 
 export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: string }, id: string): Promise<RequestLogDetail | null> {
   const r = await db
@@ -193,5 +216,8 @@ export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: s
     responseSha256: responseCut?.sha256 ?? null,
     responseDigest: isRosterDigest(r) ? ROSTER_DIGEST : null,
     bodyWithheld: unattributed ? 'unattributed' : null,
+    pathBytes: sizeOrNull(r.path_bytes),
+    userAgentBytes: sizeOrNull(r.user_agent_bytes),
+    idempotencyKeyBytes: sizeOrNull(r.idempotency_key_bytes),
   };
 }

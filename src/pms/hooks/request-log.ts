@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LoggedRequest } from '../../db/repositories/request-log.repository.js';
 import { loggedBodies } from '../request-log-body.js';
+import { capOptional, capTarget, SLUG_CAP_BYTES } from '../request-log-fields.js';
 import type { RequestLogWriter } from '../request-log.js';
 
 /**
  * spec 8.3: every request of `scope` (refused ones, unknown paths and methods included)
  * gets a request-log row, written off the request path; the service's shutdown waits
- * for the rows of requests still being answered.
+ * for the rows of requests still being answered. Requests no valid key sent get theirs
+ * within a budget per address (pms/request-log-budget.ts, README.md "Logs").
  */
 export function logRequests(scope: FastifyInstance, requestLog: RequestLogWriter): void {
   scope.addHook('onRequest', async (req) => requestLog.begin(req));
@@ -32,15 +34,22 @@ function givenHeader(value: string | string[] | undefined): string | null {
 }
 
 function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest {
+  // The client's own text beside the bodies is capped too, with its full size (pms/request-log-fields.ts).
+  const target = capTarget(req.url);
+  const userAgent = capOptional(req.headers['user-agent'] ?? null);
+  // spec 8.3: "idempotency key when given", also when the request was refused
+  // before the key was read (401, 429) or the key itself was refused (400).
+  const idempotencyKey = capOptional(req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']));
   return {
     id: req.id,
     at: new Date().toISOString(),
     hotelId: req.auth?.hotelId ?? null,
-    slug: (req.params as { slug?: string } | undefined)?.slug ?? null,
+    slug: capOptional((req.params as { slug?: string } | undefined)?.slug ?? null, SLUG_CAP_BYTES).text,
     keyId: req.auth?.pairId ?? null,
     mode: req.auth?.mode ?? null,
     method: req.method,
-    path: req.url,
+    path: target.text,
+    pathBytes: target.bytes,
     statusCode: reply.statusCode,
     // Capped, GET /guests as its count and ids, none when unattributed (pms/request-log-body.ts).
     ...loggedBodies({
@@ -52,11 +61,11 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
       responseBody: req.responsePayload,
     }),
     clientIp: req.clientIp ?? req.ip ?? 'unknown',
-    userAgent: req.headers['user-agent'] ?? null,
+    userAgent: userAgent.text,
+    userAgentBytes: userAgent.bytes,
     durationMs: reply.elapsedTime,
-    // spec 8.3: "idempotency key when given", also when the request was refused
-    // before the key was read (401, 429) or the key itself was refused (400).
-    idempotencyKey: req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']),
+    idempotencyKey: idempotencyKey.text,
+    idempotencyKeyBytes: idempotencyKey.bytes,
     endpoint: req.routeOptions.config?.endpoint ?? null,
     replayed: reply.getHeader('idempotent-replayed') === 'true',
   };

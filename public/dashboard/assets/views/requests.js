@@ -32,6 +32,15 @@ export function requestsView(ctx) {
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': t('Filter requests') },
+    // Requests no valid key sent are listed apart: their path and headers are anyone's text.
+    field({
+      name: 'sender',
+      label: t('Sent with'),
+      options: [
+        ['key', t('A key of this hotel')],
+        ['none', t('No valid key')],
+      ],
+    }),
     field({
       name: 'status',
       label: t('Status'),
@@ -104,6 +113,7 @@ export function requestsView(ctx) {
   function params() {
     const v = (name) => filters.elements.namedItem(name).value;
     return {
+      sender: v('sender'),
       status: v('status'),
       endpoint: v('endpoint'),
       mode: v('mode'),
@@ -142,12 +152,15 @@ export function requestsView(ctx) {
     open.addEventListener('click', () => openDetail(r));
     const tr = h(
       'tr',
-      { class: ['row-link', statusClass(r.statusCode)], dataset: { status: r.statusCode, requestId: r.id, mode: r.mode } },
+      {
+        class: ['row-link', statusClass(r.statusCode), r.authenticated ? null : 'unauthenticated'],
+        dataset: { status: r.statusCode, requestId: r.id, mode: r.mode, authenticated: String(r.authenticated) },
+      },
       h('td', null, open),
       h('td', null, r.method),
       h('td', { class: 'cell-path' }, r.path),
       h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))),
-      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : orEmpty(null)),
+      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : notAuthenticated(r)),
       h('td', { class: 'num' }, orEmpty(r.durationMs)),
       h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
     );
@@ -183,6 +196,17 @@ export function requestsView(ctx) {
   return { node };
 }
 
+/** The Mode cell of a request no valid key sent: says so, rather than leaving it empty. */
+function notAuthenticated(r) {
+  return r.authenticated ? orEmpty(null) : h('span', { class: ['mode', 'mode-none'] }, t('no valid key'));
+}
+
+/** A field the log keeps cut (path, user agent, idempotency key): its beginning and its full size. */
+function cutField(value, bytes) {
+  if (bytes === null || bytes === undefined) return orEmpty(value);
+  return [value, ' ', h('span', { class: 'hint', dataset: { cut: String(bytes) } }, t('(cut: {size} in all)', { size: formatBytes(bytes) }))];
+}
+
 function detailContent(r) {
   const facts = [
     [t('Request id'), r.id],
@@ -191,13 +215,21 @@ function detailContent(r) {
     [t('Mode'), r.mode ? modeLabel(r.mode) : orEmpty(null)],
     [t('Key id'), orEmpty(r.keyId)],
     [t('Duration'), r.durationMs === null || r.durationMs === undefined ? orEmpty(null) : t('{ms} ms', { ms: r.durationMs })],
-    [t('Idempotency key'), orEmpty(r.idempotencyKey)],
+    [t('Idempotency key'), cutField(r.idempotencyKey, r.idempotencyKeyBytes)],
     [t('Client IP'), orEmpty(r.clientIp)],
-    [t('User agent'), orEmpty(r.userAgent)],
+    [t('User agent'), cutField(r.userAgent, r.userAgentBytes)],
   ];
+  if (r.pathBytes !== null && r.pathBytes !== undefined) facts.push([t('Path'), cutField(r.path, r.pathBytes)]);
   return h(
     'div',
-    { class: 'request-detail-body', dataset: { requestId: r.id, status: r.statusCode } },
+    { class: 'request-detail-body', dataset: { requestId: r.id, status: r.statusCode, authenticated: String(r.authenticated) } },
+    r.authenticated
+      ? null
+      : h(
+          'p',
+          { class: 'hint payload-note', role: 'note', dataset: { note: 'unauthenticated' } },
+          t("No valid key sent this request: its path, user agent and idempotency key are the sender's own text, not your PMS's."),
+        ),
     h(
       'dl',
       { class: 'details' },
