@@ -85,6 +85,12 @@ export const ERRORS = {
     meaning:
       'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem found; the check stops after 50.',
   },
+  KEY_PAIR_LIMIT: {
+    status: 409,
+    message: 'This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.',
+    meaning:
+      'Dashboard and `innsync key issue`: the hotel already holds `MAX_KEY_PAIRS_PER_HOTEL` active key pairs (10 by default). Revoke one it no longer uses (the Keys page, or `innsync key revoke`), then issue the new pair.',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,
     message: 'This Idempotency-Key was already used for a different request.',
