@@ -24,6 +24,8 @@ export interface AppDeps extends CoreDeps {
   setupLink?: SetupLink;
   /** The webhook sender (server.ts); woken after commits that wrote events. */
   webhooks?: WebhookOutbox;
+  /** MAX_KEY_PAIRS_PER_HOTEL (config.ts): the dashboard's Keys page issues no more active pairs. */
+  maxKeyPairsPerHotel?: number;
 }
 
 /**

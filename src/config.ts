@@ -24,7 +24,12 @@ export interface Config {
   readonly guestRetentionDays: number | null;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** MAX_KEY_PAIRS_PER_HOTEL: active (not revoked) API key pairs a hotel may hold. */
+  readonly maxKeyPairsPerHotel: number;
 }
+
+/** The default of MAX_KEY_PAIRS_PER_HOTEL. */
+export const DEFAULT_MAX_KEY_PAIRS_PER_HOTEL = 10;
 
 export class ConfigError extends Error {}
 
@@ -124,5 +129,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
+    maxKeyPairsPerHotel: parsePositive('MAX_KEY_PAIRS_PER_HOTEL', get('MAX_KEY_PAIRS_PER_HOTEL'), DEFAULT_MAX_KEY_PAIRS_PER_HOTEL, 1000),
   });
 }

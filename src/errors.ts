@@ -89,7 +89,13 @@ export const ERRORS = {
     status: 422,
     message: 'The request does not satisfy the field rules.',
     meaning:
-      'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem.',
+      'Any other field rule broken, an unknown member, `syncMode` not `full`, more than 20,000 guests in a sync, a duplicate `pmsGuestId` or `roomNumber` inside one sync list, or an unknown query parameter. `errors` lists every problem found; the check stops after 50.',
+  },
+  KEY_PAIR_LIMIT: {
+    status: 409,
+    message: 'This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.',
+    meaning:
+      'Dashboard and `innsync key issue`: the hotel already holds `MAX_KEY_PAIRS_PER_HOTEL` active key pairs (10 by default). Revoke one it no longer uses (the Keys page, or `innsync key revoke`), then issue the new pair.',
   },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,
@@ -232,9 +238,11 @@ export const MAX_LISTED_ERRORS = 20;
 
 /**
  * 422 for field errors; INVALID_DATE_FORMAT wins over other field errors (decisions.md).
- * The list is capped (MAX_LISTED_ERRORS), so no answer grows with the input.
+ * The list is capped (MAX_LISTED_ERRORS), so no answer grows with the input. `stopped`:
+ * the check ended after the problems it found (http/validation.ts MAX_FOUND_ERRORS), so
+ * there may be more than `errors` and `errorsNotShown` count.
  */
-export function validationError(errors: FieldError[]): ApiError {
+export function validationError(errors: FieldError[], opts: { stopped?: boolean } = {}): ApiError {
   const dateError = errors.some((e) => e.code === 'INVALID_DATE_FORMAT');
   const code: ErrorCode = dateError ? 'INVALID_DATE_FORMAT' : 'VALIDATION_ERROR';
   const first = errors[0];
@@ -245,8 +253,9 @@ export function validationError(errors: FieldError[]): ApiError {
           MAX_LISTED_ERRORS,
         )
       : errors;
-  const message =
-    errors.length === 1 && first
+  const message = opts.stopped
+    ? `More than ${errors.length} problems with the fields; the check stopped there. The first ${shown.length} are listed in errors.`
+    : errors.length === 1 && first
       ? `${first.field}: ${first.message}`
       : errors.length > MAX_LISTED_ERRORS
         ? `${errors.length} problems with the fields; the first ${MAX_LISTED_ERRORS} are listed in errors.`

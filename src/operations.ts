@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
-import { allHotels, findHotelBySlug, insertHotel, type Hotel } from './db/repositories/hotel.repository.js';
-import { insertKeyPair, keyPairExists, listKeyPairs, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { allHotels, findHotelBySlug, insertHotel, lockHotel, type Hotel } from './db/repositories/hotel.repository.js';
+import { countActiveKeyPairs, insertKeyPair, keyPairExists, listKeyPairs, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
@@ -34,14 +34,30 @@ export interface IssuedKeyPair {
 
 const plainKey = (mode: 'live' | 'test'): string => `pms_${mode}_${randomBytes(24).toString('base64url')}`;
 
-/** Issues a live/test pair; the plain keys exist only in the return value (stored as SHA-256). */
-export async function issueKeyPair(db: Db, slug: string): Promise<IssuedKeyPair> {
+/**
+ * Issues a live/test pair; the plain keys exist only in the return value (stored as SHA-256).
+ * `maxActive` (MAX_KEY_PAIRS_PER_HOTEL, passed by the CLI and the dashboard): a hotel that
+ * already holds that many active pairs gets 409 KEY_PAIR_LIMIT. They are counted in the
+ * transaction that inserts, under the hotel's lock (SQLite: one writer at a time), so two
+ * issues at once cannot both take the last place.
+ */
+export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: number } = {}): Promise<IssuedKeyPair> {
   const hotel = await findHotelBySlug(db, slug);
   if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
   const keyId = newId('key', 16);
   const live = plainKey('live');
   const test = plainKey('test');
-  await insertKeyPair(db, { pairId: keyId, hotelId: hotel.id, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString() });
+  await db.transaction().execute(async (trx) => {
+    if (opts.maxActive !== undefined) {
+      await lockHotel(trx, hotel.id, 'exclusive');
+      const active = await countActiveKeyPairs(trx, hotel.id);
+      if (active >= opts.maxActive)
+        throw new ApiError('KEY_PAIR_LIMIT', {
+          message: `This hotel already has ${active} active key pairs, the most allowed (${opts.maxActive}). Revoke a key pair it no longer uses, then issue a new one.`,
+        });
+    }
+    await insertKeyPair(trx, { pairId: keyId, hotelId: hotel.id, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString() });
+  });
   return { keyId, live, test };
 }
 

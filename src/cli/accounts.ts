@@ -50,7 +50,8 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .command('issue <slug>')
     .description('issue a live/test key pair; the plain keys are shown this once')
     .action(async (slug: string) => {
-      const pair = await withDb(loadConfig(), (db) => issueKeyPair(db, slug));
+      const config = loadConfig();
+      const pair = await withDb(config, (db) => issueKeyPair(db, slug, { maxActive: config.maxKeyPairsPerHotel }));
       print(
         json(),
         pair,

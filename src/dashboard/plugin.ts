@@ -35,6 +35,8 @@ export interface DashboardDeps {
   requestLog?: Pick<RequestLogWriter, 'flush'>;
   /** The webhook sender: woken when the page queues a delivery. */
   webhooks: WebhookOutbox;
+  /** MAX_KEY_PAIRS_PER_HOTEL (config.ts); its default when not given. */
+  maxKeyPairsPerHotel?: number;
 }
 
 /** docs/dashboard.md: only this origin, no inline script or style, never framed. */
@@ -65,8 +67,8 @@ export function dashboardPublicDir(): string {
  * stored by a cache.
  */
 export async function dashboard(app: FastifyInstance, opts: DashboardDeps): Promise<void> {
-  const { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks } = opts;
-  const deps: DashboardDeps = { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks };
+  const { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks, maxKeyPairsPerHotel } = opts;
+  const deps: DashboardDeps = { db, bus, rateLimits, setupLink, streams, metrics, requestLog, webhooks, maxKeyPairsPerHotel };
   // HSTS comes from the transport, for every answer of the service.
   await app.register(helmet, {
     contentSecurityPolicy: CONTENT_SECURITY_POLICY,

@@ -146,7 +146,11 @@ export const ErrorResponse = Type.Object(
         description: 'Field errors (422): every problem found, at most 20 (see errorsNotShown).',
       }),
     ),
-    errorsNotShown: Type.Optional(Type.Integer({ description: 'Field errors found beyond the 20 listed in errors.' })),
+    errorsNotShown: Type.Optional(
+      Type.Integer({
+        description: 'Field errors found beyond the 20 listed in errors. The check stops after 50 problems (the message then says so), so at most 30.',
+      }),
+    ),
     currentGuest: Type.Optional(
       Type.Object(
         { pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() },

@@ -272,6 +272,23 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     }
   });
 
+  it('README: `key issue` past MAX_KEY_PAIRS_PER_HOTEL active pairs fails with one line naming the fix; after `key revoke` it works again', async () => {
+    await createHotel('capped-hotel');
+    const env = { MAX_KEY_PAIRS_PER_HOTEL: '2' };
+    const a = parseJsonOutput(await cli(['key', 'issue', 'capped-hotel', '--json'], { env }));
+    parseJsonOutput(await cli(['key', 'issue', 'capped-hotel', '--json'], { env }));
+    const refused = await cli(['key', 'issue', 'capped-hotel', '--json'], { env });
+    expectOneLineFailure(refused, /already has 2 active key pairs, the most allowed \(2\)\. Revoke a key pair it no longer uses/);
+    const hotel = await db().selectFrom('hotels').select('id').where('slug', '=', 'capped-hotel').executeTakeFirstOrThrow();
+    const active = async () =>
+      (await db().selectFrom('api_keys').select('id').where('hotel_id', '=', hotel.id).where('revoked_at', 'is', null).execute()).length;
+    expect(await active()).toBe(4); // two pairs, a live and a test key each
+    expect((await cli(['key', 'revoke', String(a.keyId)], { env })).code).toBe(0);
+    const again = parseJsonOutput(await cli(['key', 'issue', 'capped-hotel', '--json'], { env }));
+    expect(again.live).toMatch(/^pms_live_/);
+    expect(await active()).toBe(4);
+  });
+
   it('operations.md: `key issue` without --json shows both plain keys once, as text, exit 0', async () => {
     await createHotel('text-keys');
     const r = await cli(['key', 'issue', 'text-keys']);

@@ -6,6 +6,7 @@ import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../.
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { issueKeyPair, lastUse } from '../../operations.js';
+import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
 import type { DashboardDeps } from '../plugin.js';
 import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
 import { nextCursor, parseCursor, session } from '../views.js';
@@ -25,7 +26,7 @@ const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'path
 };
 
 /** The integration console, for admins: the hotel's key pairs and its request log. */
-export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db }) => {
+export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, maxKeyPairsPerHotel = DEFAULT_MAX_KEY_PAIRS_PER_HOTEL }) => {
   const hidden = { hide: true };
 
   app.get('/keys', { schema: hidden }, async (req) => {
@@ -41,7 +42,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   });
 
   app.post('/keys', { schema: hidden }, async (req, reply) => {
-    const pair = await issueKeyPair(db, session(req).hotel.slug);
+    const pair = await issueKeyPair(db, session(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
     return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
   });
 

@@ -20,6 +20,18 @@ export interface ApiKeyPairSummary {
   testLastUsedAt: string | null;
 }
 
+/** The hotel's key pairs not revoked (each pair has one live row). */
+export async function countActiveKeyPairs(db: DbOrTrx, hotelId: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('hotel_id', '=', hotelId)
+    .where('mode', '=', 'live')
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function insertKeyPair(db: DbOrTrx, p: { pairId: string; hotelId: string; liveHash: string; testHash: string; now: string }): Promise<void> {
   await db
     .insertInto('api_keys')

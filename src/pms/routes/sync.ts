@@ -1,23 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { normalizeIdentifier, normalizeRoomNumber, refineGuestFields } from '../../domain/guest.js';
 import { fieldError, type FieldError } from '../../errors.js';
-import { refined } from '../../http/validation.js';
+import { refinedItems } from '../../http/validation.js';
 import { pmsMode } from '../modes.js';
-import { MAX_SYNC_GUESTS, SyncInput, SyncResponse } from '../schemas.js';
+import { SyncInput, SyncResponse } from '../schemas.js';
 import type { PmsRouteDeps } from './guest-list.js';
 import { SYNC_BODY_LIMIT, writeSchema } from './openapi.js';
 
-/** Each listed guest's own rules, and no pmsGuestId or room twice in one list. */
-function refineSyncList(body: Record<string, unknown>): FieldError[] {
-  const list = body.guests;
-  if (!Array.isArray(list) || list.length > MAX_SYNC_GUESTS) return [];
-  const errors: FieldError[] = [];
+/** Each listed guest's own rules, and no pmsGuestId or room twice in one list (checked a guest at a time). */
+function syncGuestRules(): (guest: Record<string, unknown>, i: number) => FieldError[] {
   const ids = new Map<string, number>();
   const rooms = new Map<string, number>();
-  list.forEach((g: unknown, i) => {
-    if (g === null || typeof g !== 'object') return;
-    const guest = g as Record<string, unknown>;
-    errors.push(...refineGuestFields(guest, `guests[${i}].`));
+  return (guest, i) => {
+    const errors = refineGuestFields(guest, `guests[${i}].`);
     if (typeof guest.pmsGuestId === 'string') {
       const id = normalizeIdentifier(guest.pmsGuestId);
       const first = ids.get(id);
@@ -30,12 +25,12 @@ function refineSyncList(body: Record<string, unknown>): FieldError[] {
       if (first === undefined) rooms.set(room, i);
       else errors.push(fieldError(`guests[${i}].roomNumber`, 'DUPLICATE', `roomNumber ${room} appears twice (guests[${first}] and guests[${i}]).`));
     }
-  });
-  return errors;
+    return errors;
+  };
 }
 
 /** The sync body: its schema, then each guest's own rules and no pmsGuestId or room twice. */
-export const SyncBody = refined(SyncInput, refineSyncList);
+export const SyncBody = refinedItems(SyncInput, 'guests', syncGuestRules);
 
 /** spec 4.5: the full in-house list, reconciled in one transaction. */
 export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
