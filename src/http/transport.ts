@@ -130,6 +130,18 @@ export function whyEnded(raw: http.IncomingMessage): string {
   return endReasons.get(raw) ?? endReasons.get(raw.socket) ?? 'client closed';
 }
 
+/**
+ * The answer never reached the client whole: its HTTP/2 stream was reset (by the client, or
+ * by the service for an answer that made no progress) before its last byte went out, or
+ * its client went away first. Node's compatibility layer still ends such a response when
+ * the stream closes, so "finished" alone does not tell.
+ */
+export function answerUndelivered(raw: http.IncomingMessage): boolean {
+  if (raw.aborted) return true;
+  const stream = (raw as unknown as Partial<http2.Http2ServerRequest>).stream;
+  return raw.httpVersionMajor === 2 && stream !== undefined && stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR;
+}
+
 const CLIENT_ERRORS: Record<string, 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE'> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
@@ -173,16 +185,134 @@ export function clientErrorHandler(logger: Logger, metrics?: Metrics): (err: Err
   };
 }
 
+/** HTTP/2 streams one connection may see reset by its client before their answer within RESET_WINDOW_MS; one more closes it. */
+export const MAX_RESETS_PER_CONNECTION = 100;
+const RESET_WINDOW_MS = 10_000;
+/** The same, all connections of one client address together (an IPv6 /64) within ADDRESS_RESET_WINDOW_MS. */
+export const MAX_RESETS_PER_ADDRESS = 300;
+const ADDRESS_RESET_WINDOW_MS = 60_000;
+/** An address past MAX_RESETS_PER_ADDRESS has its new connections refused this long. */
+const RESET_BLOCK_MS = 60_000;
+/** Addresses whose resets are counted at once; a flood from many addresses forgets the quiet ones first. */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+interface ResetCount {
+  windowStart: number;
+  resets: number;
+}
+
+/** Counts `n` more resets in a fixed window; true when the count is now past `max`. */
+function countReset(count: ResetCount, now: number, windowMs: number, max: number): boolean {
+  if (now - count.windowStart >= windowMs) {
+    count.windowStart = now;
+    count.resets = 0;
+  }
+  count.resets++;
+  return count.resets > max;
+}
+
+/**
+ * HTTP/2 "rapid reset": a client opens streams and resets each at once (RST_STREAM), so the
+ * service starts work for requests no one waits for, without the cap on concurrent streams
+ * ever holding it back. Streams reset by the client before their answer was complete are
+ * counted per connection and per client address; a connection past its count is sent
+ * GOAWAY ENHANCE_YOUR_CALM and closed, and an address past its count is refused new
+ * connections for RESET_BLOCK_MS (its open HTTP/2 connections are closed the same way).
+ */
+class ResetGuard {
+  private readonly addresses = new Map<string, ResetCount & { blockedUntil: number; sessions: Set<http2.ServerHttp2Session> }>();
+  /** Sessions closed here or streams cut by the service itself: their streams' resets are not the client's. */
+  private readonly cut = new WeakSet<http2.ServerHttp2Session>();
+
+  constructor(private readonly onCut: (client: string, scope: 'connection' | 'address') => void) {}
+
+  /** True while `client` is refused new connections. */
+  blocked(client: string, now = Date.now()): boolean {
+    return (this.addresses.get(client)?.blockedUntil ?? 0) > now;
+  }
+
+  watch(session: http2.ServerHttp2Session, client: string, exempt: boolean): void {
+    const own: ResetCount = { windowStart: Date.now(), resets: 0 };
+    const address = exempt ? null : this.address(client);
+    address?.sessions.add(session);
+    session.once('close', () => {
+      address?.sessions.delete(session);
+      if (address && address.sessions.size === 0 && !this.blocked(client) && Date.now() - address.windowStart >= ADDRESS_RESET_WINDOW_MS) {
+        this.addresses.delete(client);
+      }
+    });
+    session.on('stream', (stream: http2.ServerHttp2Stream) => {
+      stream.once('close', () => {
+        // NO_ERROR: answered (or ended by the service's own request timeout). Any other code
+        // on a session the service did not close is the client's RST_STREAM.
+        if (stream.rstCode === http2.constants.NGHTTP2_NO_ERROR || stream.rstCode === undefined) return;
+        if (session.closed || session.destroyed || this.cut.has(session) || cutStreams.has(stream)) return;
+        const now = Date.now();
+        if (countReset(own, now, RESET_WINDOW_MS, MAX_RESETS_PER_CONNECTION)) {
+          this.calm(session);
+          this.onCut(client, 'connection');
+        }
+        if (address && countReset(address, now, ADDRESS_RESET_WINDOW_MS, MAX_RESETS_PER_ADDRESS)) {
+          const first = address.blockedUntil <= now;
+          address.blockedUntil = now + RESET_BLOCK_MS;
+          for (const other of address.sessions) this.calm(other);
+          if (first) this.onCut(client, 'address');
+        }
+      });
+    });
+  }
+
+  /** GOAWAY with ENHANCE_YOUR_CALM, then the connection is closed (streams still open are reset). */
+  private calm(session: http2.ServerHttp2Session): void {
+    if (this.cut.has(session) || session.destroyed) return;
+    this.cut.add(session);
+    session.destroy(new Error('too many streams reset by the client'), http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  }
+
+  private address(client: string): ResetCount & { blockedUntil: number; sessions: Set<http2.ServerHttp2Session> } {
+    let entry = this.addresses.get(client);
+    if (!entry) {
+      if (this.addresses.size >= MAX_TRACKED_ADDRESSES) this.forgetQuiet();
+      entry = { windowStart: Date.now(), resets: 0, blockedUntil: 0, sessions: new Set() };
+      this.addresses.set(client, entry);
+    }
+    return entry;
+  }
+
+  private forgetQuiet(): void {
+    const now = Date.now();
+    for (const [client, entry] of this.addresses) {
+      if (entry.sessions.size === 0 && entry.blockedUntil <= now) this.addresses.delete(client);
+    }
+  }
+}
+
+/** Streams the service reset itself (an answer that made no progress): not counted as the client's resets. */
+const cutStreams = new WeakSet<http2.ServerHttp2Stream>();
+
 /**
  * Caps connections open at once: in total and per socket address (a proxy declared in
  * TRUST_PROXY is exempt: its connections carry many clients). A connection over a cap is
- * closed at once, before its TLS handshake costs anything. Shared by every listener.
+ * closed at once, before its TLS handshake costs anything; so is one from an address that
+ * keeps resetting HTTP/2 streams (ResetGuard). Shared by every listener.
  */
 export class ConnectionGate {
   private total = 0;
   private readonly perAddress = new Map<string, number>();
   private readonly exempt = new net.BlockList();
   private readonly security = new SecurityLog();
+  private readonly resets = new ResetGuard((client, scope) => {
+    this.metrics?.streamResetFlood(scope);
+    this.security.note(
+      this.logger,
+      'STREAM_RESET_FLOOD',
+      client,
+      { scope, max: scope === 'connection' ? MAX_RESETS_PER_CONNECTION : MAX_RESETS_PER_ADDRESS },
+      scope === 'connection'
+        ? 'security: HTTP/2 connection closed (ENHANCE_YOUR_CALM), its client reset too many streams before their answer'
+        : 'security: this address reset too many HTTP/2 streams before their answer; its new connections are refused for a minute',
+    );
+  });
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -197,6 +327,11 @@ export class ConnectionGate {
   /** Follows the raw TCP connections of a listener ('connection' comes before TLS). */
   watch(server: net.Server): void {
     server.on('connection', (socket: net.Socket) => this.admit(socket));
+    // HTTP/2 listeners only: streams reset by their clients are counted (ResetGuard).
+    server.on('session', (session: http2.ServerHttp2Session) => {
+      const address = normalise(session.socket?.remoteAddress ?? '');
+      this.resets.watch(session, clientKey(address), address !== '' && this.isExempt(address));
+    });
   }
 
   private admit(socket: net.Socket): void {
@@ -209,6 +344,11 @@ export class ConnectionGate {
     if (overTotal || (!exempt && fromAddress >= this.limits.maxConnectionsPerIp)) {
       this.metrics?.connectionRefused(overTotal ? 'total' : 'per-address');
       this.warn(client, overTotal ? 'total' : 'per-address');
+      socket.destroy();
+      return;
+    }
+    if (!exempt && this.resets.blocked(client)) {
+      this.metrics?.connectionRefused('resets');
       socket.destroy();
       return;
     }
