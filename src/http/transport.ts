@@ -20,12 +20,16 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** Connections open at once from one socket address (TRUST_PROXY addresses exempt). */
   maxConnectionsPerIp: number;
+  /** HTTP/2: an answer none of whose bytes go out for this long (the client grants no flow-control window) is reset. */
+  sendTimeoutMs: number;
 }
 
 /** How often Node looks for requests past their headers or request timeout. */
 const TIMEOUT_CHECK_INTERVAL_MS = 500;
 /** HTTP/2: streams one connection may have open at once. */
 const MAX_CONCURRENT_STREAMS = 100;
+/** HTTP/2: answer bytes one connection may hold unsent; past it, answers that made no progress are reset, newest first, and new streams refused. */
+export const MAX_UNSENT_BYTES_PER_CONNECTION = 8 * 1024 * 1024;
 
 type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -69,6 +73,7 @@ export function createHttpsServer(
     firstHeaders.unref();
     session.once('stream', () => clearTimeout(firstHeaders));
     session.once('close', () => clearTimeout(firstHeaders));
+    watchProgress(session, limits.sendTimeoutMs, metrics);
   });
   // HTTP/2 streams have no request timeout of Node's own: a body still arriving when the
   // time is up is answered 408 and its stream closed.
@@ -91,6 +96,89 @@ export function createHttpsServer(
     req.once('close', () => clearTimeout(timer));
   });
   return server;
+}
+
+/**
+ * HTTP/2 flow control lets a client take an answer as slowly as it likes, or not at all
+ * (a zero window): the answer's bytes then wait in the server's memory, and a connection
+ * with such a stream never finishes closing. Each answer with bytes still to send must make
+ * progress: an answer whose unsent bytes have not shrunk, on a connection that sent no
+ * DATA, for `sendTimeoutMs` is reset (RST_STREAM CANCEL). A connection holding more than
+ * MAX_UNSENT_BYTES_PER_CONNECTION unsent has its answers that made no progress since the
+ * last look reset (newest first) until it is under, and new streams refused meanwhile.
+ */
+function watchProgress(session: http2.ServerHttp2Session, sendTimeoutMs: number, metrics?: Metrics): void {
+  /** Per stream: unsent bytes at the last look, when they last shrank, when the stream or its connection last sent something. */
+  const streams = new Map<http2.ServerHttp2Stream, { unsent: number; buffered: number; shrank: boolean; moved: boolean; progressAt: number }>();
+  let windowSeen = -1;
+  let over = false;
+  /**
+   * What waits to be sent: an answer's bytes are handed over in pieces of its stream's
+   * buffer size, the rest waiting behind them; until a piece has gone, its whole
+   * Content-Length is counted.
+   */
+  const unsentOf = (stream: http2.ServerHttp2Stream, moved: boolean): number => {
+    if (stream.destroyed) return 0;
+    const buffered = stream.writableLength;
+    if (moved || buffered === 0) return buffered;
+    const declared = Number(stream.sentHeaders?.['content-length'] ?? 0);
+    return Number.isFinite(declared) ? Math.max(buffered, declared) : buffered;
+  };
+  const reset = (stream: http2.ServerHttp2Stream): void => {
+    streams.delete(stream);
+    cutStreams.add(stream);
+    metrics?.streamStalled();
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+  };
+  const look = (): void => {
+    if (session.destroyed) return;
+    const now = Date.now();
+    // The connection's send window shrinks only by DATA sent (the client's WINDOW_UPDATEs grow it):
+    // a large answer handed over in one piece shows its progress there first.
+    let window = -1;
+    try {
+      window = session.state.remoteWindowSize ?? -1;
+    } catch {
+      // the session is closing
+    }
+    const sentData = windowSeen >= 0 && window >= 0 && window < windowSeen;
+    windowSeen = window;
+    let total = 0;
+    for (const [stream, seen] of streams) {
+      const buffered = stream.destroyed ? 0 : stream.writableLength;
+      seen.moved ||= buffered < seen.buffered;
+      seen.buffered = buffered;
+      const unsent = unsentOf(stream, seen.moved);
+      total += unsent;
+      seen.shrank = unsent === 0 || unsent < seen.unsent;
+      seen.unsent = unsent;
+      if (seen.shrank || sentData) seen.progressAt = now;
+      else if (now - seen.progressAt >= sendTimeoutMs) {
+        total -= unsent;
+        reset(stream);
+      }
+    }
+    // Over the cap: the answers that did not shrink since the last look go, newest first.
+    for (const [stream, seen] of [...streams].reverse()) {
+      if (total <= MAX_UNSENT_BYTES_PER_CONNECTION) break;
+      if (seen.shrank) continue;
+      total -= seen.unsent;
+      reset(stream);
+    }
+    over = total > MAX_UNSENT_BYTES_PER_CONNECTION;
+  };
+  const timer = setInterval(look, Math.min(1_000, Math.max(50, Math.floor(sendTimeoutMs / 4))));
+  timer.unref();
+  session.once('close', () => clearInterval(timer));
+  session.on('stream', (stream: http2.ServerHttp2Stream) => {
+    if (over) {
+      cutStreams.add(stream);
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    streams.set(stream, { unsent: 0, buffered: 0, shrank: true, moved: false, progressAt: Date.now() });
+    stream.once('close', () => streams.delete(stream));
+  });
 }
 
 /** The plain-HTTP listener (403 HTTPS_REQUIRED, or a redirect of the dashboard's pages to HTTPS), under the same limits. */
