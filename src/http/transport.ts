@@ -58,7 +58,16 @@ export function createHttpsServer(
       // longer than one that never completes its headers.
       handshakeTimeout: limits.headersTimeoutMs,
     },
-    handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+    (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
+      const serve = handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void;
+      if (req.httpVersionMajor !== 2) return serve(req, res);
+      // An HTTP/2 request reaches the app once the frames read with its HEADERS are processed:
+      // a stream its client reset in the same read (HEADERS then RST_STREAM at once, the
+      // "rapid reset" pattern) is dropped here and costs the app nothing.
+      setImmediate(() => {
+        if (!req.stream.closed && !req.stream.destroyed) serve(req, res);
+      });
+    },
   );
   // HTTP/1.1 connections on this server are served by Node's HTTP/1 code, which reads
   // these from the server object (the constructor does not take them for HTTP/2 servers).
