@@ -27,6 +27,8 @@
  * defaults), --attacker-address (127.0.0.2), --flood-address (the attacker's), --drip-ms
  * (3000), --reconnect-ms (1000), --json (one JSON object on stdout, progress on stderr).
  *
+ * `--rapid-reset` runs the HTTP/2 rapid-reset scenario instead (bench/lib/rapid-reset.ts).
+ *
  * Three processes: this one (the PMS client and the /proc sampler), the server
  * (`bin/innsync.js serve`, bench/drill/instance.ts) and the attacker (this file again with
  * `--attacker`), so the attack's event loop does not delay the PMS client's. All three
@@ -47,6 +49,7 @@ import { Instance, SERVER_BIN, sleep } from './drill/instance.js';
 import { percentile, round } from './drill/report.js';
 import { addHotel, createStorage, type DrillStorage } from './drill/storage.js';
 import { cpuSeconds } from './lib/proc.js';
+import { runRapidResetScenario, runResetAttacker } from './lib/rapid-reset.js';
 
 const MB = 1024 * 1024;
 /** The service's connection limits (operations.md); left unset so the run shows the defaults. */
@@ -1004,7 +1007,14 @@ function printReport(r: Report, sampler: ProcSampler): void {
   for (const t of r.targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.value}`);
 }
 
-const entry = process.argv[2] === '--attacker' ? runAttacker() : main();
+const entry =
+  process.argv[2] === '--attacker'
+    ? runAttacker()
+    : process.argv[2] === '--reset-attacker'
+      ? runResetAttacker()
+      : process.argv.includes('--rapid-reset')
+        ? runRapidResetScenario(process.argv.slice(2), fileURLToPath(import.meta.url))
+        : main();
 entry.catch((err: unknown) => {
   console.error(err);
   process.exit(2);

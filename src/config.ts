@@ -20,6 +20,8 @@ export interface Config {
   readonly sqliteSynchronous: 'normal' | 'full';
   /** Connection and time limits of the listeners (HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
   readonly limits: ConnectionLimits;
+  /** SHUTDOWN_TIMEOUT_SECONDS: on SIGTERM, connections still open this long after it are closed, whatever their clients do. */
+  readonly shutdownTimeoutMs: number;
   /** GUEST_RETENTION_DAYS: guests checked out longer ago are anonymised; `null` when off. */
   readonly guestRetentionDays: number | null;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
@@ -109,6 +111,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keepAliveTimeoutMs: parsePositive('KEEP_ALIVE_TIMEOUT_SECONDS', get('KEEP_ALIVE_TIMEOUT_SECONDS'), 30, 3600) * 1000,
     maxConnections: parsePositive('MAX_CONNECTIONS', get('MAX_CONNECTIONS'), 10_000, 1_000_000),
     maxConnectionsPerIp: parsePositive('MAX_CONNECTIONS_PER_IP', get('MAX_CONNECTIONS_PER_IP'), 100, 1_000_000),
+    sendTimeoutMs: parsePositive('SEND_TIMEOUT_SECONDS', get('SEND_TIMEOUT_SECONDS'), 30, 3600) * 1000,
   });
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not be longer than REQUEST_TIMEOUT_SECONDS (the request time includes its headers)');
@@ -127,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     sqliteSynchronous: sync,
     limits,
+    shutdownTimeoutMs: parsePositive('SHUTDOWN_TIMEOUT_SECONDS', get('SHUTDOWN_TIMEOUT_SECONDS'), 20, 3600) * 1000,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
     maxKeyPairsPerHotel: parsePositive('MAX_KEY_PAIRS_PER_HOTEL', get('MAX_KEY_PAIRS_PER_HOTEL'), DEFAULT_MAX_KEY_PAIRS_PER_HOTEL, 1000),

@@ -103,7 +103,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   gate.watch(app.server);
   await steps.run(app.listen({ port: config.port, host: config.host }));
   const httpsPort = (app.server.address() as AddressInfo).port;
-  const closeIdleHttps = trackConnections(app.server, 'secureConnection');
+  const httpsConnections = trackConnections(app.server, 'secureConnection');
   const httpServer = config.httpPort === null ? null : await listenPlainHttp(config, config.httpPort, app, gate, logger, metrics, steps);
   const metricsServer = metrics && config.metricsPort !== null ? await steps.run(listenMetrics(metrics, config.metricsPort, config.metricsHost, logger)) : null;
   if (metricsServer) steps.onFailure(() => closeListener(metricsServer));
@@ -121,7 +121,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const close = (): Promise<void> => {
     closing ??= (async () => {
       stopRetention();
-      await closeListeners(app, httpServer, metricsServer, closeIdleHttps);
+      await closeListeners(app, httpServer, metricsServer, httpsConnections, config.shutdownTimeoutMs, logger);
       // Deliveries under way finish (10 s at most); those still due wait in the outbox for the next start.
       await webhooks.stop();
       await requestLog.close();
@@ -174,11 +174,11 @@ async function listenPlainHttp(
   logger: Logger,
   metrics: Metrics | undefined,
   steps: StartSteps,
-): Promise<http.Server & { closeIdle: () => void }> {
+): Promise<http.Server & TrackedConnections> {
   const server = createHttpServer(config.limits, app.routing);
   server.on('clientError', clientErrorHandler(logger, metrics));
   gate.watch(server);
-  const closeIdle = trackConnections(server, 'connection');
+  const tracked = trackConnections(server, 'connection');
   await steps.run(
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -186,7 +186,7 @@ async function listenPlainHttp(
     }),
   );
   steps.onFailure(() => closeListener(server));
-  return Object.assign(server, { closeIdle });
+  return Object.assign(server, tracked);
 }
 
 /** docs/dashboard.md, first run: while no hotel exists, a link that creates the first one; its token dies when that is done. */
@@ -202,23 +202,39 @@ async function firstRunLink(db: Db, httpsPort: number, setupLink: SetupLink, log
  * those that never sent a request (a browser's preconnected sockets) nor those that were in
  * their TLS handshake then; left open they would hold the shutdown until the browser drops
  * them. Until every connection is gone, idle ones are closed; a connection serving a
- * request is never cut.
+ * request is left to finish it until `deadlineMs` (SHUTDOWN_TIMEOUT_SECONDS), then every
+ * connection still open is closed, whatever its client does (one that does not read its
+ * answer, for instance).
  */
 async function closeListeners(
   app: FastifyInstance,
-  httpServer: (http.Server & { closeIdle: () => void }) | null,
+  httpServer: (http.Server & TrackedConnections) | null,
   metricsServer: http.Server | null,
-  closeIdleHttps: () => void,
+  httpsConnections: TrackedConnections,
+  deadlineMs: number,
+  logger: Logger,
 ): Promise<void> {
   const sweep = setInterval(() => {
-    closeIdleHttps();
+    httpsConnections.closeIdle();
     httpServer?.closeIdle();
   }, 250);
+  const deadline = setTimeout(() => {
+    const open = httpsConnections.closeAll() + (httpServer?.closeAll() ?? 0);
+    if (open > 0) logger.warn({ connections: open, afterMs: deadlineMs }, 'shutdown: connections still open at the shutdown deadline were closed');
+  }, deadlineMs);
   try {
     await Promise.all([app.close(), httpServer ? closeListener(httpServer) : undefined, metricsServer ? closeListener(metricsServer) : undefined]);
   } finally {
     clearInterval(sweep);
+    clearTimeout(deadline);
   }
+}
+
+interface TrackedConnections {
+  /** Closes every connection serving no request (HTTP/2: gracefully, GOAWAY first, when its streams are not done). */
+  closeIdle: () => void;
+  /** Closes every connection now; how many there were. */
+  closeAll: () => number;
 }
 
 /** Stops a plain-HTTP listener: idle connections close now, a request being answered finishes first. */
@@ -229,11 +245,8 @@ function closeListener(server: http.Server): Promise<void> {
   });
 }
 
-/**
- * Follows a server's connections and the requests each is serving; the function returned
- * destroys every connection that serves none.
- */
-function trackConnections(server: net.Server, event: 'secureConnection' | 'connection'): () => void {
+/** Follows a server's connections and the requests each is serving. */
+function trackConnections(server: net.Server, event: 'secureConnection' | 'connection'): TrackedConnections {
   const sockets = new Set<net.Socket>();
   const busy = new Map<net.Socket, number>();
   // HTTP/2 connections serving a request are closed gracefully (GOAWAY, open streams
@@ -276,7 +289,7 @@ function trackConnections(server: net.Server, event: 'secureConnection' | 'conne
       else busy.delete(socket);
     });
   });
-  return () => {
+  const closeIdle = (): void => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
     let streamsOpen = 0;
     for (const [session, open] of sessions) {
@@ -286,6 +299,13 @@ function trackConnections(server: net.Server, event: 'secureConnection' | 'conne
     }
     if (streamsOpen === 0) for (const socket of h2Sockets) socket.destroy();
   };
+  const closeAll = (): number => {
+    const open = sockets.size + h2Sockets.size;
+    for (const session of sessions.keys()) session.destroy();
+    for (const socket of [...sockets, ...h2Sockets]) socket.destroy();
+    return open;
+  };
+  return { closeIdle, closeAll };
 }
 
 /** SIGTERM/SIGINT: stop accepting, finish in-flight requests, flush logs, exit 0. */

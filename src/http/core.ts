@@ -22,7 +22,7 @@ import { parseJsonBody } from './json-body.js';
 import { httpsLocation } from './https-redirect.js';
 import { registerRequestMetrics, type Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
-import { clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
+import { answerUndelivered, clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
 import { createValidatorCompiler, OWN_FORMATS } from './validation.js';
 import { consume, UNAUTHENTICATED_LIMIT } from '../rate-limit/limits.js';
 
@@ -188,6 +188,8 @@ class Core {
     });
     app.addHook('onRequestAbort', async (req) => this.endEarly(req));
     app.addHook('onResponse', async (req, reply) => {
+      // An HTTP/2 stream reset before its answer was sent whole: its one line is "request ended early".
+      if (answerUndelivered(req.raw)) return this.endEarly(req);
       const ms = Math.round(reply.elapsedTime * 10) / 10;
       req.log.info({ ip: req.clientIp ?? req.ip, method: req.method, route: routeForLog(req), status: reply.statusCode, ms }, 'request');
     });

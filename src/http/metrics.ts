@@ -40,6 +40,8 @@ export class Metrics {
   private requestLogQueued: () => number = () => 0;
   private connectionsOpen: () => number = () => 0;
   private readonly connectionsRefused: Counter<'limit'>;
+  private readonly streamResetFloods: Counter<'scope'>;
+  private readonly streamsStalled: Counter;
   private readonly requestsCut: Counter<'code'>;
   private readonly webhookAttempts: Counter<'outcome'>;
   private webhookOutboxAge: () => Promise<number> = () => Promise.resolve(0);
@@ -107,8 +109,19 @@ export class Metrics {
     this.gaugeAtScrape('innsync_connections_open', 'Client connections open on the HTTPS and HTTP listeners.', () => this.connectionsOpen());
     this.connectionsRefused = new Counter({
       name: 'innsync_connections_refused_total',
-      help: 'Connections closed at once for a connection cap, by limit (total, per-address).',
+      help: 'Connections closed at once for a connection cap, by limit (total, per-address, resets: an address refused for resetting too many HTTP/2 streams).',
       labelNames: ['limit'],
+      registers,
+    });
+    this.streamResetFloods = new Counter({
+      name: 'innsync_http2_reset_floods_total',
+      help: 'HTTP/2 clients that reset too many streams before their answer, by scope: connection (closed with ENHANCE_YOUR_CALM), address (refused new connections for a minute).',
+      labelNames: ['scope'],
+      registers,
+    });
+    this.streamsStalled = new Counter({
+      name: 'innsync_http2_streams_stalled_total',
+      help: 'HTTP/2 answers reset because the client took none of their bytes for SEND_TIMEOUT_SECONDS, or its connection held too many unsent bytes.',
       registers,
     });
     this.requestsCut = new Counter({
@@ -207,8 +220,18 @@ export class Metrics {
     this.connectionsOpen = open;
   }
 
-  connectionRefused(limit: 'total' | 'per-address'): void {
+  connectionRefused(limit: 'total' | 'per-address' | 'resets'): void {
     this.connectionsRefused.inc({ limit });
+  }
+
+  /** An HTTP/2 answer reset for making no progress (http/transport.ts). */
+  streamStalled(): void {
+    this.streamsStalled.inc();
+  }
+
+  /** An HTTP/2 connection closed (`connection`), or an address refused for a while (`address`), for resetting too many streams. */
+  streamResetFlood(scope: 'connection' | 'address'): void {
+    this.streamResetFloods.inc({ scope });
   }
 
   requestCut(code: 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'MALFORMED_REQUEST'): void {

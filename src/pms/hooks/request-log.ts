@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LoggedRequest } from '../../db/repositories/request-log.repository.js';
+import { answerUndelivered } from '../../http/transport.js';
 import { loggedBodies } from '../request-log-body.js';
 import { capOptional, capTarget, SLUG_CAP_BYTES } from '../request-log-fields.js';
 import type { RequestLogWriter } from '../request-log.js';
@@ -18,7 +19,10 @@ export function logRequests(scope: FastifyInstance, requestLog: RequestLogWriter
   });
   scope.addHook('onResponse', async (req, reply) => {
     try {
-      requestLog.write(loggedRequest(req, reply), req.auth?.keyId);
+      // An HTTP/2 stream the client reset before its answer was sent whole "finishes" too
+      // (Node's compatibility layer ends the response when its stream closes): no answer
+      // reached the client, so it has no row, like an HTTP/1.1 request whose client went away.
+      if (!answerUndelivered(req.raw)) requestLog.write(loggedRequest(req, reply), req.auth?.keyId);
     } finally {
       requestLog.end(req);
     }
