@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './dashboard/live-events.js';
 import { parseProxyEntry, PROXY_RANGE_NAMES, type ConnectionLimits } from './http/transport.js';
 
 /** Where the service stores data and how it listens. The only reader of process.env. */
@@ -24,6 +25,8 @@ export interface Config {
   readonly guestRetentionDays: number | null;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL: dashboard event streams open at once on this instance. */
+  readonly liveStreams: StreamLimits;
 }
 
 export class ConfigError extends Error {}
@@ -124,5 +127,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
+    liveStreams: Object.freeze({
+      perUser: parsePositive('LIVE_STREAMS_PER_USER', get('LIVE_STREAMS_PER_USER'), DEFAULT_STREAM_LIMITS.perUser, 100_000),
+      perHotel: parsePositive('LIVE_STREAMS_PER_HOTEL', get('LIVE_STREAMS_PER_HOTEL'), DEFAULT_STREAM_LIMITS.perHotel, 1_000_000),
+    }),
   });
 }

@@ -82,7 +82,20 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const setupLink = new SetupLink();
   const webhooks = new WebhookDispatcher(database.db, logger, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, metrics });
   const app = await steps.run(
-    buildApp({ db: database.db, bus, rateLimits, requestLog, logger, trustProxy: config.trustProxy, tls, setupLink, limits: config.limits, metrics, webhooks }),
+    buildApp({
+      db: database.db,
+      bus,
+      rateLimits,
+      requestLog,
+      logger,
+      trustProxy: config.trustProxy,
+      tls,
+      setupLink,
+      limits: config.limits,
+      metrics,
+      webhooks,
+      streamLimits: config.liveStreams,
+    }),
   );
   steps.onFailure(() => app.close());
   // One count of open connections across both listeners (http/transport.ts).
