@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Db } from './db/database.js';
 import { dashboard } from './dashboard/plugin.js';
-import { LiveStreams } from './dashboard/live-events.js';
+import { LiveStreams, type StreamLimits } from './dashboard/live-events.js';
 import { liveSessionIds } from './dashboard/session.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { docs, OPENAPI_INFO } from './docs/routes.js';
@@ -26,6 +26,8 @@ export interface AppDeps extends CoreDeps {
   webhooks?: WebhookOutbox;
   /** MAX_KEY_PAIRS_PER_HOTEL (config.ts): the dashboard's Keys page issues no more active pairs. */
   maxKeyPairsPerHotel?: number;
+  /** Dashboard event streams per user and per hotel (LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL). */
+  streamLimits?: StreamLimits;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (ids) => liveSessionIds(deps.db, ids),
     (err) => deps.logger.error({ err }, 'live event delivery failed'),
     deps.metrics,
+    deps.streamLimits,
   );
   // Open event streams would hold app.close() forever; browsers reconnect after a restart.
   app.addHook('preClose', async () => streams.closeAll());

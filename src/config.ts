@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './dashboard/live-events.js';
 import { parseProxyEntry, PROXY_RANGE_NAMES, type ConnectionLimits } from './http/transport.js';
 
 /** Where the service stores data and how it listens. The only reader of process.env. */
@@ -28,6 +29,8 @@ export interface Config {
   readonly webhookAllowPrivateNetworks: boolean;
   /** MAX_KEY_PAIRS_PER_HOTEL: active (not revoked) API key pairs a hotel may hold. */
   readonly maxKeyPairsPerHotel: number;
+  /** LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL: dashboard event streams open at once on this instance. */
+  readonly liveStreams: StreamLimits;
 }
 
 /** The default of MAX_KEY_PAIRS_PER_HOTEL. */
@@ -134,5 +137,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
     maxKeyPairsPerHotel: parsePositive('MAX_KEY_PAIRS_PER_HOTEL', get('MAX_KEY_PAIRS_PER_HOTEL'), DEFAULT_MAX_KEY_PAIRS_PER_HOTEL, 1000),
+    liveStreams: Object.freeze({
+      perUser: parsePositive('LIVE_STREAMS_PER_USER', get('LIVE_STREAMS_PER_USER'), DEFAULT_STREAM_LIMITS.perUser, 100_000),
+      perHotel: parsePositive('LIVE_STREAMS_PER_HOTEL', get('LIVE_STREAMS_PER_HOTEL'), DEFAULT_STREAM_LIMITS.perHotel, 1_000_000),
+    }),
   });
 }

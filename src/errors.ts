@@ -135,6 +135,13 @@ export const ERRORS = {
     message: 'This is a front-desk display: it shows the board only. Log out and log in without display mode to make changes or open a guest.',
     meaning: 'Dashboard: a display session (login with `display: true`) asked for anything but the board, its live events, the session or logout.',
   },
+  TOO_MANY_STREAMS: {
+    status: 429,
+    message:
+      'Too many live board connections are open for this account or hotel: close dashboard tabs and log out on screens no longer in use, then reload this page.',
+    meaning:
+      'Dashboard: `GET /events` when the user already holds LIVE_STREAMS_PER_USER open event streams (default 10), or the hotel LIVE_STREAMS_PER_HOTEL (default 200), on this instance. Adds `limit` (`user` or `hotel`) and `max`.',
+  },
   SETUP_LINK_INVALID: {
     status: 404,
     message: 'This setup link is not the current one: open the link the server printed when it started (a new one at every start while no hotel exists).',

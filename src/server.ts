@@ -95,6 +95,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       metrics,
       webhooks,
       maxKeyPairsPerHotel: config.maxKeyPairsPerHotel,
+      streamLimits: config.liveStreams,
     }),
   );
   steps.onFailure(() => app.close());

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
+import { ApiError } from '../errors.js';
 import type { Metrics } from '../http/metrics.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -7,6 +8,12 @@ const HEARTBEAT_MS = 15_000;
 const SESSION_CHECK_MS = 5_000;
 /** Streams one session may hold (tabs); opening another closes its oldest. */
 export const MAX_STREAMS_PER_SESSION = 5;
+/** Streams open at once on this instance, per user (all their sessions) and per hotel (LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL). */
+export interface StreamLimits {
+  perUser: number;
+  perHotel: number;
+}
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perUser: 10, perHotel: 200 };
 /** Changes waiting for one hotel's streams beyond this are dropped for a re-read (changes: []). */
 const MAX_PENDING_CHANGES = 200;
 /** After a failed delivery, the next try (a re-read) comes this much later. */
@@ -46,11 +53,16 @@ export type SessionCheck = (sessionIds: string[]) => Promise<Set<string>>;
  * table in one query, and the streams of sessions that ended (logout, deactivation,
  * expiry, on any instance) are closed. Logout and deactivation here close them at once.
  * A session holds at most MAX_STREAMS_PER_SESSION streams: a new one closes its oldest.
+ * A user (all their sessions: display logins too) and a hotel hold at most `limits`: a
+ * stream past them is refused, 429 TOO_MANY_STREAMS, and the streams open stay open (closing
+ * the oldest instead would make every screen of a user over the limit reconnect in turn).
  */
 export class LiveStreams {
   private readonly hotels = new Map<string, HotelStreams>();
   /** Each session's streams, oldest first. */
   private readonly bySession = new Map<string, Stream[]>();
+  /** How many streams each user holds. */
+  private readonly perUser = new Map<string, number>();
   private ticker: NodeJS.Timeout | null = null;
   private ticks = 0;
 
@@ -59,10 +71,15 @@ export class LiveStreams {
     private readonly liveSessions: SessionCheck,
     private readonly onError: (err: unknown) => void,
     private readonly metrics?: Metrics,
+    private readonly limits: StreamLimits = DEFAULT_STREAM_LIMITS,
   ) {}
 
-  /** Takes over the reply's socket until the client goes away, its session ends or the server closes. */
+  /**
+   * Takes over the reply's socket until the client goes away, its session ends or the
+   * server closes; throws TOO_MANY_STREAMS (before anything is written) past the limits.
+   */
   serve(req: FastifyRequest, reply: FastifyReply, owner: { hotelId: string; sessionId: string; userId: string }, headers: Record<string, string>): void {
+    this.admit(owner);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -85,6 +102,7 @@ export class LiveStreams {
     const mine = this.bySession.get(owner.sessionId) ?? [];
     mine.push(stream);
     this.bySession.set(owner.sessionId, mine);
+    this.perUser.set(owner.userId, (this.perUser.get(owner.userId) ?? 0) + 1);
     this.metrics?.streamOpened();
     if (mine.length > MAX_STREAMS_PER_SESSION) mine[0]?.reply.raw.end();
     this.startTicker();
@@ -94,6 +112,9 @@ export class LiveStreams {
       cleaned = true;
       this.metrics?.streamClosed();
       hotel.streams.delete(stream);
+      const userLeft = (this.perUser.get(owner.userId) ?? 1) - 1;
+      if (userLeft > 0) this.perUser.set(owner.userId, userLeft);
+      else this.perUser.delete(owner.userId);
       const left = (this.bySession.get(owner.sessionId) ?? []).filter((s) => s !== stream);
       if (left.length > 0) this.bySession.set(owner.sessionId, left);
       else this.bySession.delete(owner.sessionId);
@@ -105,6 +126,25 @@ export class LiveStreams {
     };
     req.raw.on('close', cleanup);
     res.on('close', cleanup);
+  }
+
+  /**
+   * A new stream of a session that holds its MAX_STREAMS_PER_SESSION closes that session's
+   * oldest, so it adds none and is always let in; any other is counted against the user's
+   * and the hotel's limits.
+   */
+  private admit(owner: { hotelId: string; sessionId: string; userId: string }): void {
+    if ((this.bySession.get(owner.sessionId)?.length ?? 0) >= MAX_STREAMS_PER_SESSION) return;
+    const over =
+      (this.perUser.get(owner.userId) ?? 0) >= this.limits.perUser
+        ? { limit: 'user', max: this.limits.perUser }
+        : (this.hotels.get(owner.hotelId)?.streams.size ?? 0) >= this.limits.perHotel
+          ? { limit: 'hotel', max: this.limits.perHotel }
+          : null;
+    if (over) {
+      this.metrics?.rateLimited('streams');
+      throw new ApiError('TOO_MANY_STREAMS', { extra: over });
+    }
   }
 
   /** One timer for all streams: the session check every SESSION_CHECK_MS, a keep-alive comment every HEARTBEAT_MS. */

@@ -24,6 +24,33 @@ export function guestView(g: Guest): Omit<Guest, 'hotelId'> {
   return view;
 }
 
+/**
+ * What the board shows of a guest (public/dashboard/assets/views/board.js: room, name,
+ * dates, party, source, the PMS id its search finds; `updatedAt` for its tile cache,
+ * `anonymisedAt` for the name), and all a front-desk display session gets: no contact
+ * details, language or nationality (docs/dashboard.md: Front-desk display).
+ */
+export const BOARD_GUEST_FIELDS = [
+  'id',
+  'source',
+  'pmsGuestId',
+  'roomNumber',
+  'firstName',
+  'lastName',
+  'checkInDate',
+  'checkOutDate',
+  'adults',
+  'children',
+  'updatedAt',
+  'anonymisedAt',
+] as const satisfies ReadonlyArray<keyof Guest>;
+
+export type BoardGuest = Pick<Guest, (typeof BOARD_GUEST_FIELDS)[number]>;
+
+export function boardGuestView(g: Guest): BoardGuest {
+  return Object.fromEntries(BOARD_GUEST_FIELDS.map((field) => [field, g[field]])) as BoardGuest;
+}
+
 /** The staff session of a request the session guard let through. */
 export function session(req: FastifyRequest): StaffSession {
   if (!req.staff) throw new ApiError('NOT_AUTHENTICATED');

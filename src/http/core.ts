@@ -17,7 +17,7 @@ import { ApiError } from '../errors.js';
 import type { RateLimitStore } from '../rate-limit/stores.js';
 import { routeForLog, sendError, toApiError } from './error-reply.js';
 import { ALL_METHODS, registerNotFound } from './fallbacks.js';
-import { ipLimit, rateLimited, type IpLimit } from './ip-limit.js';
+import { clientOf, ipLimit, rateLimited, type IpLimit } from './ip-limit.js';
 import { parseJsonBody } from './json-body.js';
 import { httpsLocation } from './https-redirect.js';
 import { registerRequestMetrics, type Metrics } from './metrics.js';
@@ -115,7 +115,7 @@ class Core {
     const { deps } = this;
     const routingError =
       err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('NOT_FOUND') : toApiError(err, req, deps.metrics);
-    consume(deps.rateLimits, req.ip, UNAUTHENTICATED_LIMIT, Date.now())
+    consume(deps.rateLimits, clientOf(req), UNAUTHENTICATED_LIMIT, Date.now())
       .then((rl) => {
         void reply.headers(rl.headers);
         if (!rl.allowed) return rateLimited(rl, 'ip', deps.metrics);

@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { StorageErrorKind } from '../db/database.js';
 
 /** Which limit refused a request: the API key's per-endpoint limit, the per-IP limit, or the dashboard's failed-login limit. */
-export type RateLimitScope = 'key' | 'ip' | 'login';
+export type RateLimitScope = 'key' | 'ip' | 'login' | 'streams';
 
 /** The route label of a request no route matched (a 404): never the raw URL. */
 export const UNMATCHED_ROUTE = 'unmatched';

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
+import { clientKey } from './client-address.js';
 
 /** Lines per client address and kind of event in one window; the rest are counted, not written. */
 const LINES_PER_WINDOW = 10;
@@ -20,7 +21,8 @@ export class SecurityLog {
   private all = { start: 0, written: 0 };
 
   note(log: Logger | FastifyBaseLogger, event: string, ip: string, fields: Record<string, unknown>, message: string): void {
-    const key = `${event} ${ip}`;
+    // An IPv6 client counts by its /64 (client-address.ts); the line names the address itself.
+    const key = `${event} ${clientKey(ip)}`;
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || now - w.start >= WINDOW_MS) {

@@ -3,6 +3,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
+import { clientKey, normalise } from './client-address.js';
 import { newId } from '../domain/ids.js';
 import type { Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
@@ -473,24 +474,6 @@ export class ConnectionGate {
       `security: connection refused, ${limit === 'total' ? 'the service' : 'this address'} already has ${max} open`,
     );
   }
-}
-
-/** The unit a per-address cap counts: an IPv4 address, or an IPv6 address's /64 (`2001:db8:1:2::/64`). */
-export function clientKey(address: string): string {
-  if (!net.isIPv6(address)) return address;
-  const [head = '', tail] = address.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, '').toLowerCase())
-    .join(':')}::/64`;
-}
-
-/** `::ffff:10.0.0.1` is 10.0.0.1. */
-function normalise(address: string): string {
-  return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
 }
 
 /** The names TRUST_PROXY accepts besides addresses and subnets (as Fastify's proxy-addr does). */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { clientKey } from '../http/transport.js';
+import { clientKey } from '../http/client-address.js';
 import type { Metrics } from '../http/metrics.js';
 import { SecurityLog } from '../http/security-log.js';
 

@@ -208,8 +208,20 @@ describe("the front desk's screen", () => {
   });
 
   it('a front-desk display shows the board read-only: no other page, no links into guests, no walk-in', async () => {
+    // What a person's board shows on each tile, to compare with the display's (which gets fewer guest fields).
+    const person = await open();
+    await logIn(person.page, DESK);
+    const tileTexts = (p: Page): Promise<string[]> => p.locator('.board .tile').allInnerTexts();
+    const personTiles = await tileTexts(person.page);
     const { page, errors } = await open();
     await logIn(page, DESK, { display: true });
+    expect(await tileTexts(page)).toEqual(personTiles);
+    expect(personTiles.find((text) => text.includes('Lovelace, Ada'))).toContain('3 nights, 2 left');
+    // The search finds a PMS id on the display too.
+    await page.locator('.board-search').fill('F-102');
+    await expect.poll(() => page.locator('.board [data-room]').count()).toBe(1);
+    expect(await page.locator('.board [data-room]').getAttribute('data-room')).toBe('102');
+    await page.locator('.board-search').fill('');
     expect(await page.locator('nav a').allInnerTexts()).toEqual(['Board']);
     expect(await page.locator('.role-badge').innerText()).toBe('Front-desk display');
     expect(await page.locator('.board a').count()).toBe(0);

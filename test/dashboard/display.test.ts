@@ -57,6 +57,57 @@ describe.each(testEngines())('the front-desk display session (%s)', (engine) => 
     expect(some.body.guests.map((g: { id: string }) => g.id)).toEqual([shown.id]);
   });
 
+  it('gets what the board shows of each guest and no more: no phone, e-mail, language, nationality, status or creation time (all, ?ids= and the live events); a person still gets them', async () => {
+    const full = guest({
+      pmsGuestId: 'D-2',
+      roomNumber: '103',
+      lastName: 'Private',
+      phone: '+4930123456',
+      email: 'private@guest.example',
+      language: 'de',
+      nationality: 'DE',
+      adults: 2,
+      children: 1,
+    });
+    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, full)).status).toBe(200);
+    const boardFields = [
+      'adults',
+      'anonymisedAt',
+      'checkInDate',
+      'checkOutDate',
+      'children',
+      'firstName',
+      'id',
+      'lastName',
+      'pmsGuestId',
+      'roomNumber',
+      'source',
+      'updatedAt',
+    ];
+    const all = await display.get('/guests');
+    const shown = all.body.guests.find((g: { pmsGuestId: string }) => g.pmsGuestId === 'D-2');
+    expect(Object.keys(shown).sort()).toEqual(boardFields);
+    expect(shown).toMatchObject({ roomNumber: '103', lastName: 'Private', firstName: 'Ada', adults: 2, children: 1, source: 'pms' });
+    for (const g of all.body.guests) expect(Object.keys(g).sort()).toEqual(boardFields);
+    const some = await display.get(`/guests?ids=${shown.id}`);
+    expect(some.body.guests).toEqual([shown]);
+    expect(some.text).not.toMatch(/private@guest|4930123456|"DE"/);
+    // A live event names the guest, its PMS id and room: what the board shows anyway.
+    const stream = await display.events();
+    try {
+      expect((await stream.next()).event).toBe('ready');
+      expect((await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'D-2', phone: '+4930999999' })).status).toBe(200);
+      const event = await stream.next();
+      expect(event.event).toBe('roster');
+      for (const change of event.data.changes) expect(Object.keys(change).sort()).toEqual(['action', 'guestId', 'pmsGuestId', 'roomNumber']);
+    } finally {
+      stream.close();
+    }
+    const person = await DashboardClient.loggedIn(t, 'admin@display.example');
+    const [personal] = (await person.get(`/guests?ids=${shown.id}`)).body.guests;
+    expect(personal).toMatchObject({ phone: '+4930999999', email: 'private@guest.example', language: 'de', nationality: 'DE', status: 'active' });
+  });
+
   it('is refused everything else, even for an admin: guest details, writes, admin pages (403 DISPLAY_READ_ONLY)', async () => {
     const all = await display.get('/guests');
     const id = all.body.guests[0].id as string;

@@ -217,7 +217,7 @@ describe.each(testEngines())('dashboard sessions and login (%s)', (engine) => {
     expect(login.body.code).toBe('LOGIN_FAILED');
   });
 
-  it('docs/dashboard.md Security: after 5 failed logins for one e-mail the 6th, even with the right password, is 429 RATE_LIMITED with Retry-After and retryAfter; other users still log in', async () => {
+  it('docs/dashboard.md Security: after 5 failed logins for one e-mail from one address the 6th from there, even with the right password, is 429 RATE_LIMITED with Retry-After and retryAfter; other users still log in', async () => {
     const locked = await addStaffUser(db(), t.slug, `locked-${engine}@session.example`, 'receptionist');
     await withinOneWindow();
     // The limit is per e-mail as the user types it, case aside.

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SseParser, type SseMessage } from '../../scripts/sse.js';
 import { addStaffUser, DashboardClient, SESSION_COOKIE, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { startLoggedServer } from '../support/log-capture.js';
-import { clientKey } from '../../src/http/transport.js';
+import { clientKey } from '../../src/http/client-address.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
@@ -70,7 +70,7 @@ class H2Events {
   }
 }
 
-describe('the unit of the per-address cap', () => {
+describe('the unit of the per-address cap and limits', () => {
   it('is the IPv4 address, or the /64 of an IPv6 address (one client usually holds a whole /64)', () => {
     expect(clientKey('10.0.0.1')).toBe('10.0.0.1');
     expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
@@ -78,6 +78,8 @@ describe('the unit of the per-address cap', () => {
     expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
     expect(clientKey('::1')).toBe('0:0:0:0::/64');
     expect(clientKey('fe80::1:2:3:4')).toBe('fe80:0:0:0::/64');
+    // An IPv4 client of a dual-stack listener is its IPv4 address, not the /64 of ::ffff:0:0.
+    expect(clientKey('::ffff:10.0.0.1')).toBe('10.0.0.1');
   });
 });
 

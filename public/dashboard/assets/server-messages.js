@@ -15,6 +15,9 @@ const MESSAGES = [
   tk("The request did not carry this session's CSRF token or came from another site."),
   tk('Your role does not allow this.'),
   tk('This is a front-desk display: it shows the board only. Log out and log in without display mode to make changes or open a guest.'),
+  tk(
+    'Too many live board connections are open for this account or hotel: close dashboard tabs and log out on screens no longer in use, then reload this page.',
+  ),
   tk('This setup link is not the current one: open the link the server printed when it started (a new one at every start while no hotel exists).'),
   tk('A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).'),
   tk('Not found in your hotel.'),

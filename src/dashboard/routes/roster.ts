@@ -8,7 +8,7 @@ import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest 
 import { listGuests } from '../../roster/roster-service.js';
 import type { DashboardDeps } from '../plugin.js';
 import { ActivityQuery, GuestPatchBody, GuestsQuery, IdParams, WalkInBody } from '../schemas.js';
-import { guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
+import { boardGuestView, guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
 
 // The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
 const guestFields: Refinement = (b) => refineGuestFields(b);
@@ -28,10 +28,12 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   const hidden = { hide: true };
 
   // Every active guest; with `ids`, only those of them still active (a live event's guests).
+  // A front-desk display gets what the board shows of each, no more.
   app.get('/guests', { config: { display: true }, schema: { ...hidden, querystring: GuestsQuery } }, async (req) => {
+    const s = session(req);
     const ids = req.query.ids?.split(',');
-    const guests = await listGuests(db, session(req).hotel.id, ids ? { ids } : {});
-    return { guests: guests.map(guestView) };
+    const guests = await listGuests(db, s.hotel.id, ids ? { ids } : {});
+    return { guests: guests.map(s.display ? boardGuestView : guestView) };
   });
 
   app.get('/guests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
