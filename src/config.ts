@@ -24,6 +24,8 @@ export interface Config {
   readonly guestRetentionDays: number | null;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_HOTEL: a hotel's webhook endpoints at most, and its deliveries under way at once. */
+  readonly webhookMaxEndpointsPerHotel: number;
 }
 
 export class ConfigError extends Error {}
@@ -124,5 +126,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
+    webhookMaxEndpointsPerHotel: parsePositive('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL', get('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL'), 10, 1000),
   });
 }

@@ -341,6 +341,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0011_webhook_answers_not_kept': {
+    async up(db: Kysely<unknown>) {
+      // A receiver's answer body is no longer kept (a receiver may echo the guest's data it
+      // was sent, out of reach of erasure and retention): the stored ones are cleared, then
+      // the column goes. Of an answer only its status is kept.
+      await sql`update webhook_deliveries set last_response = null where last_response is not null`.execute(db);
+      await db.schema.alterTable('webhook_deliveries').dropColumn('last_response').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {
