@@ -233,28 +233,30 @@ export async function claimDueDeliveries(
     .limit(1)
     .executeTakeFirst();
   if (!anyDue) return [];
-  // A window function cannot share its SELECT with FOR UPDATE: the heads are ranked per
-  // hotel first, then the chosen rows are locked and their claim condition checked again.
+  // Each enabled endpoint's head (its oldest pending delivery, by the index of migration
+  // 0012), ranked per hotel: the cost follows the number of endpoints, not the backlog. A
+  // window function cannot share its SELECT with FOR UPDATE: the chosen rows are locked
+  // afterwards, and their claim condition checked again as they are.
   const lock = isPostgres(db) ? sql`for update skip locked` : sql``;
   const claimed = await sql<{ id: string }>`
     with busy as (
       select e.hotel_id, count(*) as n from webhook_deliveries d
       join webhook_endpoints e on e.id = d.endpoint_id
-      where d.status = 'pending' and d.claimed_until >= ${now}
+      where d.claimed_by is not null and d.claimed_until >= ${now}
       group by e.hotel_id
     ),
     heads as (
       select d.id, d.next_attempt_at, e.hotel_id,
         row_number() over (partition by e.hotel_id order by d.next_attempt_at, d.id) as place
-      from webhook_deliveries d
-      join webhook_endpoints e on e.id = d.endpoint_id and e.disabled_at is null
-      where d.status = 'pending' and d.next_attempt_at <= ${now}
+      from webhook_endpoints e
+      join webhook_deliveries d on d.id = (
+        select p.id from webhook_deliveries p
+        where p.endpoint_id = e.id and p.status = 'pending'
+        order by p.seq, p.created_at, p.id
+        limit 1
+      )
+      where e.disabled_at is null and d.next_attempt_at <= ${now}
         and (d.claimed_until is null or d.claimed_until < ${now})
-        and not exists (
-          select 1 from webhook_deliveries p
-          where p.endpoint_id = d.endpoint_id and p.status = 'pending'
-            and (p.seq < d.seq or (p.seq = d.seq and p.created_at < d.created_at) or (p.seq = d.seq and p.created_at = d.created_at and p.id < d.id))
-        )
     ),
     picked as (
       select h.id from heads h left join busy b on b.hotel_id = h.hotel_id
