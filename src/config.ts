@@ -31,6 +31,8 @@ export interface Config {
   readonly maxKeyPairsPerHotel: number;
   /** LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL: dashboard event streams open at once on this instance. */
   readonly liveStreams: StreamLimits;
+  /** WEBHOOK_MAX_ENDPOINTS_PER_HOTEL: a hotel's webhook endpoints at most, and its deliveries under way at once. */
+  readonly webhookMaxEndpointsPerHotel: number;
 }
 
 /** The default of MAX_KEY_PAIRS_PER_HOTEL. */
@@ -141,5 +143,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perUser: parsePositive('LIVE_STREAMS_PER_USER', get('LIVE_STREAMS_PER_USER'), DEFAULT_STREAM_LIMITS.perUser, 100_000),
       perHotel: parsePositive('LIVE_STREAMS_PER_HOTEL', get('LIVE_STREAMS_PER_HOTEL'), DEFAULT_STREAM_LIMITS.perHotel, 1_000_000),
     }),
+    webhookMaxEndpointsPerHotel: parsePositive('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL', get('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL'), 10, 1000),
   });
 }

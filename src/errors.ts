@@ -184,6 +184,13 @@ export const ERRORS = {
     message: 'This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.',
     meaning: 'Dashboard: a test event for a disabled webhook endpoint.',
   },
+  TOO_MANY_ENDPOINTS: {
+    status: 409,
+    message:
+      'This hotel already has as many webhook endpoints as allowed: remove one it no longer needs (or send several event types to one endpoint), or ask the operator to raise WEBHOOK_MAX_ENDPOINTS_PER_HOTEL.',
+    meaning:
+      'Dashboard and `innsync webhook add`: a new webhook endpoint for a hotel that has WEBHOOK_MAX_ENDPOINTS_PER_HOTEL (default 10) already. Adds `limit`, the number allowed.',
+  },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: {
     status: 500,

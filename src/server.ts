@@ -80,7 +80,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const metrics = config.metricsPort === null ? undefined : new Metrics();
   const requestLog = new RequestLogWriter(database.background, logger, metrics);
   const setupLink = new SetupLink();
-  const webhooks = new WebhookDispatcher(database.db, logger, { allowPrivateNetworks: config.webhookAllowPrivateNetworks, metrics });
+  const webhooks = new WebhookDispatcher(database.db, logger, {
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    maxEndpointsPerHotel: config.webhookMaxEndpointsPerHotel,
+    metrics,
+  });
   const app = await steps.run(
     buildApp({
       db: database.db,

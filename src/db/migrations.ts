@@ -350,6 +350,25 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0012_webhook_answers_not_kept': {
+    async up(db: Kysely<unknown>) {
+      // A receiver's answer body is no longer kept (a receiver may echo the guest's data it
+      // was sent, out of reach of erasure and retention): the stored ones are cleared, then
+      // the column goes. Of an answer only its status is kept.
+      await sql`update webhook_deliveries set last_response = null where last_response is not null`.execute(db);
+      await db.schema.alterTable('webhook_deliveries').dropColumn('last_response').execute();
+    },
+  },
+  '0013_webhook_queue_heads': {
+    async up(db: Kysely<unknown>) {
+      // Each endpoint's head (its oldest pending delivery) is found by one index step, and
+      // the claims under way by a small index: a claim costs the same whatever the backlog
+      // of a receiver that has been down for days.
+      await sql`drop index webhook_deliveries_pending_idx`.execute(db);
+      await sql`create index webhook_deliveries_head_idx on webhook_deliveries (endpoint_id, seq, created_at, id) where status = 'pending'`.execute(db);
+      await sql`create index webhook_deliveries_claimed_idx on webhook_deliveries (claimed_until) where claimed_by is not null`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -207,7 +207,6 @@ export interface WebhookDeliveryTable {
   last_status: number | null;
   last_error: string | null;
   last_latency_ms: number | null;
-  last_response: string | null;
   created_at: string;
   finished_at: string | null;
 }

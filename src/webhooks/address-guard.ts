@@ -1,53 +1,67 @@
 import dns from 'node:dns';
-import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-/** Addresses a webhook may not reach unless the operator allows it (WEBHOOK_ALLOW_PRIVATE_NETWORKS): this host, its networks, and addresses that are not unicast on the internet. */
-const NOT_PUBLIC = new net.BlockList();
-for (const [range, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  NOT_PUBLIC.addSubnet(range, prefix, 'ipv4');
-for (const [range, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  NOT_PUBLIC.addSubnet(range, prefix, 'ipv6');
-
-/** Whether `address` (IPv4, IPv6, or IPv4 mapped into IPv6) is a public unicast address. */
+/**
+ * Whether `address` (IPv4 or IPv6, with or without brackets) is a public unicast address a
+ * webhook may reach without WEBHOOK_ALLOW_PRIVATE_NETWORKS. One classification, used when
+ * an endpoint is stored and when a delivery connects: ipaddr.js's ranges, where only
+ * `unicast` passes. An IPv4 address embedded in IPv6 (IPv4-mapped `::ffff:a.b.c.d`) is
+ * judged as that IPv4 address; the other embeddings (6to4, NAT64, Teredo, the IPv4
+ * translated form) are their own ranges and refused, and IPv6 must be global unicast
+ * (2000::/3), which also refuses the deprecated IPv4-compatible form `::a.b.c.d`.
+ */
 export function isPublicAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return !NOT_PUBLIC.check(mapped[1], 'ipv4');
-  const family = net.isIP(address);
-  if (family === 0) return false;
-  return !NOT_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  const bare = address.replace(/^\[(.*)\]$/, '$1');
+  if (!ipaddr.isValid(bare)) return false;
+  let ip = ipaddr.parse(bare);
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.range() !== 'unicast') return false;
+  return ip.kind() === 'ipv4' || ip.match(GLOBAL_UNICAST_V6);
+}
+
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/** Whether `host` (a URL's hostname) is an IP address literal rather than a name. */
+function isAddressLiteral(host: string): boolean {
+  return ipaddr.isValid(host.replace(/^\[(.*)\]$/, '$1')) && (host.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host));
+}
+
+/** Ports a webhook may use without WEBHOOK_ALLOW_PRIVATE_NETWORKS: HTTPS's own, and its common alternative. */
+export const PUBLIC_PORTS: readonly number[] = [443, 8443];
+
+/** A URL's port as a number (the scheme's default when it names none). */
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'http:' ? 80 : 443;
+}
+
+/**
+ * Why a delivery to `url` may not be sent, or null: without WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+ * `https://`, no address literal outside the public internet, and a port of PUBLIC_PORTS.
+ * Checked when an endpoint is stored and when each delivery connects; a name is checked
+ * then by guardedLookup, against the addresses it resolves to.
+ */
+export function refusedTarget(url: URL, allowPrivate: boolean): 'scheme' | 'port' | 'address' | null {
+  if (allowPrivate) return url.protocol === 'https:' || url.protocol === 'http:' ? null : 'scheme';
+  if (url.protocol !== 'https:') return 'scheme';
+  if (isAddressLiteral(url.hostname) && !isPublicAddress(url.hostname)) return 'address';
+  if (!PUBLIC_PORTS.includes(portOf(url))) return 'port';
+  return null;
+}
+
+/** `localhost` and its subdomains name this host, with or without the root's trailing dot. */
+function isLocalName(host: string): boolean {
+  const name = host.replace(/\.+$/, '').toLowerCase();
+  return name === '' || name === 'localhost' || name.endsWith('.localhost');
 }
 
 export class EndpointUrlError extends Error {}
 
 /**
  * An endpoint URL as stored: `https://` (plain `http://` only where private networks are
- * allowed), no user name or password, at most 2,000 characters, and no literal address
- * outside the public internet unless allowed. Names are checked again at each delivery,
- * against the addresses they resolve to then.
+ * allowed), no user name or password, at most 2,000 characters, port 443 or 8443, and no
+ * literal address or local name outside the public internet unless allowed. Names are
+ * checked again at each delivery, against the addresses they resolve to then.
  */
 export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   if (raw.length > 2000) throw new EndpointUrlError('The URL must be at most 2,000 characters.');
@@ -57,19 +71,29 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   } catch {
     throw new EndpointUrlError('The URL is not a valid absolute URL; use https://host/path.');
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:'))
-    throw new EndpointUrlError(
-      allowPrivate
-        ? 'The URL must start with https:// or http://.'
-        : 'The URL must start with https:// (plain http:// needs WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
-    );
   if (url.username || url.password) throw new EndpointUrlError('The URL must not carry a user name or password; authenticate the signature instead.');
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (!allowPrivate && (net.isIP(host) !== 0 ? !isPublicAddress(host) : host === 'localhost' || host.endsWith('.localhost')))
-    throw new EndpointUrlError('The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).');
+  switch (!allowPrivate && isLocalName(url.hostname) ? 'address' : refusedTarget(url, allowPrivate)) {
+    case 'scheme':
+      throw new EndpointUrlError(
+        allowPrivate
+          ? 'The URL must start with https:// or http://.'
+          : 'The URL must start with https:// (plain http:// needs WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
+      );
+    case 'port':
+      throw new EndpointUrlError(
+        `The URL must use port ${PUBLIC_PORTS.join(' or ')} (leave the port out for 443); other ports need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.`,
+      );
+    case 'address':
+      throw new EndpointUrlError('The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).');
+    case null:
+      break;
+  }
   url.hash = '';
   return url.toString();
 }
+
+/** What a hotel's admin reads when a delivery's address is refused; the operator's log has the detail. */
+export const ADDRESS_REFUSED = 'the address is not allowed';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
@@ -77,6 +101,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.
  * A `lookup` for http(s).request that resolves the name, refuses it when any of its
  * addresses is not public (unless allowed), and hands the connection the addresses it
  * checked: what was checked is what is connected to (no second resolution to rebind).
+ * A refusal's error says only ADDRESS_REFUSED; `detail` (the name and the address it
+ * resolved to) is for the operator's log.
  */
 export function guardedLookup(allowPrivate: boolean) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
@@ -84,8 +110,9 @@ export function guardedLookup(allowPrivate: boolean) {
       if (err) return callback(err, []);
       const refused = allowPrivate ? [] : addresses.filter((a) => !isPublicAddress(a.address));
       if (refused.length > 0 || addresses.length === 0) {
-        const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${refused[0]?.address ?? 'no address'}, which is not on the public internet`);
+        const e: NodeJS.ErrnoException & { detail?: string } = new Error(ADDRESS_REFUSED);
         e.code = 'EWEBHOOKADDRESS';
+        e.detail = `${hostname} resolves to ${refused[0]?.address ?? 'no address'}, which is not on the public internet`;
         return callback(e, []);
       }
       if (options.all) return callback(null, addresses);

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import * as repo from '../db/repositories/webhook.repository.js';
 import { newId } from '../domain/ids.js';
 import type { Metrics } from '../http/metrics.js';
-import { guardedLookup, isPublicAddress } from './address-guard.js';
+import { ADDRESS_REFUSED, guardedLookup, PUBLIC_PORTS, refusedTarget } from './address-guard.js';
+import type { EndpointRules } from './endpoints.js';
 import { signedHeaders } from './signing.js';
 
 /** A 2xx within this time is a success; anything else is retried. */
@@ -18,10 +18,10 @@ const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 3600_000;
 /** A claim lasts past the delivery's time limit; a sender that stalls longer loses it to another. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
-/** How much of a receiver's answer is kept for the Webhooks page. */
-const RESPONSE_KEPT_BYTES = 4 * 1024;
-/** Deliveries sent at once (each the head of its own endpoint's queue). */
-const BATCH = 20;
+/** Deliveries under way at once from this sender, each the head of its own endpoint's queue (per hotel: WEBHOOK_MAX_ENDPOINTS_PER_HOTEL). */
+export const MAX_IN_FLIGHT = 200;
+/** Deliveries claimed by one query at most. */
+const CLAIM_BATCH = 50;
 /** Deliveries due later (retries, other instances' events) are looked for this often. */
 const POLL_MS = 1_000;
 
@@ -31,40 +31,48 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
   return Math.round(full * (0.5 + random() / 2));
 }
 
+/** One attempt's outcome. A receiver's answer body is not kept: it may echo the guest's data it was sent. */
 interface Answer {
   status: number | null;
   error: string | null;
-  response: string | null;
   latencyMs: number;
 }
 
-/** What the rest of the service needs of the sender: a nudge after a commit that wrote events, and the operator's address rule. */
+/** What the rest of the service needs of the sender: a nudge after a commit that wrote events, and the operator's endpoint rules. */
 export interface WebhookOutbox {
   wake(): void;
-  readonly allowPrivateNetworks: boolean;
+  readonly rules: EndpointRules;
 }
 
 /** No sender (the OpenAPI writer builds the app without one). */
-export const NO_OUTBOX: WebhookOutbox = { wake: () => undefined, allowPrivateNetworks: false };
+export const NO_OUTBOX: WebhookOutbox = { wake: () => undefined, rules: { allowPrivateNetworks: false, maxEndpointsPerHotel: 10 } };
 
 /**
  * Sends the outbox's deliveries (decisions.md, Events): each endpoint's in the order of the
  * hotel's events, at least once, signed per Standard Webhooks. Woken after each commit that
  * wrote events, and every second for retries and for events other instances wrote. Several
  * instances on one PostgreSQL share the work (claims, repository), each delivery sent by one.
+ *
+ * Each delivery goes on its own: when one ends (answered, refused, or timed out) its
+ * endpoint's next event is claimed, whatever the others are doing, so a receiver that
+ * never answers delays only its own endpoint's queue. At most MAX_IN_FLIGHT deliveries
+ * are under way at once, and at most `maxEndpointsPerHotel` of one hotel's.
  */
 export class WebhookDispatcher implements WebhookOutbox {
   private readonly owner = newId('sender');
   private readonly agents: { http: http.Agent; https: https.Agent };
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  /** The claim round running now, if any. */
+  private claiming: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /** Deliveries under way (sent, or waiting for their answer), each until its attempt is recorded. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-    private readonly opts: { allowPrivateNetworks: boolean; metrics?: Metrics },
+    private readonly opts: EndpointRules & { metrics?: Metrics },
   ) {
     // Connections are kept for the next delivery: most go to the same few receivers.
     const lookup = guardedLookup(opts.allowPrivateNetworks);
@@ -75,8 +83,8 @@ export class WebhookDispatcher implements WebhookOutbox {
     });
   }
 
-  get allowPrivateNetworks(): boolean {
-    return this.opts.allowPrivateNetworks;
+  get rules(): EndpointRules {
+    return { allowPrivateNetworks: this.opts.allowPrivateNetworks, maxEndpointsPerHotel: this.opts.maxEndpointsPerHotel };
   }
 
   /** Starts sending; returns once a crashed run's claims are released (PostgreSQL: they lapse at their lease). */
@@ -87,17 +95,17 @@ export class WebhookDispatcher implements WebhookOutbox {
     this.wake();
   }
 
-  /** Looks for due deliveries now (after a commit that wrote events). */
+  /** Looks for due deliveries now (after a commit that wrote events, or when a delivery ended). */
   wake(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.claiming) {
       this.again = true;
       return;
     }
-    this.running = this.drain()
+    this.claiming = this.claim()
       .catch((err: unknown) => this.logger.warn({ err }, 'webhook delivery round failed'))
       .finally(() => {
-        this.running = null;
+        this.claiming = null;
         if (this.again) {
           this.again = false;
           this.wake();
@@ -109,19 +117,40 @@ export class WebhookDispatcher implements WebhookOutbox {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.claiming;
+    await Promise.all(this.inFlight);
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
 
-  /** Claims and sends until nothing is due: a success makes the endpoint's next event due at once. */
-  private async drain(): Promise<void> {
+  /** Claims what is due, as far as there is room, and starts each delivery on its own; none waits for another. */
+  private async claim(): Promise<void> {
     while (!this.stopped) {
+      const room = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - this.inFlight.size);
+      if (room <= 0) return; // a delivery that ends wakes the next round
       const now = Date.now();
-      const claimed = await repo.claimDueDeliveries(this.db, this.owner, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), BATCH);
-      if (claimed.length === 0) return;
-      await Promise.all(claimed.map((d) => this.deliver(d)));
+      const claimed = await repo.claimDueDeliveries(
+        this.db,
+        this.owner,
+        new Date(now).toISOString(),
+        new Date(now + LEASE_MS).toISOString(),
+        room,
+        this.opts.maxEndpointsPerHotel,
+      );
+      for (const d of claimed) this.launch(d);
+      if (claimed.length < room) return;
     }
+  }
+
+  /** Sends one delivery; when its attempt is recorded, the endpoint's next event (a success makes it due at once) is looked for. */
+  private launch(d: repo.ClaimedDelivery): void {
+    const running: Promise<void> = this.deliver(d)
+      .catch((err: unknown) => this.logger.warn({ err, deliveryId: d.id }, 'webhook delivery failed to record'))
+      .finally(() => {
+        this.inFlight.delete(running);
+        this.wake();
+      });
+    this.inFlight.add(running);
   }
 
   private async deliver(d: repo.ClaimedDelivery): Promise<void> {
@@ -142,7 +171,7 @@ export class WebhookDispatcher implements WebhookOutbox {
     }
   }
 
-  /** One HTTP attempt: the signed event, a 10-second limit, the first 4 KiB of the answer kept. Never throws. */
+  /** One HTTP attempt: the signed event, a 10-second limit; of the answer only its status is kept. Never throws. */
   private send(d: repo.ClaimedDelivery): Promise<Answer> {
     const started = performance.now();
     const done = (a: Omit<Answer, 'latencyMs'>): Answer => ({ ...a, latencyMs: performance.now() - started });
@@ -150,12 +179,15 @@ export class WebhookDispatcher implements WebhookOutbox {
     try {
       url = new URL(d.url);
     } catch {
-      return Promise.resolve(done({ status: null, error: 'the endpoint URL is not valid', response: null }));
+      return Promise.resolve(done({ status: null, error: 'the endpoint URL is not valid' }));
     }
     // A literal address never reaches the resolver: it is checked here, as a resolved name is in guardedLookup.
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!this.opts.allowPrivateNetworks && ((net.isIP(host) !== 0 && !isPublicAddress(host)) || url.protocol !== 'https:')) {
-      return Promise.resolve(done({ status: null, error: `${url.protocol}//${host} is not a public https:// address`, response: null }));
+    const refused = refusedTarget(url, this.opts.allowPrivateNetworks);
+    if (refused !== null) {
+      const error =
+        refused === 'scheme' ? 'the URL must start with https://' : refused === 'port' ? `the port must be ${PUBLIC_PORTS.join(' or ')}` : ADDRESS_REFUSED;
+      this.logger.warn({ endpointId: d.endpointId, deliveryId: d.id, host: url.host, refused }, 'webhook delivery refused: address not allowed');
+      return Promise.resolve(done({ status: null, error }));
     }
     const body = Buffer.from(d.payload);
     const headers = {
@@ -168,18 +200,18 @@ export class WebhookDispatcher implements WebhookOutbox {
     const agent = url.protocol === 'https:' ? this.agents.https : this.agents.http;
     return new Promise<Answer>((resolve) => {
       const req = client.request(url, { method: 'POST', headers, agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) }, (res) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (kept < RESPONSE_KEPT_BYTES) chunks.push(chunk.subarray(0, RESPONSE_KEPT_BYTES - kept));
-          kept += chunk.length;
-        });
-        res.on('end', () => resolve(done({ status: res.statusCode ?? null, error: null, response: Buffer.concat(chunks).toString('utf8') })));
-        res.on('error', (err) => resolve(done({ status: res.statusCode ?? null, error: err.message, response: Buffer.concat(chunks).toString('utf8') })));
+        res.resume(); // the answer's body is read and dropped
+        res.on('end', () => resolve(done({ status: res.statusCode ?? null, error: null })));
+        res.on('error', (err) => resolve(done({ status: res.statusCode ?? null, error: err.message })));
       });
-      req.on('error', (err: NodeJS.ErrnoException) => {
+      req.on('error', (err: NodeJS.ErrnoException & { detail?: string }) => {
+        if (err.code === 'EWEBHOOKADDRESS') {
+          // The hotel's admin reads only that the address is refused; how the name resolved is for the operator.
+          this.logger.warn({ endpointId: d.endpointId, deliveryId: d.id, detail: err.detail }, 'webhook delivery refused: address not allowed');
+          return resolve(done({ status: null, error: ADDRESS_REFUSED }));
+        }
         const error = err.name === 'AbortError' || err.name === 'TimeoutError' ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} seconds` : err.message;
-        resolve(done({ status: null, error, response: null }));
+        resolve(done({ status: null, error }));
       });
       req.end(body);
     });

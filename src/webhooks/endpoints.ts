@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.js';
+import { runTransaction, type Db } from '../db/database.js';
 import * as repo from '../db/repositories/webhook.repository.js';
 import { ApiError, fieldError, validationError } from '../errors.js';
 import { checkEndpointUrl, EndpointUrlError } from './address-guard.js';
@@ -54,17 +54,29 @@ function checkedUrl(url: string, allowPrivate: boolean): string {
   }
 }
 
-/** Adds an endpoint; its secret is in the answer and nowhere else the admin can read it again. */
+/** The operator's rules for endpoints (WEBHOOK_ALLOW_PRIVATE_NETWORKS, WEBHOOK_MAX_ENDPOINTS_PER_HOTEL). */
+export interface EndpointRules {
+  allowPrivateNetworks: boolean;
+  maxEndpointsPerHotel: number;
+}
+
+/**
+ * Adds an endpoint; its secret is in the answer and nowhere else the admin can read it
+ * again. A hotel has at most `maxEndpointsPerHotel` (409 TOO_MANY_ENDPOINTS), counted in
+ * the insert's transaction under the hotel row's lock.
+ */
 export async function addEndpoint(
   db: Db,
   hotelId: string,
   input: { url: string; events?: string[] },
-  allowPrivate: boolean,
+  rules: EndpointRules,
 ): Promise<EndpointView & { secret: string }> {
-  const url = checkedUrl(input.url, allowPrivate);
+  const url = checkedUrl(input.url, rules.allowPrivateNetworks);
   const eventTypes = parseEventTypes(input.events);
   const now = new Date().toISOString();
-  const endpoint = await repo.insertEndpoint(db, { hotelId, url, eventTypes, secret: newSecret(), now });
+  const secret = newSecret();
+  const endpoint = await runTransaction(db, (trx) => repo.insertEndpointWithin(trx, { hotelId, url, eventTypes, secret, now }, rules.maxEndpointsPerHotel));
+  if (endpoint === null) throw new ApiError('TOO_MANY_ENDPOINTS', { extra: { limit: rules.maxEndpointsPerHotel } });
   return { ...view(endpoint, now), secret: endpoint.secret };
 }
 

@@ -69,7 +69,9 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     expect(Date.parse(got?.body.createdAt ?? '')).not.toBeNaN();
     expect(receiver.unverified).toHaveLength(0);
     const [d] = await deliveries(created.endpointId);
-    expect(d).toMatchObject({ eventType: 'webhook.test', status: 'succeeded', attempts: 1, lastStatus: 200, lastResponse: 'answered 200' });
+    expect(d).toMatchObject({ eventType: 'webhook.test', status: 'succeeded', attempts: 1, lastStatus: 200 });
+    // Of the receiver's answer only its status is kept (its body could echo a guest's data).
+    expect(d).not.toHaveProperty('lastResponse');
     expect(d?.lastLatencyMs).toEqual(expect.any(Number));
   });
 

@@ -54,7 +54,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
     const hotel = await createHotel(db, 'two-instances', 'Two Instances Hotel');
     const keys = await issueKeyPair(db, 'two-instances');
     for (const r of receivers) {
-      const e = await addEndpoint(db, hotel.id, { url: await r.listen() }, true);
+      const e = await addEndpoint(db, hotel.id, { url: await r.listen() }, { allowPrivateNetworks: true, maxEndpointsPerHotel: 10 });
       r.trust(e.secret);
     }
     const cert = fs.readFileSync(path.join(dirs[1] ?? '', 'tls', 'cert.pem'), 'utf8');
@@ -90,7 +90,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
     const hotel = await createHotel(db, 'stalled-claim', 'Stalled Claim Hotel');
     const r = new WebhookReceiver();
     receivers.push(r);
-    const e = await addEndpoint(db, hotel.id, { url: await r.listen() }, true);
+    const e = await addEndpoint(db, hotel.id, { url: await r.listen() }, { allowPrivateNetworks: true, maxEndpointsPerHotel: 10 });
     r.trust(e.secret);
     // A delivery another instance claimed and then stalled on: its lease ran out a moment ago.
     await db.transaction().execute(async (trx) => {

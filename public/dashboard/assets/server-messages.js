@@ -28,6 +28,9 @@ const MESSAGES = [
   tk('This hotel already has a user with this e-mail.'),
   tk('This guest is still checked in: check the guest out first, then erase the personal data.'),
   tk('This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.'),
+  tk(
+    'This hotel already has as many webhook endpoints as allowed: remove one it no longer needs (or send several event types to one endpoint), or ask the operator to raise WEBHOOK_MAX_ENDPOINTS_PER_HOTEL.',
+  ),
   tk('You cannot deactivate your own account.'),
   tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
   tk('Storage is unreachable; retry in a few seconds.'),

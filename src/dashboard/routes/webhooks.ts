@@ -25,7 +25,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   }));
 
   app.post('/webhooks', { schema: { ...hidden, body: EndpointBody } }, async (req, reply) => {
-    const endpoint = await webhooks.addEndpoint(db, session(req).hotel.id, req.body, outbox.allowPrivateNetworks);
+    const endpoint = await webhooks.addEndpoint(db, session(req).hotel.id, req.body, outbox.rules);
     req.log.info({ userId: session(req).user.id, endpointId: endpoint.endpointId }, 'webhook endpoint added');
     return reply.code(201).send({ endpoint });
   });

@@ -54,6 +54,31 @@ export async function insertEndpoint(
   return toEndpoint(row);
 }
 
+/**
+ * Adds an endpoint unless the hotel already has `max`; null then. Inside the caller's
+ * transaction, the hotel's endpoints are counted under the hotel row's lock, taken by a
+ * write that changes nothing (PostgreSQL: the row lock; SQLite: the database's write
+ * lock), so two additions at once, from any process, are counted one after the other.
+ */
+export async function insertEndpointWithin(
+  trx: DbOrTrx,
+  e: { hotelId: string; url: string; eventTypes: string[] | null; secret: string; now: string },
+  max: number,
+): Promise<WebhookEndpoint | null> {
+  await trx
+    .updateTable('hotels')
+    .set((eb) => ({ event_seq: eb.ref('event_seq') }))
+    .where('id', '=', e.hotelId)
+    .execute();
+  const { n } = await trx
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('hotel_id', '=', e.hotelId)
+    .executeTakeFirstOrThrow();
+  if (Number(n) >= max) return null;
+  return insertEndpoint(trx, e);
+}
+
 export async function listEndpoints(db: DbOrTrx, hotelId: string): Promise<WebhookEndpoint[]> {
   const rows = await db.selectFrom('webhook_endpoints').selectAll().where('hotel_id', '=', hotelId).orderBy('created_at').orderBy('id').execute();
   return rows.map(toEndpoint);
@@ -154,7 +179,6 @@ function pendingDelivery(endpointId: string, eventId: string, seq: number, now: 
     last_status: null,
     last_error: null,
     last_latency_ms: null,
-    last_response: null,
     created_at: now,
     finished_at: null,
   };
@@ -183,11 +207,21 @@ export interface ClaimedDelivery {
 /**
  * Claims up to `limit` deliveries that are due, each the oldest pending one of its
  * endpoint (a later event waits until the earlier one succeeded or was given up), for
- * `owner` until `leaseUntil`. A claim whose owner stopped (a crash, a stall) lapses at its
- * lease and is taken over. PostgreSQL: rows another instance is claiming are skipped
- * (SKIP LOCKED), so each delivery has one sender at a time.
+ * `owner` until `leaseUntil`, and at most `perHotel` under way for one hotel at a time
+ * (counting the claims still held, by any sender): a hotel whose receivers are slow or
+ * never answer holds only its own share of the senders. A claim whose owner stopped (a
+ * crash, a stall) lapses at its lease and is taken over. PostgreSQL: rows another
+ * instance is claiming are skipped (SKIP LOCKED), and each row is checked again as it is
+ * locked, so each delivery has one sender at a time.
  */
-export async function claimDueDeliveries(db: DbOrTrx, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: DbOrTrx,
+  owner: string,
+  now: string,
+  leaseUntil: string,
+  limit: number,
+  perHotel: number,
+): Promise<ClaimedDelivery[]> {
   // Most polls find nothing due: a read says so without taking the write lock (on SQLite
   // the one lock every writer of the database, another process's too, waits for).
   const anyDue = await db
@@ -199,20 +233,41 @@ export async function claimDueDeliveries(db: DbOrTrx, owner: string, now: string
     .limit(1)
     .executeTakeFirst();
   if (!anyDue) return [];
-  const lock = isPostgres(db) ? sql`for update of d skip locked` : sql``;
+  // Each enabled endpoint's head (its oldest pending delivery, by the index of migration
+  // 0013), ranked per hotel: the cost follows the number of endpoints, not the backlog. A
+  // window function cannot share its SELECT with FOR UPDATE: the chosen rows are locked
+  // afterwards, and their claim condition checked again as they are.
+  const lock = isPostgres(db) ? sql`for update skip locked` : sql``;
   const claimed = await sql<{ id: string }>`
-    with due as (
-      select d.id from webhook_deliveries d
-      join webhook_endpoints e on e.id = d.endpoint_id and e.disabled_at is null
-      where d.status = 'pending' and d.next_attempt_at <= ${now}
+    with busy as (
+      select e.hotel_id, count(*) as n from webhook_deliveries d
+      join webhook_endpoints e on e.id = d.endpoint_id
+      where d.claimed_by is not null and d.claimed_until >= ${now}
+      group by e.hotel_id
+    ),
+    heads as (
+      select d.id, d.next_attempt_at, e.hotel_id,
+        row_number() over (partition by e.hotel_id order by d.next_attempt_at, d.id) as place
+      from webhook_endpoints e
+      join webhook_deliveries d on d.id = (
+        select p.id from webhook_deliveries p
+        where p.endpoint_id = e.id and p.status = 'pending'
+        order by p.seq, p.created_at, p.id
+        limit 1
+      )
+      where e.disabled_at is null and d.next_attempt_at <= ${now}
         and (d.claimed_until is null or d.claimed_until < ${now})
-        and not exists (
-          select 1 from webhook_deliveries p
-          where p.endpoint_id = d.endpoint_id and p.status = 'pending'
-            and (p.seq < d.seq or (p.seq = d.seq and p.created_at < d.created_at) or (p.seq = d.seq and p.created_at = d.created_at and p.id < d.id))
-        )
-      order by d.next_attempt_at
+    ),
+    picked as (
+      select h.id from heads h left join busy b on b.hotel_id = h.hotel_id
+      where h.place <= ${perHotel} - coalesce(b.n, 0)
+      order by h.next_attempt_at, h.id
       limit ${limit}
+    ),
+    due as (
+      select d.id from webhook_deliveries d
+      where d.id in (select id from picked) and d.status = 'pending' and d.next_attempt_at <= ${now}
+        and (d.claimed_until is null or d.claimed_until < ${now})
       ${lock}
     )
     update webhook_deliveries set claimed_by = ${owner}, claimed_until = ${leaseUntil}
@@ -259,7 +314,6 @@ export interface AttemptOutcome {
   status: number | null;
   error: string | null;
   latencyMs: number;
-  response: string | null;
   /** Succeeded, given up, or due again at `nextAttemptAt`. */
   result: 'succeeded' | 'failed' | 'retry';
   nextAttemptAt: string;
@@ -279,7 +333,6 @@ export async function recordAttempt(db: DbOrTrx, id: string, owner: string, o: A
       last_status: o.status,
       last_error: o.error,
       last_latency_ms: Math.round(o.latencyMs),
-      last_response: o.response,
       finished_at: o.result === 'retry' ? null : o.at,
     }))
     .where('id', '=', id)
@@ -299,7 +352,6 @@ export interface DeliveryView {
   lastStatus: number | null;
   lastError: string | null;
   lastLatencyMs: number | null;
-  lastResponse: string | null;
   nextAttemptAt: string | null;
 }
 
@@ -319,7 +371,6 @@ export async function listDeliveries(db: DbOrTrx, endpointId: string, limit: num
       'd.last_status',
       'd.last_error',
       'd.last_latency_ms',
-      'd.last_response',
       'd.next_attempt_at',
     ])
     .where('d.endpoint_id', '=', endpointId)
@@ -338,7 +389,6 @@ export async function listDeliveries(db: DbOrTrx, endpointId: string, limit: num
     lastStatus: r.last_status,
     lastError: r.last_error,
     lastLatencyMs: r.last_latency_ms,
-    lastResponse: r.last_response,
     nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
   }));
 }

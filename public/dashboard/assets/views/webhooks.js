@@ -120,9 +120,7 @@ export function webhooksView(ctx) {
     try {
       const { deliveries } = await api.get(`/webhooks/${enc(endpointId)}/deliveries`, { signal: ctx.signal });
       if (deliveries.length === 0) return replaceChildren(slot, h('p', { class: 'empty' }, t('No deliveries yet.')));
-      const head = [t('Event'), t('Time'), t('Attempts'), t('Last answer'), t('Latency'), t('Response'), t('Actions')].map((text) =>
-        h('th', { scope: 'col' }, text),
-      );
+      const head = [t('Event'), t('Time'), t('Attempts'), t('Last answer'), t('Latency'), t('Actions')].map((text) => h('th', { scope: 'col' }, text));
       replaceChildren(
         slot,
         h(
@@ -161,7 +159,6 @@ export function webhooksView(ctx) {
       h('td', null, String(d.attempts)),
       h('td', null, `${answer} (${t(STATE_LABELS[state])})`),
       h('td', null, d.lastLatencyMs === null ? EMPTY : t('{ms} ms', { ms: d.lastLatencyMs })),
-      h('td', null, d.lastResponse ? h('details', null, h('summary', null, t('Show')), h('pre', null, d.lastResponse)) : EMPTY),
       h('td', null, again),
     );
   }
