@@ -51,10 +51,7 @@ export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: num
     if (opts.maxActive !== undefined) {
       await lockHotel(trx, hotel.id, 'exclusive');
       const active = await countActiveKeyPairs(trx, hotel.id);
-      if (active >= opts.maxActive)
-        throw new ApiError('KEY_PAIR_LIMIT', {
-          message: `This hotel already has ${active} active key pairs, the most allowed (${opts.maxActive}). Revoke a key pair it no longer uses, then issue a new one.`,
-        });
+      if (active >= opts.maxActive) throw new ApiError('KEY_PAIR_LIMIT', { extra: { limit: opts.maxActive } });
     }
     await insertKeyPair(trx, { pairId: keyId, hotelId: hotel.id, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString() });
   });

@@ -28,9 +28,8 @@ describe.each(testEngines())('key pairs per hotel are capped (%s)', (engine) => 
     const refused = await admin.post('/keys', undefined);
     expect(refused.status, refused.text).toBe(409);
     expect(refused.body).toMatchObject({ status: 'error', code: 'KEY_PAIR_LIMIT' });
-    expect(refused.body.message).toBe(
-      'This hotel already has 3 active key pairs, the most allowed (3). Revoke a key pair it no longer uses, then issue a new one.',
-    );
+    expect(refused.body.message).toBe('This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.');
+    expect(refused.body.limit).toBe(3);
     expect(refused.body).not.toHaveProperty('live');
     expect(await active()).toBe(3);
 

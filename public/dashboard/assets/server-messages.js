@@ -31,6 +31,7 @@ const MESSAGES = [
   tk(
     'This hotel already has as many webhook endpoints as allowed: remove one it no longer needs (or send several event types to one endpoint), or ask the operator to raise WEBHOOK_MAX_ENDPOINTS_PER_HOTEL.',
   ),
+  tk('This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.'),
   tk('You cannot deactivate your own account.'),
   tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
   tk('Storage is unreachable; retry in a few seconds.'),
