@@ -5,7 +5,7 @@
  * of a /healthz poller is the longest turn of the server's event loop (plus the client's
  * own work, which is the same for every body).
  *
- *   npm run build && node dist/bench/validation-stall.js
+ *   npm run bench:validation-stall
  *
  * Printed per body: its size, the answer (status, code, first error), the sync's time and
  * the longest gap between probe answers while it was in flight, and that gap's ratio to

@@ -49,7 +49,13 @@ describe.each(testEngines().slice(0, 1))('login page: the hotel choice (%s)', (e
       await page.locator('input[name=password]').fill(PASSWORD);
       await page.getByRole('button', { name: 'Log in' }).click();
       const hotel = page.getByLabel('Hotel');
-      await expect.poll(() => hotel.count()).toBe(1);
+      // What the page said instead, should the choice not come (a failure names it).
+      const shown = async () =>
+        `${await hotel.count()} ${await page
+          .locator('#alert')
+          .innerText()
+          .catch(() => '')} ${page.url()}`.trim();
+      await expect.poll(shown).toMatch(/^1\b/);
       expect(await hotel.evaluate((el) => el.tagName)).toBe('SELECT');
       expect(await hotel.locator('option').allInnerTexts()).toEqual([`Test Hotel (${t.slug})`, `Hotel ${slugB} (${slugB})`]);
       // The choice has focus, and says why it is there.
