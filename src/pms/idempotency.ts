@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { isLockTimeout, runTransaction, type Db, type DbOrTrx } from '../db/database.js';
@@ -66,6 +67,49 @@ function sortedCopy(value: unknown): unknown {
 /** decisions.md: method, path and a hash of the canonical body. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return `${method} ${path} ${sha256Hex(canonicalJson(body))}`;
+}
+
+/** List items hashed per turn of the event loop by requestFingerprintInSlices. */
+const FINGERPRINT_SLICE = 500;
+
+/**
+ * The same fingerprint as requestFingerprint, hashed piece by piece: a list of a body's top
+ * level (a sync's guests) is written to the hash FINGERPRINT_SLICE items at a time, the
+ * event loop free between, so a 20,000-guest body does not hold every other request for the
+ * whole of its canonical JSON (about 120 ms in one block on this project's machines). The
+ * bytes hashed are exactly canonicalJson(body)'s.
+ */
+export async function requestFingerprintInSlices(method: string, path: string, body: unknown): Promise<string> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return requestFingerprint(method, path, body);
+  const hash = createHash('sha256');
+  const members = body as Record<string, unknown>;
+  hash.update('{');
+  // The members in the order canonicalJson writes them: its sorted copy's own key order
+  // (integer-like names first, as every JavaScript object orders them).
+  const order = Object.keys(
+    Object.fromEntries(
+      Object.keys(members)
+        .sort()
+        .map((k) => [k, null]),
+    ),
+  );
+  for (const [i, key] of order.entries()) {
+    hash.update(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`);
+    const value = members[key];
+    if (!Array.isArray(value) || value.length <= FINGERPRINT_SLICE) {
+      hash.update(canonicalJson(value));
+      continue;
+    }
+    hash.update('[');
+    for (let start = 0; start < value.length; start += FINGERPRINT_SLICE) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const slice = value.slice(start, start + FINGERPRINT_SLICE).map((item) => canonicalJson(item));
+      hash.update(`${start === 0 ? '' : ','}${slice.join(',')}`);
+    }
+    hash.update(']');
+  }
+  hash.update('}');
+  return `${method} ${path} ${hash.digest('hex')}`;
 }
 
 /**

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyChanges, compareRoomNumbers, diffGuest, isCalendarDate, refineGuestFields, type GuestData } from '../../src/domain/guest.js';
 import { COUNTRY_CODES, LANGUAGE_CODES } from '../../src/domain/iso-codes.js';
-import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '../../src/pms/idempotency.js';
+import { canonicalJson, parseIdempotencyKey, requestFingerprint, requestFingerprintInSlices } from '../../src/pms/idempotency.js';
 
 const stored: GuestData = {
   firstName: 'Ada',
@@ -121,6 +121,26 @@ describe('spec 8.2 / decisions.md: idempotency keys and fingerprints', () => {
     );
     expect(requestFingerprint('POST', '/a', { x: 1 })).not.toBe(requestFingerprint('POST', '/a', { x: 2 }));
     expect(requestFingerprint('POST', '/a', { x: 1 })).not.toBe(requestFingerprint('POST', '/b', { x: 1 }));
+  });
+});
+
+describe('the fingerprint hashed in slices (pms/idempotency.ts)', () => {
+  it('is the fingerprint of the whole canonical body, for any body and for long lists', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue({ maxDepth: 3 }), async (value) => {
+        expect(await requestFingerprintInSlices('POST', '/a', value)).toBe(requestFingerprint('POST', '/a', value));
+      }),
+    );
+    const long = JSON.parse(
+      JSON.stringify({
+        syncMode: 'full',
+        guests: Array.from({ length: 1_234 }, (_, i) => ({ pmsGuestId: `G${i}`, b: [i, { z: 1, a: null }] })),
+        __proto__x: 1,
+      }),
+    ) as unknown;
+    const withProto = JSON.parse(`{"z":[${Array.from({ length: 600 }, (_, i) => i).join(',')}],"__proto__":{"x":1},"10":"a","2":[]}`) as unknown;
+    for (const body of [long, withProto, {}, { list: [] }])
+      expect(await requestFingerprintInSlices('POST', '/a', body)).toBe(requestFingerprint('POST', '/a', body));
   });
 });
 

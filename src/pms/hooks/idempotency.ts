@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import type { Metrics } from '../../http/metrics.js';
-import { parseIdempotencyKey, requestFingerprint, sendStoredResponse, StoredResponse } from '../idempotency.js';
+import { parseIdempotencyKey, requestFingerprintInSlices, sendStoredResponse, StoredResponse } from '../idempotency.js';
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 
@@ -26,7 +26,7 @@ export function idempotentWrites(scope: FastifyInstance, metrics: Metrics | unde
     req.idempotency = {
       apiKeyId: req.auth.keyId,
       key: req.idempotencyKey,
-      fingerprint: requestFingerprint(req.method, req.url.split('?')[0] ?? req.url, req.body),
+      fingerprint: await requestFingerprintInSlices(req.method, req.url.split('?')[0] ?? req.url, req.body),
     };
   });
   // Any other error goes on to the service's error handler.
