@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations.js';
@@ -9,12 +10,15 @@ import { createTestStorage, testEngines } from '../support/harness.js';
 type Factory = () => Promise<{ store: RateLimitStore; second?: RateLimitStore; close(): Promise<void> }>;
 
 const handles: DatabaseHandle[] = [];
+const dataDirs: string[] = [];
 afterAll(async () => {
   for (const h of handles) await h.close();
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function databaseStore(engine: 'sqlite' | 'postgres') {
   const storage = await createTestStorage(engine);
+  dataDirs.push(storage.dataDir);
   const open = () => {
     const h = openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir });
     handles.push(h);
