@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations.js';
@@ -19,9 +21,9 @@ describe('innsync --version and exit codes', () => {
     const usage = await runCli(['hotel', 'frobnicate']);
     expect(usage.code).toBe(2);
     expect(usage.stderr.split('\n').filter(Boolean)).toHaveLength(1);
-    const failure = await runCli(['key', 'list', 'no-such-hotel'], { env: { DATA_DIR: fs.mkdtempSync('/tmp/innsync-cli-') } });
+    const failure = await runCli(['key', 'list', 'no-such-hotel'], { env: { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-')) } });
     expect([failure.code, failure.stderr]).toEqual([1, 'innsync: no hotel with slug "no-such-hotel"\n']);
-    const asJson = await runCli(['key', 'list', 'no-such-hotel', '--json'], { env: { DATA_DIR: fs.mkdtempSync('/tmp/innsync-cli-') } });
+    const asJson = await runCli(['key', 'list', 'no-such-hotel', '--json'], { env: { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-')) } });
     expect(asJson.code).toBe(1);
     expect(asJson.stdout).toBe('');
     expect(JSON.parse(asJson.stderr)).toEqual({ status: 'error', code: 'FAILED', message: 'no hotel with slug "no-such-hotel"' });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { readResponse, type ReadResponse } from '../../scripts/http-response.js';
+import { scaled } from '../support/test-run.js';
 
 // Helpers for running the real `innsync` command (bin/innsync.js → dist/) as a child
 // process. The build must be current: `npm test` builds first.
@@ -69,7 +70,7 @@ export interface RunOptions {
   cwd?: string;
 }
 
-/** Runs the command to completion; a hung process is killed after 25 s. */
+/** Runs the command to completion; a hung process is killed after 25 s (scaled to the machine's load). */
 export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
   const [file, ...pre] = opts.command ?? [process.execPath, BIN];
   return new Promise((resolve, reject) => {
@@ -82,7 +83,7 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), scaled(25_000));
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -186,7 +187,7 @@ export function spawnServe(env: Record<string, string>): ServeProcess {
  * Polls until the server answers HTTPS (its certificate, read from DATA_DIR/tls, is
  * trusted by the returned agent). Fails early when the process exits.
  */
-export async function waitForHttps(proc: ServeProcess, dataDir: string, httpsPort: number, timeoutMs = 20_000): Promise<{ agent: Agent; cert: string }> {
+export async function waitForHttps(proc: ServeProcess, dataDir: string, httpsPort: number, timeoutMs = scaled(20_000)): Promise<{ agent: Agent; cert: string }> {
   const certFile = path.join(dataDir, 'tls', 'cert.pem');
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -208,7 +209,7 @@ export async function waitForHttps(proc: ServeProcess, dataDir: string, httpsPor
 }
 
 /** Waits for exit; SIGKILLs a process that does not exit in time (and fails). */
-export async function waitForExit(proc: ServeProcess, timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function waitForExit(proc: ServeProcess, timeoutMs = scaled(20_000)): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
