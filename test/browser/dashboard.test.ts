@@ -11,6 +11,7 @@ import { launchBrowser } from '../support/browser.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
+import { scaled } from '../support/test-run.js';
 
 // issue 4, Tests: the dashboard in a real browser (Debian's chromium through
 // playwright-core), against the real server over HTTPS, on both engines.
@@ -150,7 +151,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       expect(live.status).toBe(200);
 
       const tile = page.locator('[data-room="702"]');
-      await tile.waitFor({ timeout: 5_000 });
+      await tile.waitFor({ timeout: scaled(5_000) });
       expect(await tile.innerText()).toContain('Lovelace');
       expect(await tile.getAttribute('data-guest-id')).toBe(live.body.guestId);
       expect(await page.locator('[data-room="701"]').count()).toBe(0);
@@ -196,7 +197,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       await page.unroute('**/dashboard/api/events');
       await expect.poll(() => indicator.getAttribute('data-live')).toBe('connected');
-      await page.locator('[data-room="751"]').waitFor({ timeout: 10_000 });
+      await page.locator('[data-room="751"]').waitFor({ timeout: scaled(10_000) });
       expect(errors).toEqual([]);
     } finally {
       await context.close();
@@ -232,7 +233,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       expect(await page.locator('input[name=lastName]').inputValue()).toBe('');
       await page.goto(`${t.baseUrl}/dashboard/#/board`);
       const tile = page.locator('[data-room="802"]');
-      await tile.waitFor({ timeout: 5_000 });
+      await tile.waitFor({ timeout: scaled(5_000) });
       expect(await tile.getAttribute('data-source')).toBe('receptionist');
       expect(await tile.innerText()).toContain('Walker');
       const stored = await t.server.database.db.selectFrom('guests').select(['source', 'pms_guest_id', 'status']).where('room_number', '=', '802').execute();
@@ -406,7 +407,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       const added = await other.post('/guests', { lastName: 'Colleague', roomNumber: '1301', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' });
       expect(added.status).toBe(201);
       const tile = page.locator('[data-room="1301"]');
-      await tile.waitFor({ timeout: 5_000 });
+      await tile.waitFor({ timeout: scaled(5_000) });
       expect(await tile.getAttribute('data-source')).toBe('receptionist');
 
       await page.goto(`${t.baseUrl}/dashboard/#/activity`);
@@ -417,7 +418,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       });
       expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIVELOG-1', '1302', 'Livelog'), {})).status).toBe(200);
       const entry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Livelog' });
-      await entry.waitFor({ timeout: 5_000 });
+      await entry.waitFor({ timeout: scaled(5_000) });
       expect(await page.locator('li.activity-entry').first().innerText()).toContain('Livelog');
       expect(navigations).toBe(0);
       expect(errors).toEqual([]);
@@ -443,8 +444,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await page.goto(`${t.baseUrl}/dashboard/#/activity`);
       const pmsEntry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Activity' }).first();
       const staffEntry = page.locator('li.activity-entry[data-actor-type="staff"]', { hasText: 'Staffer' }).first();
-      await pmsEntry.waitFor({ timeout: 5_000 });
-      await staffEntry.waitFor({ timeout: 5_000 });
+      await pmsEntry.waitFor({ timeout: scaled(5_000) });
+      await staffEntry.waitFor({ timeout: scaled(5_000) });
       // One line per entry; who exactly (key id and mode) is in its details.
       expect(await staffEntry.locator('.entry-line').innerText()).toMatch(/Staffer.* checked in to 902 · .+@.+ · \d\d:\d\d/);
       await pmsEntry.locator('summary').click();

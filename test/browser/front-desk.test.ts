@@ -5,6 +5,7 @@ import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
+import { scaled } from '../support/test-run.js';
 
 // The front desk's screen: its language (the browser's by default, a switcher that
 // remembers), the dark theme, a tablet's width, the board's source filter and floors,
@@ -231,7 +232,7 @@ describe("the front desk's screen", () => {
     await page.waitForURL(/#\/board$/);
     // A check-in still reaches the open display, live.
     expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: 'F-301', roomNumber: '301', lastName: 'Live' }))).status).toBe(200);
-    await page.locator('[data-room="301"]').waitFor({ timeout: 5_000 });
+    await page.locator('[data-room="301"]').waitFor({ timeout: scaled(5_000) });
     expect(errors).toEqual([]);
   });
 });

@@ -187,7 +187,12 @@ export function spawnServe(env: Record<string, string>): ServeProcess {
  * Polls until the server answers HTTPS (its certificate, read from DATA_DIR/tls, is
  * trusted by the returned agent). Fails early when the process exits.
  */
-export async function waitForHttps(proc: ServeProcess, dataDir: string, httpsPort: number, timeoutMs = scaled(20_000)): Promise<{ agent: Agent; cert: string }> {
+export async function waitForHttps(
+  proc: ServeProcess,
+  dataDir: string,
+  httpsPort: number,
+  timeoutMs = scaled(20_000),
+): Promise<{ agent: Agent; cert: string }> {
   const certFile = path.join(dataDir, 'tls', 'cert.pem');
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

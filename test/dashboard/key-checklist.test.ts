@@ -3,6 +3,7 @@ import { CHECKLIST_ITEMS, LIVE_ONLY, type ChecklistItem } from '../../src/pms/ke
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 import { firstInFreshWindow } from '../support/rate-limit-headers.js';
+import { scaled } from '../support/test-run.js';
 
 // docs/dashboard.md, go-live checklist: real PMS requests with a pair's test and live key
 // over HTTPS, then GET /dashboard/api/keys/:keyId/checklist, item by item, on both engines.
@@ -32,7 +33,7 @@ function answer(expect: ExpectStatic, keyId: string, test: Shown, live: Shown): 
 describe('go-live checklist of a key pair (dashboard JSON API)', () => {
   it.concurrent.for(testEngines())(
     'docs/dashboard.md go-live checklist: each behaviour is ticked per mode by the request that first showed it, and only then (%s)',
-    { timeout: 150_000 },
+    { timeout: scaled(150_000) },
     async (engine, { expect }) => {
       const t = await startTestServer(engine);
       try {

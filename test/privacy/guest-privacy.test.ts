@@ -7,6 +7,7 @@ import { randomId } from '../../src/domain/ids.js';
 import { parseJsonOutput, runCli, storageEnv } from '../cli/cli-helpers.js';
 import { addStaffUser, DashboardClient, eventually } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 10: a guest's personal data is anonymised after GUEST_RETENTION_DAYS, erased on
 // request (Art. 17) and exported on request (Art. 15), through the CLI and the dashboard.
@@ -359,7 +360,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
                 .where('pms_guest_id', '=', p.pmsGuestId)
                 .executeTakeFirst()
             )?.last_name,
-          { timeout: 20_000 },
+          { timeout: scaled(20_000) },
         )
         .toBe('');
     } finally {

@@ -7,6 +7,7 @@ import { createTestStorage, guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { parseJsonOutput, postJson, runCli, spawnServe, storageEnv, waitForExit, waitForHttps, type Storage } from '../cli/cli-helpers.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 12 and operations.md: `innsync webhook add|list|remove|rotate-secret`, and an
 // event committed but not yet delivered when the server is killed (SIGKILL) is delivered
@@ -86,7 +87,7 @@ describe.each(testEngines())('webhooks from the command line, and across a crash
         expect(d?.status).toBe('pending');
         expect(Number(d?.attempts)).toBeGreaterThanOrEqual(1);
       },
-      { timeout: 10_000 },
+      { timeout: scaled(10_000) },
     );
     first.child.kill('SIGKILL');
     expect((await waitForExit(first)).signal).toBe('SIGKILL');
@@ -98,7 +99,7 @@ describe.each(testEngines())('webhooks from the command line, and across a crash
     const second = spawnServe({ ...env, PORT: String(port), HTTP_PORT: 'off' });
     try {
       await waitForHttps(second, storage.dataDir, port);
-      await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toEqual([eventId]), { timeout: 30_000 });
+      await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toEqual([eventId]), { timeout: scaled(30_000) });
       expect(receiver.accepted()[0]?.body).toMatchObject({ type: 'guest.checked_in', data: { guest: { pmsGuestId: 'CRASH-1' } } });
     } finally {
       second.child.kill('SIGTERM');

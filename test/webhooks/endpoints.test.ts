@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 12: endpoints managed by a hotel's admin; a test event signed per Standard
 // Webhooks (verified with the `standardwebhooks` package), retried with the same
@@ -62,7 +63,7 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     const before = receiver.accepted().length;
     const sent = await admin.post(`/webhooks/${created.endpointId}/test`);
     expect(sent.status).toBe(200);
-    await vi.waitFor(() => expect(receiver.accepted().length).toBe(before + 1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().length).toBe(before + 1), { timeout: scaled(10_000) });
     const got = receiver.accepted().at(-1);
     expect(got?.id).toBe(sent.body.eventId);
     expect(got?.body).toMatchObject({ id: sent.body.eventId, type: 'webhook.test', hotel: { slug: t.slug }, data: { message: expect.any(String) } });
@@ -80,7 +81,7 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     receiver.trust(created.secret);
     receiver.answerWith(500, 500);
     const sent = await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(() => expect(receiver.received.filter((r) => r.id === sent.body.eventId).length).toBe(3), { timeout: 15_000 });
+    await vi.waitFor(() => expect(receiver.received.filter((r) => r.id === sent.body.eventId).length).toBe(3), { timeout: scaled(15_000) });
     const tries = receiver.received.filter((r) => r.id === sent.body.eventId);
     expect(tries.map((r) => r.at >= 0)).toEqual([false, false, true]);
     await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]).toMatchObject({ status: 'succeeded', attempts: 3, lastStatus: 200 }));
@@ -90,11 +91,11 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     const created = (await admin.post('/webhooks', { url })).body.endpoint;
     receiver.trust(created.secret);
     const sent = await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(1), { timeout: scaled(10_000) });
     const [first] = await deliveries(created.endpointId);
     const again = await admin.post(`/webhooks/${created.endpointId}/deliveries/${String(first?.id)}/resend`);
     expect(again.status).toBe(200);
-    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(2), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(2), { timeout: scaled(10_000) });
   });
 
   it('rotating the secret: for 24 hours each delivery carries both signatures, and a receiver with either secret verifies it', async () => {
@@ -106,7 +107,7 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     expect(Date.parse(rotated.body.endpoint.previousSecretUntil) - Date.now()).toBeGreaterThan(23 * 3600_000);
     receiver.trust(created.secret, fresh);
     const sent = await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().filter((r) => r.id === sent.body.eventId)).toHaveLength(1), { timeout: scaled(10_000) });
     const got = receiver.accepted().find((r) => r.id === sent.body.eventId);
     expect(got?.signature.split(' ')).toHaveLength(2);
     expect(got?.verifiedWith.sort()).toEqual([created.secret, fresh].sort());
@@ -124,14 +125,16 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     receiver.trust(created.secret);
     receiver.answerWith(...Array.from({ length: 50 }, () => 500));
     const first = await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]?.attempts).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]?.attempts).toBeGreaterThanOrEqual(1), { timeout: scaled(10_000) });
     // The first attempt was three days and a minute ago: the next failure is the last.
     await t.server.database.db
       .updateTable('webhook_deliveries')
       .set({ created_at: new Date(Date.now() - 3 * 24 * 3600_000 - 60_000).toISOString() })
       .where('event_id', '=', first.body.eventId)
       .execute();
-    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]).toMatchObject({ status: 'failed', lastStatus: 500 }), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await deliveries(created.endpointId))[0]).toMatchObject({ status: 'failed', lastStatus: 500 }), {
+      timeout: scaled(10_000),
+    });
     const listed = (await admin.get('/webhooks')).body.endpoints.find((e: { endpointId: string }) => e.endpointId === created.endpointId);
     expect(listed).toMatchObject({ enabled: false });
     expect(listed.disabledReason).toContain('HTTP 500');
@@ -143,7 +146,7 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
     receiver.answerNormally();
     expect((await admin.post(`/webhooks/${created.endpointId}/enable`)).body.endpoint).toMatchObject({ enabled: true, disabledReason: null });
     const next = await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toContain(next.body.eventId), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().map((r) => r.id)).toContain(next.body.eventId), { timeout: scaled(10_000) });
   });
 
   // The 10-second limit is the same code on both engines: run once.
@@ -163,7 +166,7 @@ describe.each(testEngines())('webhook endpoints (%s)', (engine) => {
               lastStatus: null,
               lastError: 'no answer within 10 seconds',
             }),
-          { timeout: 20_000, interval: 500 },
+          { timeout: scaled(20_000), interval: 500 },
         );
       } finally {
         silent.closeAllConnections();

@@ -4,6 +4,7 @@ import { startTestServer, testEngines, type TestServer } from '../support/harnes
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { sample } from '../support/metrics.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 12 "Seeing it": deliveries counted by outcome, and the age of the oldest delivery
 // not yet done, on the METRICS_PORT listener.
@@ -29,12 +30,16 @@ describe.each(testEngines())('webhook metrics (%s)', (engine) => {
     receiver.trust(created.secret);
     receiver.answerWith(503);
     await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'retry' })).toBe(1), { timeout: 10_000 });
-    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(1), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'retry' })).toBe(1), {
+      timeout: scaled(10_000),
+    });
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(1), {
+      timeout: scaled(10_000),
+    });
     expect(sample(await metrics(), 'innsync_webhook_outbox_oldest_seconds')).toBe(0);
     // A receiver that keeps failing: the delivery waits, and the gauge shows its age.
     receiver.answerWith(...Array.from({ length: 50 }, () => 500));
     await admin.post(`/webhooks/${created.endpointId}/test`);
-    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_outbox_oldest_seconds')).toBeGreaterThan(0), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(sample(await metrics(), 'innsync_webhook_outbox_oldest_seconds')).toBeGreaterThan(0), { timeout: scaled(10_000) });
   });
 });

@@ -3,6 +3,7 @@ import { runRetention } from '../../src/jobs/retention.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { scaled } from '../support/test-run.js';
 
 // An erasure is an event too (ids and counts, no personal data) and removes the guest's
 // data from the outbox; events are kept 30 days. Addresses: test/webhooks/addresses.test.ts.
@@ -29,12 +30,12 @@ describe.each(testEngines())('webhooks, personal data and addresses (%s)', (engi
     const g = guest({ pmsGuestId: 'ERASE-ME', lastName: 'Eraseme', phone: '+4930555123', email: 'erase.me@mail.example' });
     expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g)).status).toBe(200);
     expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: 'ERASE-ME' })).status).toBe(200);
-    await vi.waitFor(() => expect(receiver.accepted().length).toBe(2), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().length).toBe(2), { timeout: scaled(10_000) });
     const stay = await db().selectFrom('guests').select('id').where('pms_guest_id', '=', 'ERASE-ME').executeTakeFirstOrThrow();
     const erased = await admin.post(`/guests/${stay.id}/erase`, {});
     expect(erased.status).toBe(200);
     expect(erased.body.erased.webhookEvents).toBe(2);
-    await vi.waitFor(() => expect(receiver.accepted().length).toBe(3), { timeout: 10_000 });
+    await vi.waitFor(() => expect(receiver.accepted().length).toBe(3), { timeout: scaled(10_000) });
     const event = receiver.accepted()[2];
     expect(event?.body).toMatchObject({
       type: 'guest.erased',

@@ -9,6 +9,7 @@ import { randomId } from '../../src/domain/ids.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
+import { scaled } from '../support/test-run.js';
 
 // A receiver's answer can echo what it was sent, the guest's data with it: of an answer
 // only the status is kept (README, Personal data), so erasure and retention leave nothing
@@ -83,7 +84,7 @@ describe.each(testEngines())('receivers that echo the guest back (%s)', (engine)
         expect(done.length).toBeGreaterThanOrEqual(2);
         expect(deliveries.filter((d: { status: string }) => d.status === 'pending')).toEqual([]);
       },
-      { timeout: 10_000 },
+      { timeout: scaled(10_000) },
     );
     const stay = await db().selectFrom('guests').select('id').where('pms_guest_id', '=', p.pmsGuestId).executeTakeFirstOrThrow();
     return stay.id;

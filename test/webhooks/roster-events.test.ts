@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 12: every roster change reaches the hotel's endpoints as a signed event, with the
 // guest as GET /guests shows it, the changes of updates and moves, and the actor; test
@@ -43,7 +44,7 @@ describe.each(testEngines())('roster changes as webhook events (%s)', (engine) =
       list: async () => (await t.api('GET', `${base}/guests`, { key: keys.live })).body.guests as Array<Record<string, unknown>>,
       /** Waits until `count` deliveries were accepted; returns them in arrival order. */
       arrived: async (count: number): Promise<Received[]> => {
-        await vi.waitFor(() => expect(receiver.accepted().length).toBeGreaterThanOrEqual(count), { timeout: 15_000 });
+        await vi.waitFor(() => expect(receiver.accepted().length).toBeGreaterThanOrEqual(count), { timeout: scaled(15_000) });
         return receiver.accepted();
       },
     };

@@ -5,6 +5,7 @@ import { insertEndpoint } from '../../src/db/repositories/webhook.repository.js'
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { scaled } from '../support/test-run.js';
 
 // One hotel's receivers that never answer hold only their own deliveries (README,
 // Webhooks): each delivery goes on its own, and at most WEBHOOK_MAX_ENDPOINTS_PER_HOTEL of
@@ -65,7 +66,7 @@ describe.each(testEngines())('slow webhook receivers of one hotel (%s)', (engine
     for (let i = 0; i < DEAD_ENDPOINTS; i++)
       await insertEndpoint(db(), { hotelId: hotelA.id, url: `${deadUrl}/${i}`, eventTypes: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', now });
     expect((await t.post(`/api/pms/v1/${slugA}/guests/checkin`, guest(), { key: keysA.live })).status).toBe(200);
-    await vi.waitFor(() => expect(dead.open).toBe(PER_HOTEL), { timeout: 10_000 });
+    await vi.waitFor(() => expect(dead.open).toBe(PER_HOTEL), { timeout: scaled(10_000) });
 
     // The other hotel's check-in: its event arrives while hotel A's deliveries still hang.
     const checkIn = guest({ pmsGuestId: 'B-WHILE-A-HANGS' });
@@ -73,7 +74,7 @@ describe.each(testEngines())('slow webhook receivers of one hotel (%s)', (engine
     await vi.waitFor(
       () => expect(healthy.accepted().map((r) => r.body.data.guest)).toContainEqual(expect.objectContaining({ pmsGuestId: 'B-WHILE-A-HANGS' })),
       {
-        timeout: 15_000,
+        timeout: scaled(15_000),
       },
     );
     // None of hotel A's attempts has ended (each waits for its 10-second limit) ...

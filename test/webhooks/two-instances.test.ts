@@ -12,6 +12,7 @@ import { createTestStorage, guest, testEngines, uniqueKey } from '../support/har
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { Agent, request } from 'undici';
 import { readResponse } from '../../scripts/http-response.js';
+import { scaled } from '../support/test-run.js';
 
 // Issue 12: several instances on one PostgreSQL share the outbox; each delivery is sent
 // once between them (claims with FOR UPDATE SKIP LOCKED), each endpoint still in order.
@@ -73,7 +74,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
     const events = await db.selectFrom('webhook_events').select(['id', 'seq']).where('hotel_id', '=', hotel.id).orderBy('seq').execute();
     expect(events).toHaveLength(1001);
     for (const r of receivers) {
-      await vi.waitFor(() => expect(r.accepted().length).toBeGreaterThanOrEqual(1001), { timeout: 60_000, interval: 200 });
+      await vi.waitFor(() => expect(r.accepted().length).toBeGreaterThanOrEqual(1001), { timeout: scaled(60_000), interval: 200 });
       // Each event once, none twice, in the hotel's order.
       expect(r.accepted().map((x) => x.id)).toEqual(events.map((e) => e.id));
       expect(r.received).toHaveLength(1001);
@@ -101,7 +102,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
         .where('endpoint_id', '=', e.endpointId)
         .execute();
     });
-    await vi.waitFor(() => expect(r.accepted()).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(r.accepted()).toHaveLength(1), { timeout: scaled(10_000) });
     const d = await db
       .selectFrom('webhook_deliveries')
       .select(['status', 'claimed_by', 'attempts'])
