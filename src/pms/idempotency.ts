@@ -174,12 +174,15 @@ export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) =>
 
 /**
  * decisions.md test mode: nothing is read or written but the key's record, with the same
- * semantics as live (claim and response in one transaction). Returns `response`.
+ * semantics as live (claim and response in one transaction). Returns `response`; or, for
+ * a trigger value (pms/sandbox-triggers.ts), throws `refusal` after the claim, which rolls
+ * the claim back as a live refusal does.
  */
-export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T): Promise<T> {
+export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T, refusal: Error | null = null): Promise<T> {
   const hooks = idempotencyHooks(req, () => response);
   await runTransaction(db, async (trx) => {
     await hooks.begin(trx);
+    if (refusal) throw refusal;
     await hooks.end(trx, null);
   });
   return response;
