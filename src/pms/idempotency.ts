@@ -188,9 +188,14 @@ export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequ
   return response;
 }
 
-/** spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md: the header. */
+/**
+ * spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md:
+ * the header. The request is noted as the replay of the stored answer's request (its
+ * requestId), for the request log.
+ */
 export function sendStoredResponse(reply: FastifyReply, stored: StoredResponse): FastifyReply {
   const body = JSON.parse(stored.body) as Record<string, unknown>;
+  if (typeof body.requestId === 'string') reply.request.replayOf = body.requestId;
   return reply
     .code(stored.statusCode)
     .header('idempotent-replayed', 'true')
