@@ -236,14 +236,18 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly extra: Record<string, unknown>;
-  readonly headers: Record<string, string>;
+  /** Headers of the answer; null: the answer must not carry this header (set before the error). */
+  readonly headers: Record<string, string | null>;
+  /** A test key's rehearsal of this answer (pms/sandbox-triggers.ts): answered as live, not logged as a security event. */
+  readonly rehearsal: boolean;
 
-  constructor(code: ErrorCode, opts: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, opts: { message?: string; extra?: Record<string, unknown>; headers?: Record<string, string | null>; rehearsal?: boolean } = {}) {
     super(opts.message ?? ERRORS[code].message);
     this.code = code;
     this.status = ERRORS[code].status;
     this.extra = opts.extra ?? {};
     this.headers = opts.headers ?? {};
+    this.rehearsal = opts.rehearsal ?? false;
   }
 }
 

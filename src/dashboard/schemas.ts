@@ -64,13 +64,13 @@ const ChecklistMode = Type.Object({
   requestId: Type.Union([Type.String(), Type.Null()]),
 });
 
-/** GET /keys/:keyId/checklist (pms/key-checklist.ts); `test` is null for a behaviour a test key cannot show. */
+/** GET /keys/:keyId/checklist (pms/key-checklist.ts): what each key of the pair has shown. */
 export const KeyChecklistAnswer = Type.Object({
   keyId: Type.String(),
   items: Type.Array(
     Type.Object({
       item: Type.Union(CHECKLIST_ITEMS.map((i) => Type.Literal(i))),
-      test: Type.Union([ChecklistMode, Type.Null()]),
+      test: ChecklistMode,
       live: ChecklistMode,
     }),
   ),

@@ -369,6 +369,14 @@ const migrations: Record<string, Migration> = {
       await sql`create index webhook_deliveries_claimed_idx on webhook_deliveries (claimed_until) where claimed_by is not null`.execute(db);
     },
   },
+  '0015_request_log_replays': {
+    async up(db: Kysely<unknown>) {
+      // An answer replayed from the idempotency store names the request that made it (its
+      // request id), so the request explorer tells a replay from its original. Rows written
+      // before have none.
+      await db.schema.alterTable('request_log').addColumn('replay_of', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = {

@@ -116,6 +116,8 @@ export interface RequestLogTable {
   path_bytes: Optional<number>;
   user_agent_bytes: Optional<number>;
   idempotency_key_bytes: Optional<number>;
+  /** An answer replayed from the idempotency store: the id of the request whose answer it is (null: not a replay, or a row older than the column). */
+  replay_of: Optional<string>;
 }
 
 /** One behaviour a key has shown, first seen in the request `request_id` (pms/key-checklist.ts). */

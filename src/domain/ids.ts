@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { createHash, createHmac, randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -31,6 +31,18 @@ export function randomId(length = 20): string {
 }
 
 export const newId = (prefix: string, length = 20): string => `${prefix}_${randomId(length)}`;
+
+/**
+ * An id of newId's form made from `value` rather than chance: HMAC-SHA-256 keyed with
+ * `scope`, its first `length` bytes in base 36. The same scope and value give the same id
+ * (a test key's fake guestId for one pmsGuestId, pms/modes.ts); another scope another one.
+ */
+export function derivedId(prefix: string, scope: string, value: string, length = 20): string {
+  const bytes = createHmac('sha256', scope).update(value).digest();
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[(bytes[i % bytes.length] ?? 0) % 36];
+  return `${prefix}_${out}`;
+}
 
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');

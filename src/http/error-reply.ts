@@ -61,10 +61,10 @@ export function routeForLog(req: FastifyRequest): string {
 
 /** The error envelope every answer of the service uses (decisions.md), with the error's headers. */
 export function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply, security: SecurityLog): FastifyReply {
-  if (SECURITY_EVENTS.has(err.code)) {
+  if (SECURITY_EVENTS.has(err.code) && !err.rehearsal) {
     security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, route: routeForLog(req) }, `security: ${err.code} refused`);
   }
-  for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
+  for (const [k, v] of Object.entries(err.headers)) void (v === null ? reply.removeHeader(k) : reply.header(k, v));
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err, req.id));
 }
 

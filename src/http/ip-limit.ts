@@ -5,13 +5,18 @@ import { consume, UNAUTHENTICATED_LIMIT, type RateLimitResult } from '../rate-li
 import { clientKey } from './client-address.js';
 import type { Metrics, RateLimitScope } from './metrics.js';
 
-/** The 429 of a refused request, counted by the limit that refused it. */
-export function rateLimited(rl: RateLimitResult, scope: RateLimitScope, metrics: Metrics | undefined): ApiError {
-  metrics?.rateLimited(scope);
+/**
+ * The 429 of a refused request, counted by the limit that refused it, with the limit's
+ * headers. A test key's rehearsal (`rehearsal`, pms/sandbox-triggers.ts) is the same
+ * answer, neither counted nor logged as a security event.
+ */
+export function rateLimited(rl: RateLimitResult, scope: RateLimitScope, metrics: Metrics | undefined, rehearsal = false): ApiError {
+  if (!rehearsal) metrics?.rateLimited(scope);
   return new ApiError('RATE_LIMITED', {
     message: `Rate limit exceeded; retry in ${rl.retryAfterSeconds} seconds.`,
     extra: { retryAfter: rl.retryAfterSeconds },
-    headers: { 'retry-after': String(rl.retryAfterSeconds) },
+    headers: { ...rl.headers, 'retry-after': String(rl.retryAfterSeconds) },
+    rehearsal,
   });
 }
 

@@ -19,6 +19,8 @@ declare module 'fastify' {
     idempotency: IdempotencyScope | null;
     rawBody: string | null;
     responsePayload: string | null;
+    /** Answered from the idempotency store: the id of the request whose stored answer this is. */
+    replayOf: string | null;
     /** req.ip as read in onRequest, for the request log (the socket may be gone by then). */
     clientIp: string | null;
     /** The staff session of a dashboard request; null before or without one. */

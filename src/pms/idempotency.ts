@@ -174,20 +174,28 @@ export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) =>
 
 /**
  * decisions.md test mode: nothing is read or written but the key's record, with the same
- * semantics as live (claim and response in one transaction). Returns `response`.
+ * semantics as live (claim and response in one transaction). Returns `response`; or, for
+ * a trigger value (pms/sandbox-triggers.ts), throws `refusal` after the claim, which rolls
+ * the claim back as a live refusal does.
  */
-export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T): Promise<T> {
+export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T, refusal: Error | null = null): Promise<T> {
   const hooks = idempotencyHooks(req, () => response);
   await runTransaction(db, async (trx) => {
     await hooks.begin(trx);
+    if (refusal) throw refusal;
     await hooks.end(trx, null);
   });
   return response;
 }
 
-/** spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md: the header. */
+/**
+ * spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md:
+ * the header. The request is noted as the replay of the stored answer's request (its
+ * requestId), for the request log.
+ */
 export function sendStoredResponse(reply: FastifyReply, stored: StoredResponse): FastifyReply {
   const body = JSON.parse(stored.body) as Record<string, unknown>;
+  if (typeof body.requestId === 'string') reply.request.replayOf = body.requestId;
   return reply
     .code(stored.statusCode)
     .header('idempotent-replayed', 'true')

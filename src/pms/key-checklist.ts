@@ -10,7 +10,8 @@
 // - idempotent_replay: an answer replayed from the idempotency store (Idempotent-Replayed).
 // - conflict_handled: after a 409 ROOM_OCCUPIED or GUEST_ALREADY_CHECKED_IN, the key's
 //   next request to that endpoint carried another body and was answered 2xx (it did not
-//   repeat the refused request). Live only: the sandbox's roster is always empty.
+//   repeat the refused request). The test key gets these 409s by its trigger values
+//   (pms/sandbox-triggers.ts), so it can show this before the PMS goes live.
 // - retry_after_honoured: after a 429, the key's next request to that endpoint came no
 //   earlier than the answer's time plus its Retry-After.
 //
@@ -34,9 +35,6 @@ import { canonicalJson } from './idempotency.js';
 
 export const CHECKLIST_ITEMS = ['checkin', 'update', 'room_move', 'checkout', 'sync', 'idempotent_replay', 'conflict_handled', 'retry_after_honoured'] as const;
 export type ChecklistItem = (typeof CHECKLIST_ITEMS)[number];
-
-/** Behaviours a test key cannot show. */
-export const LIVE_ONLY: ReadonlySet<ChecklistItem> = new Set<ChecklistItem>(['conflict_handled']);
 
 /** The 409s a PMS must not answer by sending the same request again. */
 const ROSTER_CONFLICTS = new Set(['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN']);

@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../db/repositories/activity.repository.js';
 import { normalizeIdentifier } from '../domain/guest.js';
-import { newId } from '../domain/ids.js';
+import { derivedId } from '../domain/ids.js';
+import type { PmsEndpoint } from '../rate-limit/limits.js';
+import { refusalBeforeClaim, refusalOfRoster } from './sandbox-triggers.js';
 import { ApiError } from '../errors.js';
 import {
   checkInGuest,
@@ -47,7 +49,9 @@ export interface PmsMode {
 export function pmsMode(deps: RosterDeps, req: FastifyRequest): PmsMode {
   const auth = req.auth;
   if (!auth) throw new ApiError('UNAUTHORIZED');
-  return withNormalizedIds(auth.mode === 'test' ? sandbox(deps, req) : live(deps, req, auth.hotelId, { type: 'pms', id: auth.pairId, mode: auth.mode }));
+  return withNormalizedIds(
+    auth.mode === 'test' ? sandbox(deps, req, auth.keyId) : live(deps, req, auth.hotelId, { type: 'pms', id: auth.pairId, mode: auth.mode }),
+  );
 }
 
 /**
@@ -89,14 +93,48 @@ function live(deps: RosterDeps, req: FastifyRequest, hotelId: string, actor: Act
   };
 }
 
-/** Test keys: the same answers' shapes, made up from the request alone (`_sandbox: true` on check-in and checkout). */
-function sandbox(deps: RosterDeps, req: FastifyRequest): PmsMode {
-  const answer = <T extends object>(body: T): Promise<T> => answerInSandbox(deps.db, req, body);
+/**
+ * Test keys: the same answers' shapes, made up from the request alone (`_sandbox: true` on
+ * check-in and checkout), with the key's own fake guestId for each pmsGuestId (the same
+ * every time, so a PMS can correlate its calls); trigger values answer as live's refusals
+ * (pms/sandbox-triggers.ts).
+ */
+function sandbox(deps: RosterDeps, req: FastifyRequest, keyId: string): PmsMode {
+  const guestId = (pmsGuestId: string): string => derivedId('test', keyId, pmsGuestId);
+  const answer = async <T extends object>(
+    endpoint: PmsEndpoint,
+    sent: { pmsGuestIds: string[]; rooms: Array<{ roomNumber: string; pmsGuestId: string }> },
+    body: () => T,
+  ): Promise<T> => {
+    const input = { endpoint, ...sent, guestId, nowMs: Date.now() };
+    const before = refusalBeforeClaim(input);
+    if (before) throw before;
+    return answerInSandbox(deps.db, req, body(), refusalOfRoster(input));
+  };
+  const one = (body: { pmsGuestId: string; roomNumber?: string | null }) => ({
+    pmsGuestIds: [body.pmsGuestId],
+    rooms: typeof body.roomNumber === 'string' ? [{ roomNumber: body.roomNumber, pmsGuestId: body.pmsGuestId }] : [],
+  });
   return {
-    checkIn: (body) => answer({ ...checkedInAnswer(body, newId('test'), req.id), _sandbox: true }),
-    update: (body) => answer(updatedAnswer(body.pmsGuestId, newId('test'), sandboxChanges(body), req.id)),
-    checkOut: (body) => answer({ ...checkedOutAnswer(body.pmsGuestId, newId('test'), null, req.id), _sandbox: true }),
-    sync: (body) => answer(sandboxSyncResponse(body.guests, req.id)),
-    list: () => Promise.resolve(guestListAnswer([], req.id)),
+    checkIn: (body) => answer('checkin', one(body), () => ({ ...checkedInAnswer(body, guestId(body.pmsGuestId), req.id), _sandbox: true })),
+    update: (body) => answer('update', one(body), () => updatedAnswer(body.pmsGuestId, guestId(body.pmsGuestId), sandboxChanges(body), req.id)),
+    checkOut: (body) => answer('checkout', one(body), () => ({ ...checkedOutAnswer(body.pmsGuestId, guestId(body.pmsGuestId), null, req.id), _sandbox: true })),
+    sync: (body) =>
+      answer(
+        'sync',
+        { pmsGuestIds: body.guests.map((g) => g.pmsGuestId), rooms: body.guests.map((g) => ({ roomNumber: g.roomNumber, pmsGuestId: g.pmsGuestId })) },
+        () => sandboxSyncResponse(body.guests, req.id),
+      ),
+    list: async (query) => {
+      const before = refusalBeforeClaim({
+        endpoint: 'list',
+        pmsGuestIds: query.pmsGuestId === undefined ? [] : [query.pmsGuestId],
+        rooms: [],
+        guestId,
+        nowMs: Date.now(),
+      });
+      if (before) throw before;
+      return guestListAnswer([], req.id);
+    },
   };
 }

@@ -62,6 +62,19 @@ export async function consume(
   forgetBefore?: number | null,
 ): Promise<RateLimitResult> {
   const count = await store.hit(policyBucket(policy, bucket), policy.windowMs, nowMs, forgetBefore);
+  return limitResult(policy, count, nowMs);
+}
+
+/**
+ * The answer of a limit already spent in this window: what a request past it gets (a
+ * test key's rehearsal of a 429, pms/sandbox-triggers.ts, answers with exactly these).
+ */
+export function exhaustedLimit(policy: RateLimitPolicy, nowMs: number): RateLimitResult {
+  return limitResult(policy, policy.limit + 1, nowMs);
+}
+
+/** The result and headers of the `count`th request of a window. */
+function limitResult(policy: RateLimitPolicy, count: number, nowMs: number): RateLimitResult {
   const resetAtMs = (Math.floor(nowMs / policy.windowMs) + 1) * policy.windowMs;
   const remaining = Math.max(0, policy.limit - count);
   const resetSeconds = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));

@@ -32,7 +32,11 @@ export interface SyncResult {
 }
 
 /** 409 ROOM_OCCUPIED of a sync whose list puts a guest in a room hotel staff gave someone else. */
-export function syncRoomConflictError(conflict: RoomConflict): ApiError {
+export function syncRoomConflictError(
+  conflict: Pick<RoomConflict, 'roomNumber' | 'pmsGuestId'> & {
+    holder: Pick<RoomConflict['holder'], 'pmsGuestId'> & { data: Pick<RoomConflict['holder']['data'], 'lastName' | 'checkInDate'> };
+  },
+): ApiError {
   const { holder } = conflict;
   return roomOccupiedError(`Room ${conflict.roomNumber} (listed for ${conflict.pmsGuestId}) is held by a guest entered by hotel staff; nothing was changed.`, {
     pmsGuestId: holder.pmsGuestId,

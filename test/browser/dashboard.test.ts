@@ -524,6 +524,49 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
+  it('the request-log explorer marks an idempotent replay "replay", and its link leads to the original request\'s row', async () => {
+    const idempotencyKey = uniqueKey('replay');
+    const body = { pmsGuestId: `P-REPLAY-${engine}`, lastName: 'Again', roomNumber: `RP-${engine}`, checkInDate: '2026-11-23', checkOutDate: '2026-11-25' };
+    const first = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, { idempotencyKey, body });
+    expect(first.status).toBe(200);
+    const again = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, { idempotencyKey, body });
+    expect(again.body._idempotent).toBe(true);
+    const originalId = first.body.requestId as string;
+    // The replay's own id is its row's: the answer repeats the original's requestId.
+    let replayId = '';
+    await expect
+      .poll(async () => {
+        const rows = await t.server.database.db.selectFrom('request_log').select('id').where('idempotency_key', '=', idempotencyKey).execute();
+        replayId = rows.find((r) => r.id !== originalId)?.id ?? '';
+        return rows.length;
+      })
+      .toBe(2);
+    const { context, page, errors } = await newPage(browser);
+    try {
+      await logIn(page, t.baseUrl, admin);
+      await page.goto(`${t.baseUrl}/dashboard/#/requests`);
+      const replay = page.locator(`tr[data-request-id="${replayId}"]`);
+      const original = page.locator(`tr[data-request-id="${originalId}"]`);
+      await replay.waitFor();
+      // Two "200" rows of one check-in: the replay says so, the original does not.
+      expect(await replay.locator('.replay-mark').innerText()).toMatch(/^replay$/i);
+      expect(await original.locator('.replay-mark').count()).toBe(0);
+      expect(await replay.getAttribute('data-replay-of')).toBe(originalId);
+      await replay.getByRole('link', { name: 'original request' }).click();
+      await expect.poll(() => page.url()).toContain(`#/requests/${originalId}`);
+      // The list again, the original's row picked out and its time button focused.
+      await expect.poll(() => page.locator(`tr[data-request-id="${originalId}"]`).getAttribute('aria-current')).toBe('true');
+      expect(await page.locator(`tr[data-request-id="${originalId}"]`).getAttribute('class')).toContain('row-target');
+      expect(await page.evaluate("document.activeElement && document.activeElement.closest('tr')?.dataset.requestId")).toBe(originalId);
+      // Opened, the replay's panel names its original.
+      await page.locator(`tr[data-request-id="${replayId}"] [data-action="open-request"]`).click();
+      await expect.poll(async () => page.locator('.request-detail').innerText()).toContain(`Replay of\n${originalId}`);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('the request-log explorer lists a request no valid key sent only under "No valid key", marked, with its cut User-Agent and full size', async () => {
     const ua = `explorer-${'u'.repeat(400)}`;
     const denied = await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: 'not-a-key', headers: { 'user-agent': ua } });

@@ -31,10 +31,14 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
     const key = { key: t.keys.test };
     expect((await t.post(`${base}/guests/checkin`, g, key)).status).toBe(200);
     expect((await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, roomNumber: 'T-9' }, { ...key, idempotencyKey: uniqueKey() })).status).toBe(200);
+    // A rehearsed 409 (the test key's trigger room), then the guest into another room.
+    const occupied = guest({ roomNumber: 'innsync-test-409' });
+    expect((await t.post(`${base}/guests/checkin`, occupied, key)).status).toBe(409);
+    expect((await t.post(`${base}/guests/checkin`, { ...occupied, roomNumber: 'T-10' }, key)).status).toBe(200);
     // The request log (and the checklist with it) is written in batches.
     await expect
       .poll(async () => (await t.server.database.db.selectFrom('key_checklist').select('item').where('pair_id', '=', t.keys.keyId).execute()).length)
-      .toBe(3);
+      .toBe(4);
 
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
@@ -58,7 +62,7 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
       const checklist = page.getByRole('region', { name: `Go-live checklist of key pair ${t.keys.keyId}` });
       await checklist.waitFor();
       const cell = (item: string, mode: string) => checklist.locator(`tr[data-item="${item}"] td[data-mode="${mode}"]`);
-      for (const item of ['checkin', 'update', 'room_move']) {
+      for (const item of ['checkin', 'update', 'room_move', 'conflict_handled']) {
         expect(await cell(item, 'test').getAttribute('data-shown'), item).toBe('true');
         expect(await cell(item, 'test').innerText()).toMatch(/^✓ shown /);
         expect(await cell(item, 'live').innerText()).toBe('— not yet');
@@ -66,7 +70,7 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
       for (const item of ['checkout', 'sync', 'idempotent_replay', 'retry_after_honoured']) {
         expect(await cell(item, 'test').innerText(), item).toBe('— not yet');
       }
-      expect(await cell('conflict_handled', 'test').innerText()).toMatch(/live key only/);
+      expect(await checklist.locator('tr[data-item="conflict_handled"] th').innerText()).toContain('innsync-test-409');
       // Each behaviour is named and defined in its row header.
       const moveHeader = await checklist.locator('tr[data-item="room_move"] th').innerText();
       expect(moveHeader).toContain('Room move');

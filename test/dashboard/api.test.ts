@@ -245,6 +245,36 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
     expect(unknown.body.code).toBe('RECORD_NOT_FOUND');
   });
 
+  it('docs/dashboard.md JSON API /requests: an idempotent replay names its original request (replayOf), in the list and in GET /requests/:id, with a live and a test key; the original has none', async () => {
+    const pair = await issueKeyPair(db(), t.slug);
+    type Row = { id: string; idempotencyKey: string | null; statusCode: number; replayOf: string | null };
+    for (const key of [pair.live, pair.test]) {
+      const idempotencyKey = uniqueKey('replay');
+      const body = guest();
+      const first = await t.post(`${base}/guests/checkin`, body, { key, idempotencyKey });
+      expect(first.status).toBe(200);
+      const again = await t.post(`${base}/guests/checkin`, body, { key, idempotencyKey });
+      expect([again.status, again.body._idempotent, again.body.requestId]).toEqual([200, true, first.body.requestId]);
+      // A replay still counts against the key's limit (the API reference, Idempotency).
+      expect(Number(again.headers['x-ratelimit-remaining'])).toBe(Number(first.headers['x-ratelimit-remaining']) - 1);
+
+      const rows = await eventually(async () => {
+        const res = await adminClient.get('/requests?limit=200');
+        expect(res.status).toBe(200);
+        const mine = (res.body.requests as Row[]).filter((r) => r.idempotencyKey === idempotencyKey);
+        return mine.length === 2 ? mine : undefined;
+      });
+      const original = rows.find((r) => r.id === first.body.requestId);
+      const replay = rows.find((r) => r.id !== first.body.requestId);
+      expect(original?.replayOf).toBeNull();
+      expect(replay).toMatchObject({ statusCode: 200, replayOf: first.body.requestId });
+      const detail = await adminClient.get(`/requests/${replay?.id ?? ''}`);
+      expect(detail.status).toBe(200);
+      expect(detail.body.request).toMatchObject({ id: replay?.id, replayOf: first.body.requestId });
+      expect((await adminClient.get(`/requests/${first.body.requestId as string}`)).body.request.replayOf).toBeNull();
+    }
+  });
+
   it("docs/dashboard.md JSON API /requests: a 422, a 200, a test-key request and a list show up, an unauthenticated 401 only with sender=none (marked); status, mode, endpoint, since and until filter; GET /requests/:id has the 422's bodies", async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const ua = `innsync-explorer-test/${engine}`;
@@ -318,6 +348,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       idempotencyKey: badKey,
       keyId: pair.keyId,
       authenticated: true,
+      replayOf: null,
     });
     expect(row(ids.sandbox)).toMatchObject({ statusCode: 200, mode: 'test', keyId: pair.keyId });
     expect(row(ids.list)).toMatchObject({ method: 'GET', statusCode: 200, mode: 'live' });

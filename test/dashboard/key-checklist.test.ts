@@ -1,5 +1,5 @@
 import { describe, it, type ExpectStatic } from 'vitest';
-import { CHECKLIST_ITEMS, LIVE_ONLY, type ChecklistItem } from '../../src/pms/key-checklist.js';
+import { CHECKLIST_ITEMS, type ChecklistItem } from '../../src/pms/key-checklist.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 import { firstInFreshWindow } from '../support/rate-limit-headers.js';
@@ -14,7 +14,7 @@ import { scaled } from '../support/test-run.js';
 // the file waits for one Retry-After at most, never a faked clock.
 
 type Shown = Partial<Record<ChecklistItem, string>>;
-type ChecklistBody = { items: Array<{ item: ChecklistItem; test: { shown: boolean } | null; live: { shown: boolean } }> };
+type ChecklistBody = { items: Array<{ item: ChecklistItem; test: { shown: boolean }; live: { shown: boolean } }> };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -26,7 +26,7 @@ function answer(expect: ExpectStatic, keyId: string, test: Shown, live: Shown): 
       : { shown: true, shownAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), requestId };
   return {
     keyId,
-    items: CHECKLIST_ITEMS.map((item) => ({ item, test: LIVE_ONLY.has(item) ? null : state(test[item]), live: state(live[item]) })),
+    items: CHECKLIST_ITEMS.map((item) => ({ item, test: state(test[item]), live: state(live[item]) })),
   };
 }
 
@@ -102,6 +102,13 @@ async function checklistScenario(t: TestServer, engine: string, expect: ExpectSt
   expect(replay.body._idempotent).toBe(true);
   await ticked('test', 'idempotent_replay');
   test.idempotent_replay = await replayRowId(t, replayKey, test.checkin);
+  // The test key rehearses a 409 with the trigger room (the API reference, "Test keys: trigger values"), then sends the
+  // same guest into another room.
+  const occupied = guest({ roomNumber: 'innsync-test-409' });
+  const refusedInTest = await post(testKey, 'checkin', occupied);
+  expect(refusedInTest.status).toBe(409);
+  expect(refusedInTest.body.code).toBe('ROOM_OCCUPIED');
+  test.conflict_handled = ok(await post(testKey, 'checkin', { ...occupied, roomNumber: 'T-3' }));
 
   // Live key: a 409 ROOM_OCCUPIED repeated as it was is not handling it; an update that
   // leaves the room is no move.

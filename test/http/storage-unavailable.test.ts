@@ -73,6 +73,36 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     expect((await list()).status).toBe(200);
   });
 
+  it("API reference, test-key trigger values: the test key's trigger pmsGuestId innsync-test-503 answers as a live key does while the database is down", async () => {
+    const checkin = async (key: string, pmsGuestId: string) => {
+      const res = await request(`https://127.0.0.1:${server.httpsPort}/api/pms/v1/down-hotel/guests/checkin`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `k-${pmsGuestId}-${Date.now()}` },
+        body: JSON.stringify({ pmsGuestId, lastName: 'Lovelace', roomNumber: `R-${pmsGuestId}`, checkInDate: '2026-11-23', checkOutDate: '2026-11-26' }),
+        dispatcher: agent,
+      });
+      return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    cluster.pause();
+    let live: Awaited<ReturnType<typeof checkin>>;
+    try {
+      live = await checkin(keys.live, 'G-503');
+    } finally {
+      cluster.resume();
+    }
+    await expect.poll(async () => (await list()).status).toBe(200);
+    const test = await checkin(keys.test, 'innsync-test-503');
+    expect(live.status).toBe(503);
+    expect(test.status).toBe(503);
+    expect(live.body.requestId).toMatch(/^req_(?!test_)/);
+    expect(test.body).toEqual({ ...live.body, requestId: expect.stringMatching(/^req_test_/) });
+    // The same headers (no rate-limit headers: live refuses at the key's lookup), the same values but the date and size.
+    expect(Object.keys(test.headers).sort()).toEqual(Object.keys(live.headers).sort());
+    for (const name of Object.keys(live.headers).filter((n) => !['date', 'content-length'].includes(n))) {
+      expect(test.headers[name], name).toBe(live.headers[name]);
+    }
+  });
+
   it('operations.md: GET /readyz is 503 SERVICE_UNAVAILABLE while PostgreSQL is stopped, /healthz stays 200, and /readyz is 200 again once it is back', async () => {
     const probe = async (path: string) => {
       const res = await request(`https://127.0.0.1:${server.httpsPort}${path}`, { dispatcher: agent });

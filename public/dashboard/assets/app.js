@@ -28,6 +28,8 @@ const ROUTES = [
   { pattern: /^\/activity$/, view: activityView, nav: '#/activity' },
   { pattern: /^\/keys$/, view: keysView, admin: true, nav: '#/keys' },
   { pattern: /^\/requests$/, view: requestsView, admin: true, nav: '#/requests' },
+  // A request of the log, shown in it (a replay's link to its original).
+  { pattern: /^\/requests\/([^/]+)$/, view: requestsView, admin: true, nav: '#/requests' },
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
 ];

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listKeyPairs, revokeKeyPair } from '../../db/repositories/api-key.repository.js';
 import { listChecklistFacts, type ChecklistFact } from '../../db/repositories/key-checklist.repository.js';
-import { CHECKLIST_ITEMS, LIVE_ONLY } from '../../pms/key-checklist.js';
+import { CHECKLIST_ITEMS } from '../../pms/key-checklist.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
@@ -93,6 +93,6 @@ function checklistAnswer(keyId: string, facts: ChecklistFact[]): KeyChecklistAns
   };
   return {
     keyId,
-    items: CHECKLIST_ITEMS.map((item) => ({ item, test: LIVE_ONLY.has(item) ? null : state(item, 'test'), live: state(item, 'live') })),
+    items: CHECKLIST_ITEMS.map((item) => ({ item, test: state(item, 'test'), live: state(item, 'live') })),
   };
 }

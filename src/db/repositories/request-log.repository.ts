@@ -27,12 +27,14 @@ export interface LoggedRequest {
   pathBytes: number | null;
   userAgentBytes: number | null;
   idempotencyKeyBytes: number | null;
+  /** An answer replayed from the idempotency store: the id of the request whose answer it is. */
+  replayOf?: string | null;
   /** Not stored: the PMS endpoint that answered, and whether its answer was replayed (the go-live checklist, pms/key-checklist.ts). */
   endpoint?: PmsEndpoint | null;
   replayed?: boolean;
 }
 
-// SQLite allows 32,766 bound values per statement; 20 columns per row.
+// SQLite allows 32,766 bound values per statement; 21 columns per row.
 const ROWS_PER_STATEMENT = 500;
 
 export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): Promise<void> {
@@ -61,6 +63,7 @@ export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): 
           path_bytes: r.pathBytes,
           user_agent_bytes: r.userAgentBytes,
           idempotency_key_bytes: r.idempotencyKeyBytes,
+          replay_of: r.replayOf ?? null,
         })),
       )
       .execute();
@@ -106,6 +109,8 @@ export interface RequestLogSummary {
   keyId: string | null;
   /** A key of the hotel sent it; false: no valid key did (its path, User-Agent and idempotency key are the sender's own text). */
   authenticated: boolean;
+  /** A replay of a stored answer: the id of the original request (its row in this log); null: not a replay. */
+  replayOf: string | null;
 }
 
 export interface RequestLogDetail extends RequestLogSummary {
@@ -141,7 +146,7 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
   const root = `/api/pms/v1/${hotel.slug}`;
   let q = db
     .selectFrom('request_log')
-    .select(['id', 'created_at', 'hotel_id', 'method', 'path', 'status_code', 'key_mode', 'duration_ms', 'idempotency_key', 'api_key_id'])
+    .select(['id', 'created_at', 'hotel_id', 'method', 'path', 'status_code', 'key_mode', 'duration_ms', 'idempotency_key', 'api_key_id', 'replay_of'])
     .where((eb) => (f.sender === 'none' ? eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)]) : eb('hotel_id', '=', hotel.id)));
   if (f.status === '2xx') q = q.where('status_code', '>=', 200).where('status_code', '<', 300);
   if (f.status === '4xx') q = q.where('status_code', '>=', 400).where('status_code', '<', 500);
@@ -165,7 +170,7 @@ export async function listHotelRequests(db: DbOrTrx, hotel: { id: string; slug: 
 
 type SummaryColumns = Pick<
   Selectable<RequestLogTable>,
-  'id' | 'created_at' | 'hotel_id' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id'
+  'id' | 'created_at' | 'hotel_id' | 'method' | 'path' | 'status_code' | 'key_mode' | 'duration_ms' | 'idempotency_key' | 'api_key_id' | 'replay_of'
 >;
 
 export function toSummary(r: SummaryColumns): RequestLogSummary {
@@ -180,6 +185,7 @@ export function toSummary(r: SummaryColumns): RequestLogSummary {
     idempotencyKey: r.idempotency_key,
     keyId: r.api_key_id,
     authenticated: r.hotel_id !== null,
+    replayOf: r.replay_of ?? null,
   };
 }
 

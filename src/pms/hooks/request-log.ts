@@ -72,5 +72,6 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
     idempotencyKeyBytes: idempotencyKey.bytes,
     endpoint: req.routeOptions.config?.endpoint ?? null,
     replayed: reply.getHeader('idempotent-replayed') === 'true',
+    replayOf: req.replayOf,
   };
 }

@@ -1,5 +1,7 @@
 // #/requests (admin): the PMS request log. Filters go to the server; a row opens the
-// stored request and response in a modal panel.
+// stored request and response in a modal panel. An answer replayed from the idempotency
+// store is marked "replay" and links to its original request: #/requests/<id> shows the
+// log with that request's row picked out (or, when the list does not hold it, its panel).
 
 import { api, enc, query } from '../api.js';
 import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty, uid } from '../dom.js';
@@ -25,6 +27,8 @@ export function statusClass(code) {
 
 export function requestsView(ctx) {
   ctx.setTitle(t('Requests'));
+  /** The request to pick out once the list is loaded (#/requests/<id>). */
+  let target = ctx.params?.[0] ?? null;
   let rows = [];
   let next = null;
   let seq = 0;
@@ -132,6 +136,7 @@ export function requestsView(ctx) {
       rows = append ? [...rows, ...page] : page;
       next = data.next ?? null;
       render();
+      if (target) showTarget();
       return true;
     } catch (err) {
       showError(err, t('Could not load the request log'));
@@ -147,6 +152,21 @@ export function requestsView(ctx) {
     more.hidden = !next;
   }
 
+  /** Picks out the target request's row, or opens its panel when the list does not hold it. */
+  function showTarget() {
+    const id = target;
+    target = null;
+    const tr = [...tbody.rows].find((el) => el.dataset.requestId === id);
+    if (!tr) {
+      openDetail({ id });
+      return;
+    }
+    tr.classList.add('row-target');
+    tr.setAttribute('aria-current', 'true');
+    tr.scrollIntoView({ block: 'center' });
+    tr.querySelector('[data-action="open-request"]')?.focus();
+  }
+
   function row(r) {
     const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at, SECONDS));
     open.addEventListener('click', () => openDetail(r));
@@ -154,12 +174,12 @@ export function requestsView(ctx) {
       'tr',
       {
         class: ['row-link', statusClass(r.statusCode), r.authenticated ? null : 'unauthenticated'],
-        dataset: { status: r.statusCode, requestId: r.id, mode: r.mode, authenticated: String(r.authenticated) },
+        dataset: { status: r.statusCode, requestId: r.id, mode: r.mode, authenticated: String(r.authenticated), replayOf: r.replayOf },
       },
       h('td', null, open),
       h('td', null, r.method),
       h('td', { class: 'cell-path' }, r.path),
-      h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))),
+      h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode)), replayMark(r)),
       h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : notAuthenticated(r)),
       h('td', { class: 'num' }, orEmpty(r.durationMs)),
       h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
@@ -196,6 +216,21 @@ export function requestsView(ctx) {
   return { node };
 }
 
+/** A replayed answer: the mark, and the link to the original request's row. */
+function replayMark(r) {
+  if (!r.replayOf) return null;
+  return [
+    ' ',
+    h(
+      'span',
+      { class: 'replay-mark', title: t('Answered from the idempotency store: the stored answer of an earlier request with the same Idempotency-Key.') },
+      t('replay'),
+    ),
+    ' ',
+    h('a', { class: 'replay-of', href: `#/requests/${enc(r.replayOf)}`, dataset: { replayOf: r.replayOf } }, t('original request')),
+  ];
+}
+
 /** The Mode cell of a request no valid key sent: says so, rather than leaving it empty. */
 function notAuthenticated(r) {
   return r.authenticated ? orEmpty(null) : h('span', { class: ['mode', 'mode-none'] }, t('no valid key'));
@@ -210,6 +245,7 @@ function cutField(value, bytes) {
 function detailContent(r) {
   const facts = [
     [t('Request id'), r.id],
+    ...(r.replayOf ? [[t('Replay of'), r.replayOf]] : []),
     [t('Time'), timeEl(r.at, SECONDS)],
     [t('Status'), h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode))],
     [t('Mode'), r.mode ? modeLabel(r.mode) : orEmpty(null)],
