@@ -60,7 +60,14 @@ export async function restoreSqlite(dataDir: string, source: string, now = new D
       removeWithCompanions(temp);
       throw err;
     }
-    const previous = swapIn(dataDir, temp, stamp);
+    let previous: string | null;
+    try {
+      previous = swapIn(dataDir, temp, stamp);
+    } catch (err) {
+      // Failed before its rename (the copy is still there): the database was not replaced.
+      if (fs.existsSync(temp)) removeWithCompanions(temp);
+      throw err;
+    }
     return { file, database: sqliteFile(dataDir), previous, appliedMigrations };
   } finally {
     lock.release();
