@@ -9,6 +9,7 @@ import { eraseGuest, exportGuest, type GuestSelector } from '../privacy/guest-pr
 import { OperationError } from '../operations.js';
 import { closeOnSignals, createLogger, startServer } from '../server.js';
 import { addAccountCommands } from './accounts.js';
+import { addRestoreCommand } from './restore.js';
 import { print, type JsonFlag } from './output.js';
 import { packageVersion } from '../package-info.js';
 import { addEndpoint, listEndpoints, removeEndpoint, rotateSecret, type EndpointView } from '../webhooks/endpoints.js';
@@ -69,6 +70,7 @@ export function buildCli(): Command {
     .exitOverride();
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
   addServiceCommands(program, json);
+  addRestoreCommand(program, json);
   addAccountCommands(program, json, withDb);
   addGuestCommands(program, json);
   addWebhookCommands(program, json);
@@ -91,6 +93,7 @@ Commands in full:
   innsync user set-password <slug> <email>   (password: prompted, or on stdin)
   innsync purge
   innsync backup <file>
+  innsync restore <file>   (the server stopped)
   innsync guest erase <slug> (--pms-guest-id <id> | --guest-id <id>)
   innsync guest export <slug> (--pms-guest-id <id> | --guest-id <id>)
   innsync webhook add <slug> <url> [--events a,b]

@@ -5,6 +5,7 @@ import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Sqli
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
+import { holdShared } from './data-dir-lock.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -67,19 +68,44 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
     };
   }
   secureDataDir(opts.dataDir);
-  createPrivateFile(sqliteFile(opts.dataDir));
-  const sqlite = new SqliteDatabase(sqliteFile(opts.dataDir));
-  sqlite.pragma('journal_mode = WAL');
-  // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
-  sqlite.pragma(`synchronous = ${opts.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  // The CLI may write while the server runs: wait for the lock rather than fail.
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
-  // Erased personal data (issue 10) must not linger in freed pages or cells: SQLite
-  // overwrites deleted content with zeros (the WAL is truncated after an erasure).
-  sqlite.pragma('secure_delete = ON');
+  // Held while the database is open: `innsync restore` refuses to swap it meanwhile (data-dir-lock.ts).
+  const lock = holdShared(opts.dataDir);
+  let sqlite: SqliteDatabase.Database;
+  try {
+    createPrivateFile(sqliteFile(opts.dataDir));
+    sqlite = openSqlite(sqliteFile(opts.dataDir), opts.sqliteSynchronous);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, background: db, engine: 'sqlite', close: () => db.destroy() };
+  const close = async (): Promise<void> => {
+    try {
+      await db.destroy();
+    } finally {
+      lock.release();
+    }
+  };
+  return { db, background: db, engine: 'sqlite', close };
+}
+
+function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronous']): SqliteDatabase.Database {
+  const sqlite = new SqliteDatabase(file);
+  try {
+    sqlite.pragma('journal_mode = WAL');
+    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
+    sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    // The CLI may write while the server runs: wait for the lock rather than fail.
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    // Erased personal data (issue 10) must not linger in freed pages or cells: SQLite
+    // overwrites deleted content with zeros (the WAL is truncated after an erasure).
+    sqlite.pragma('secure_delete = ON');
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+  return sqlite;
 }
 
 /**
@@ -125,12 +151,18 @@ export async function backupSqlite(dataDir: string, target: string): Promise<{ f
   if (fs.existsSync(file)) throw new Error(`${file} already exists: name a new file`);
   // Created 0600 before a byte is written (and refused if it exists, atomically).
   fs.closeSync(fs.openSync(file, 'wx', 0o600));
-  const sqlite = new SqliteDatabase(source, { fileMustExist: true });
+  // A restore does not swap the database while it is being copied.
+  const lock = holdShared(dataDir);
   try {
-    sqlite.pragma('busy_timeout = 5000');
-    await sqlite.backup(file, { progress: ({ totalPages }) => Math.max(totalPages, 1) });
+    const sqlite = new SqliteDatabase(source, { fileMustExist: true });
+    try {
+      sqlite.pragma('busy_timeout = 5000');
+      await sqlite.backup(file, { progress: ({ totalPages }) => Math.max(totalPages, 1) });
+    } finally {
+      sqlite.close();
+    }
   } finally {
-    sqlite.close();
+    lock.release();
   }
   return { file, bytes: fs.statSync(file).size };
 }

@@ -379,6 +379,11 @@ const migrations: Record<string, Migration> = {
   },
 };
 
+/** The names of the migrations this build knows, in the order they apply. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
+}
+
 const provider: MigrationProvider = {
   getMigrations: () => Promise.resolve(migrations),
 };
