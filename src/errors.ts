@@ -207,6 +207,42 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/**
+ * The codes of the `innsync` command's failures (README.md, Operating it): with `--json`
+ * a failure is `{ status: "error", code, message }` on stderr. The command never answers
+ * over HTTP, so these carry no status and are not in the API reference; a failure that
+ * comes from a use case the API shares (RECORD_NOT_FOUND, VALIDATION_ERROR,
+ * TOO_MANY_ENDPOINTS, …) keeps that code of ERRORS above.
+ */
+export const CLI_ERRORS = {
+  INVALID_ARGUMENT: 'An argument or option is not valid: the message names it and the rule it must follow.',
+  CONFIG_ERROR: 'An environment variable is not valid: the message names it and the values it takes.',
+  HOTEL_NOT_FOUND: 'No hotel has this slug: `innsync hotel list` shows the slugs.',
+  HOTEL_EXISTS: 'A hotel with this slug exists already: choose another slug.',
+  KEY_PAIR_NOT_FOUND: "No key pair has this id: `innsync key list <slug>` shows a hotel's key pairs.",
+  USER_NOT_FOUND: 'The hotel has no staff user with this e-mail: `innsync user list <slug>` shows its users.',
+  USER_EXISTS: 'The hotel already has a staff user with this e-mail: set their password with `innsync user set-password` instead.',
+  PASSWORD_MISMATCH: 'The password typed a second time on the terminal differs from the first: run the command again and type the same password twice.',
+  BACKUP_UNSUPPORTED: '`innsync backup` copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump.',
+  BACKUP_FAILED: 'The backup file could not be written: the message says why (an existing file, a missing folder, permissions).',
+  WEBHOOK_TEST_FAILED: "The test event's delivery was attempted and failed: the message gives the receiver's answer or the connection error.",
+  WEBHOOK_TEST_PENDING:
+    'The test event was queued but not attempted in time: the server (`innsync serve`) delivers it; check that it runs, then `innsync webhook deliveries <endpointId>`.',
+  OPERATION_FAILED: 'The command could not be completed: the message says why.',
+} as const;
+
+export type CliErrorCode = keyof typeof CLI_ERRORS;
+
+/** A failure of the `innsync` command: its code (CLI_ERRORS) and a sentence for the operator. */
+export class CliError extends Error {
+  readonly code: CliErrorCode;
+
+  constructor(code: CliErrorCode, message?: string) {
+    super(message ?? CLI_ERRORS[code]);
+    this.code = code;
+  }
+}
+
 /** Codes that appear inside `errors[]` of a 422 response, one per broken field rule. */
 export const FIELD_ERRORS = {
   REQUIRED: 'The field is required.',

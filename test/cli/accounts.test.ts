@@ -20,11 +20,15 @@ describe('innsync --version and exit codes', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     const failure = await runCli(['key', 'list', 'no-such-hotel'], { env: { DATA_DIR: fs.mkdtempSync('/tmp/innsync-cli-') } });
-    expect([failure.code, failure.stderr]).toEqual([1, 'innsync: no hotel with slug "no-such-hotel"\n']);
+    expect([failure.code, failure.stderr]).toEqual([1, 'innsync: no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug\n']);
     const asJson = await runCli(['key', 'list', 'no-such-hotel', '--json'], { env: { DATA_DIR: fs.mkdtempSync('/tmp/innsync-cli-') } });
     expect(asJson.code).toBe(1);
     expect(asJson.stdout).toBe('');
-    expect(JSON.parse(asJson.stderr)).toEqual({ status: 'error', code: 'FAILED', message: 'no hotel with slug "no-such-hotel"' });
+    expect(JSON.parse(asJson.stderr)).toEqual({
+      status: 'error',
+      code: 'HOTEL_NOT_FOUND',
+      message: 'no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug',
+    });
     const config = await runCli(['hotel', 'list', '--json'], { env: { LOG_LEVEL: 'loud' } });
     expect(JSON.parse(config.stderr)).toMatchObject({ status: 'error', code: 'CONFIG_ERROR', message: expect.stringContaining('LOG_LEVEL') });
   });

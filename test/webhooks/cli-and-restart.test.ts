@@ -60,7 +60,7 @@ describe.each(testEngines())('webhooks from the command line, and across a crash
     expect(badType.code).toBe(1);
     expect(badType.stderr).toContain('guest.arrived is not an event type');
     const noHotel = await cli(['webhook', 'list', 'no-such-hotel']);
-    expect(noHotel.stderr).toBe('innsync: no hotel with slug "no-such-hotel"\n');
+    expect(noHotel.stderr).toBe('innsync: no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug\n');
     // Leave one endpoint for the next test only.
     for (const e of parseJsonOutput(await cli(['webhook', 'list', slug, '--json'])).endpoints) await cli(['webhook', 'remove', e.endpointId]);
   });
