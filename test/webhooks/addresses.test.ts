@@ -59,6 +59,10 @@ describe.each(testEngines())('webhook addresses without WEBHOOK_ALLOW_PRIVATE_NE
     for (const url of LOCAL_URLS) {
       const refused = await admin.post('/webhooks', { url });
       expect(refused.status, url).toBe(422);
+      // The field is named once: "url: The URL …", never "url: url: The URL …".
+      expect(refused.body.message, url).toBe(
+        'url: The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
+      );
       expect(refused.body.errors[0], url).toMatchObject({
         field: 'url',
         message: 'The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
