@@ -26,8 +26,10 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
 
   const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { env: { ...env, ...extra } });
 
-  it('test delivers a signed webhook.test and prints the answer; a failing receiver or a disabled endpoint exits 1 with its own code; deliveries lists them', async () => {
-    const added = parseJsonOutput(await cli(['webhook', 'add', t.slug, url, '--json']));
+  let added: { endpointId: string; secret: string };
+
+  it('test delivers a signed webhook.test and prints the answer; a failing receiver exits 1 with WEBHOOK_TEST_FAILED and the answer', async () => {
+    added = parseJsonOutput(await cli(['webhook', 'add', t.slug, url, '--json']));
     receiver.trust(added.secret);
 
     const sent = await cli(['webhook', 'test', added.endpointId]);
@@ -44,17 +46,19 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
     const failure = JSON.parse(failed.stderr);
     expect(failure).toMatchObject({ status: 'error', code: 'WEBHOOK_TEST_FAILED' });
     expect(failure.message).toContain('the endpoint answered HTTP 500; the server tries again at');
+  }, 120_000);
 
+  it('disable (a test event is then refused, ENDPOINT_DISABLED), enable, and deliveries lists what was sent', async () => {
     const disabled = parseJsonOutput(await cli(['webhook', 'disable', added.endpointId, '--json']));
     expect(disabled.endpoint).toMatchObject({ endpointId: added.endpointId, enabled: false, disabledReason: 'Disabled by an admin.' });
-    expect((await cli(['webhook', 'list', t.slug])).stdout).toContain(`${added.endpointId as string}  disabled`);
+    expect((await cli(['webhook', 'list', t.slug])).stdout).toContain(`${added.endpointId}  disabled`);
     const refused = await cli(['webhook', 'test', added.endpointId, '--json']);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stderr)).toMatchObject({ code: 'ENDPOINT_DISABLED' });
 
     const enabled = await cli(['webhook', 'enable', added.endpointId]);
     expect(enabled.code).toBe(0);
-    expect(enabled.stdout).toContain(`enabled: ${added.endpointId as string}  enabled`);
+    expect(enabled.stdout).toContain(`enabled: ${added.endpointId}  enabled`);
 
     // The test event answered 500 is retried (after the endpoint is enabled again, if the retry was not yet due) and succeeds.
     await expect
@@ -71,7 +75,9 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
 
     const queued = await cli(['webhook', 'test', added.endpointId, '--wait', '0', '--json']);
     expect(parseJsonOutput(queued)).toMatchObject({ eventId: expect.any(String) });
+  }, 120_000);
 
+  it('an unknown endpoint is RECORD_NOT_FOUND, a --limit out of range a usage error; each command has its --help', async () => {
     const unknown = await cli(['webhook', 'deliveries', 'whe_nope', '--json']);
     expect([unknown.code, JSON.parse(unknown.stderr).code]).toEqual([1, 'RECORD_NOT_FOUND']);
     const badLimit = await cli(['webhook', 'deliveries', added.endpointId, '--limit', '500']);
@@ -80,7 +86,7 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
       const help = await cli(['webhook', sub, '--help']);
       expect([help.code, help.stdout]).toEqual([0, expect.stringContaining(`innsync webhook ${sub} [options] <endpointId>`)]);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('add: a URL refused for want of WEBHOOK_ALLOW_PRIVATE_NETWORKS says the command reads it from its own environment; the message names the field once', async () => {
     const r = await cli(['webhook', 'add', t.slug, 'http://127.0.0.1:9/hooks'], { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' });
@@ -93,5 +99,5 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
     expect(userinfo.stderr).toBe('innsync: url: The URL must not carry a user name or password; authenticate the signature instead.\n');
     const help = await cli(['webhook', 'add', '--help']);
     expect(help.stdout).toContain('WEBHOOK_ALLOW_PRIVATE_NETWORKS is read from the environment of this command');
-  });
+  }, 120_000);
 });
