@@ -182,7 +182,7 @@ export const ERRORS = {
   ENDPOINT_DISABLED: {
     status: 409,
     message: 'This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.',
-    meaning: 'Dashboard: a test event for a disabled webhook endpoint.',
+    meaning: 'Dashboard and `innsync webhook test`: a test event for a disabled webhook endpoint.',
   },
   TOO_MANY_ENDPOINTS: {
     status: 409,
