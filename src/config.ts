@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { CliError } from './errors.js';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './dashboard/live-events.js';
 import { parseProxyEntry, PROXY_RANGE_NAMES, type ConnectionLimits } from './http/transport.js';
 
@@ -38,7 +39,12 @@ export interface Config {
 /** The default of MAX_KEY_PAIRS_PER_HOTEL. */
 export const DEFAULT_MAX_KEY_PAIRS_PER_HOTEL = 10;
 
-export class ConfigError extends Error {}
+/** An environment variable that is not valid (the `innsync` command's CONFIG_ERROR). */
+export class ConfigError extends CliError {
+  constructor(message: string) {
+    super('CONFIG_ERROR', message);
+  }
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 

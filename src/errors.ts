@@ -182,7 +182,7 @@ export const ERRORS = {
   ENDPOINT_DISABLED: {
     status: 409,
     message: 'This webhook endpoint is disabled: Enable it first; its waiting events are then sent in order.',
-    meaning: 'Dashboard: a test event for a disabled webhook endpoint.',
+    meaning: 'Dashboard and `innsync webhook test`: a test event for a disabled webhook endpoint.',
   },
   TOO_MANY_ENDPOINTS: {
     status: 409,
@@ -206,6 +206,47 @@ export const ERRORS = {
 } as const satisfies Record<string, { status: number; message: string; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * The codes of the `innsync` command's failures (README.md, Operating it): with `--json`
+ * a failure is `{ status: "error", code, message }` on stderr. The command never answers
+ * over HTTP, so these carry no status and are not in the API reference; a failure that
+ * comes from a use case the API shares (RECORD_NOT_FOUND, VALIDATION_ERROR,
+ * TOO_MANY_ENDPOINTS, …) keeps that code of ERRORS above.
+ */
+export const CLI_ERRORS = {
+  INVALID_ARGUMENT: 'An argument or option is not valid: the message names it and the rule it must follow.',
+  CONFIG_ERROR: 'An environment variable is not valid: the message names it and the values it takes.',
+  HOTEL_NOT_FOUND: 'No hotel has this slug: `innsync hotel list` shows the slugs.',
+  HOTEL_EXISTS: 'A hotel with this slug exists already: choose another slug.',
+  KEY_PAIR_NOT_FOUND: "No key pair has this id: `innsync key list <slug>` shows a hotel's key pairs.",
+  USER_NOT_FOUND: 'The hotel has no staff user with this e-mail: `innsync user list <slug>` shows its users.',
+  USER_EXISTS: 'The hotel already has a staff user with this e-mail: set their password with `innsync user set-password` instead.',
+  PASSWORD_MISMATCH: 'The password typed a second time on the terminal differs from the first: run the command again and type the same password twice.',
+  BACKUP_UNSUPPORTED: '`innsync backup` copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump.',
+  BACKUP_FAILED: 'The backup file could not be written: the message says why (an existing file, a missing folder, permissions).',
+  RESTORE_UNSUPPORTED:
+    '`innsync restore` replaces the SQLite database; with DATABASE_URL (PostgreSQL) restore a `pg_dump -Fc` dump with pg_restore into a new, empty database, then run `innsync migrate` (docs/backup-restore.md).',
+  RESTORE_REFUSED:
+    'The backup was not restored and nothing was changed: the message names the check that failed and what to do (stop the server, choose another file).',
+  RESTORE_FAILED: 'The restore could not be completed and the database was not replaced: the message says why.',
+  WEBHOOK_TEST_FAILED: "The test event's delivery was attempted and failed: the message gives the receiver's answer or the connection error.",
+  WEBHOOK_TEST_PENDING:
+    'The test event was queued but not attempted in time: the server (`innsync serve`) delivers it; check that it runs, then `innsync webhook deliveries <endpointId>`.',
+  OPERATION_FAILED: 'The command could not be completed: the message says why.',
+} as const;
+
+export type CliErrorCode = keyof typeof CLI_ERRORS;
+
+/** A failure of the `innsync` command: its code (CLI_ERRORS) and a sentence for the operator. */
+export class CliError extends Error {
+  readonly code: CliErrorCode;
+
+  constructor(code: CliErrorCode, message?: string) {
+    super(message ?? CLI_ERRORS[code]);
+    this.code = code;
+  }
+}
 
 /** Codes that appear inside `errors[]` of a 422 response, one per broken field rule. */
 export const FIELD_ERRORS = {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
-import { allHotels, findHotelBySlug, insertHotel, lockHotel, type Hotel } from './db/repositories/hotel.repository.js';
+import { allHotels, findHotelBySlug, insertHotel, lockHotel, setHotelTimeZone, type Hotel } from './db/repositories/hotel.repository.js';
 import { countActiveKeyPairs, insertKeyPair, keyPairExists, listKeyPairs, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
-import { ApiError } from './errors.js';
+import { ApiError, CliError } from './errors.js';
 import { EMAIL_MAX, HOTEL_NAME_MAX, isTimeZone, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from './domain/accounts.js';
 import { addStaffUser, deactivateStaffUser, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
@@ -13,17 +13,26 @@ import * as staffRepo from './db/repositories/staff.repository.js';
 // Operator use cases, shared by the CLI (and later the dashboard). They call the
 // repositories directly, never HTTP.
 
-export class OperationError extends Error {}
+/** An operator use case refused: its code (CLI_ERRORS in errors.ts) and a sentence naming the fix. */
+export class OperationError extends CliError {}
 
 const SLUG = new RegExp(SLUG_PATTERN);
 
 export async function createHotel(db: Db, slug: string, name: string, timeZone = 'UTC'): Promise<Hotel> {
-  if (!SLUG.test(slug)) throw new OperationError(`invalid slug "${slug}": use ${SLUG_RULE}`);
-  if (!isTimeZone(timeZone)) throw new OperationError(`unknown time zone "${timeZone}": use ${TIME_ZONE_RULE}`);
-  if (name.trim() === '') throw new OperationError('the hotel name must not be empty');
-  if (name.trim().length > HOTEL_NAME_MAX) throw new OperationError(`the hotel name must be at most ${HOTEL_NAME_MAX} characters`);
-  if (await findHotelBySlug(db, slug)) throw new OperationError(`a hotel with slug "${slug}" already exists`);
+  if (!SLUG.test(slug)) throw new OperationError('INVALID_ARGUMENT', `invalid slug "${slug}": use ${SLUG_RULE}`);
+  if (!isTimeZone(timeZone)) throw new OperationError('INVALID_ARGUMENT', `unknown time zone "${timeZone}": use ${TIME_ZONE_RULE}`);
+  if (name.trim() === '') throw new OperationError('INVALID_ARGUMENT', 'the hotel name must not be empty');
+  if (name.trim().length > HOTEL_NAME_MAX) throw new OperationError('INVALID_ARGUMENT', `the hotel name must be at most ${HOTEL_NAME_MAX} characters`);
+  if (await findHotelBySlug(db, slug)) throw new OperationError('HOTEL_EXISTS', `a hotel with slug "${slug}" already exists`);
   return insertHotel(db, slug, name.trim(), new Date().toISOString(), timeZone);
+}
+
+/** Sets a hotel's IANA time zone, its "today" on the board (as the dashboard's Staff page does); checked as createHotel checks it. */
+export async function changeHotelTimeZone(db: Db, slug: string, timeZone: string): Promise<{ slug: string; name: string; timeZone: string }> {
+  if (!isTimeZone(timeZone)) throw new OperationError('INVALID_ARGUMENT', `unknown time zone "${timeZone}": use ${TIME_ZONE_RULE}`);
+  const hotel = await hotelBySlug(db, slug);
+  await setHotelTimeZone(db, hotel.id, timeZone);
+  return { slug: hotel.slug, name: hotel.name, timeZone };
 }
 
 export interface IssuedKeyPair {
@@ -43,7 +52,7 @@ const plainKey = (mode: 'live' | 'test'): string => `pms_${mode}_${randomBytes(2
  */
 export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: number } = {}): Promise<IssuedKeyPair> {
   const hotel = await findHotelBySlug(db, slug);
-  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  if (!hotel) throw notFound(slug);
   const keyId = newId('key', 16);
   const live = plainKey('live');
   const test = plainKey('test');
@@ -60,7 +69,7 @@ export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: num
 
 /** Revokes both keys of the pair at once. */
 export async function revokeKeys(db: Db, keyId: string): Promise<void> {
-  if (!(await keyPairExists(db, keyId))) throw new OperationError(`no key pair with id "${keyId}"`);
+  if (!(await keyPairExists(db, keyId))) throw new OperationError('KEY_PAIR_NOT_FOUND', `no key pair with id "${keyId}"`);
   await revokeKeyPair(db, keyId, new Date().toISOString());
 }
 
@@ -75,7 +84,7 @@ export async function resetKeyLimits(db: Db, keyId: string): Promise<void> {
     await deleteCounters(trx, ids.flatMap(keyCounterNames));
     return ids;
   });
-  if (keys.length === 0) throw new OperationError(`no key pair with id "${keyId}": innsync key list <slug> shows a hotel's key pairs`);
+  if (keys.length === 0) throw new OperationError('KEY_PAIR_NOT_FOUND', `no key pair with id "${keyId}": innsync key list <slug> shows a hotel's key pairs`);
 }
 
 // Staff passwords (scrypt) live with the staff module; re-exported for the CLI's callers.
@@ -89,19 +98,21 @@ export interface CreatedUser {
 
 export async function createStaffUser(db: Db, slug: string, email: string, role: string, password: string): Promise<CreatedUser> {
   const hotel = await findHotelBySlug(db, slug);
-  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
-  if (role !== 'admin' && role !== 'receptionist') throw new OperationError('--role must be admin or receptionist');
+  if (!hotel) throw notFound(slug);
+  if (role !== 'admin' && role !== 'receptionist') throw new OperationError('INVALID_ARGUMENT', '--role must be admin or receptionist');
   const normalized = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > EMAIL_MAX) throw new OperationError(`invalid e-mail address "${email}"`);
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > EMAIL_MAX)
+    throw new OperationError('INVALID_ARGUMENT', `invalid e-mail address "${email}"`);
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw new OperationError(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
   try {
     const user = await addStaffUser(db, hotel.id, { email: normalized, role, password });
     return { userId: user.id, email: user.email, role: user.role };
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same
     // e-mail at another hotel is a separate account.
-    if (err instanceof ApiError && err.code === 'EMAIL_TAKEN') throw new OperationError(`hotel "${slug}" already has a user with e-mail ${normalized}`);
+    if (err instanceof ApiError && err.code === 'EMAIL_TAKEN')
+      throw new OperationError('USER_EXISTS', `hotel "${slug}" already has a user with e-mail ${normalized}`);
     throw err;
   }
 }
@@ -111,10 +122,15 @@ export async function listHotels(db: Db): Promise<Array<{ slug: string; name: st
   return (await allHotels(db)).map((h) => ({ slug: h.slug, name: h.name, timeZone: h.timeZone, createdAt: h.createdAt }));
 }
 
-async function hotelBySlug(db: Db, slug: string): Promise<Hotel> {
+/** The hotel with this slug, or HOTEL_NOT_FOUND naming where the slugs are listed. */
+export async function hotelBySlug(db: Db, slug: string): Promise<Hotel> {
   const hotel = await findHotelBySlug(db, slug);
-  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
+  if (!hotel) throw notFound(slug);
   return hotel;
+}
+
+function notFound(slug: string): OperationError {
+  return new OperationError('HOTEL_NOT_FOUND', `no hotel with slug "${slug}": innsync hotel list shows every hotel's slug`);
 }
 
 /** A hotel's key pairs as the Keys page lists them (never a key). */
@@ -142,7 +158,7 @@ export async function listStaff(db: Db, slug: string) {
 async function staffByEmail(db: Db, hotel: Hotel, email: string): Promise<staffRepo.StaffUser> {
   const normalized = email.trim().toLowerCase();
   const user = (await staffRepo.listUsers(db, hotel.id)).find((u) => u.email === normalized);
-  if (!user) throw new OperationError(`hotel "${hotel.slug}" has no user with e-mail ${normalized}`);
+  if (!user) throw new OperationError('USER_NOT_FOUND', `hotel "${hotel.slug}" has no user with e-mail ${normalized}`);
   return user;
 }
 
@@ -160,7 +176,7 @@ export async function setStaffPasswordByEmail(
   password: string,
 ): Promise<{ userId: string; email: string; passwordChanged: true }> {
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw new OperationError(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
   const hotel = await hotelBySlug(db, slug);
   const user = await setStaffPassword(db, hotel.id, (await staffByEmail(db, hotel, email)).id, password);
   return { userId: user.id, email: user.email, passwordChanged: true };

@@ -106,7 +106,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // One count of open connections across both listeners (http/transport.ts).
   const gate = new ConnectionGate(config.limits, config.trustProxy, logger, metrics);
   gate.watch(app.server);
-  await steps.run(app.listen({ port: config.port, host: config.host }));
+  // Fastify names the address it listens on with http:// whenever it does not create the
+  // TLS server itself (ours comes from http/core.ts's serverFactory): it is HTTPS.
+  await steps.run(
+    app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}` }),
+  );
   const httpsPort = (app.server.address() as AddressInfo).port;
   const httpsConnections = trackConnections(app.server, 'secureConnection');
   const httpServer = config.httpPort === null ? null : await listenPlainHttp(config, config.httpPort, app, gate, logger, metrics, steps);

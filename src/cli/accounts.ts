@@ -1,28 +1,15 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import type { Db } from '../db/database.js';
-import {
-  createHotel,
-  createStaffUser,
-  deactivateStaff,
-  issueKeyPair,
-  listHotels,
-  listKeys,
-  listStaff,
-  resetKeyLimits,
-  revokeKeys,
-  setStaffPasswordByEmail,
-} from '../operations.js';
-import type { Config } from '../config.js';
 import { readPassword } from './password.js';
 import { print, type JsonFlag } from './output.js';
+import { configFromEnv, withDb } from './storage.js';
 
-type WithDb = <T>(config: Config, fn: (db: Db) => Promise<T>) => Promise<T>;
+// The use cases (operations.ts) and storage are loaded when a command runs.
+const ops = () => import('../operations.js');
 
 const when = (iso: string | null): string => (iso ? iso.replace('T', ' ').slice(0, 19) : 'never');
 
 /** Hotels, their API key pairs and staff users (the same use cases as the dashboard's admin pages). */
-export function addAccountCommands(program: Command, json: JsonFlag, withDb: WithDb): void {
+export function addAccountCommands(program: Command, json: JsonFlag): void {
   const hotel = program.command('hotel').description('manage hotels');
   hotel
     .command('create <slug>')
@@ -30,14 +17,24 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .requiredOption('--name <name>', 'the hotel name')
     .option('--time-zone <zone>', 'the hotel\'s IANA time zone, its "today" (default UTC), e.g. Europe/Berlin')
     .action(async (slug: string, opts: { name: string; timeZone?: string }) => {
-      const h = await withDb(loadConfig(), (db) => createHotel(db, slug, opts.name, opts.timeZone));
+      const { createHotel } = await ops();
+      const h = await withDb(await configFromEnv(), (db) => createHotel(db, slug, opts.name, opts.timeZone));
       print(json(), { slug: h.slug, name: h.name, timeZone: h.timeZone }, `created hotel ${h.slug} (${h.name}, ${h.timeZone})`);
+    });
+  hotel
+    .command('set-time-zone <slug> <zone>')
+    .description('set a hotel\'s IANA time zone, its "today" on the board, e.g. Europe/Berlin (as the dashboard\'s Staff page does)')
+    .action(async (slug: string, zone: string) => {
+      const { changeHotelTimeZone } = await ops();
+      const h = await withDb(await configFromEnv(), (db) => changeHotelTimeZone(db, slug, zone));
+      print(json(), h, `time zone of ${h.slug} set to ${h.timeZone}`);
     });
   hotel
     .command('list')
     .description('list every hotel')
     .action(async () => {
-      const hotels = await withDb(loadConfig(), (db) => listHotels(db));
+      const { listHotels } = await ops();
+      const hotels = await withDb(await configFromEnv(), (db) => listHotels(db));
       print(
         json(),
         { hotels },
@@ -50,7 +47,8 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .command('issue <slug>')
     .description('issue a live/test key pair; the plain keys are shown this once')
     .action(async (slug: string) => {
-      const config = loadConfig();
+      const { issueKeyPair } = await ops();
+      const config = await configFromEnv();
       const pair = await withDb(config, (db) => issueKeyPair(db, slug, { maxActive: config.maxKeyPairsPerHotel }));
       print(
         json(),
@@ -62,7 +60,8 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .command('list <slug>')
     .description("list a hotel's key pairs (never the keys)")
     .action(async (slug: string) => {
-      const keys = await withDb(loadConfig(), (db) => listKeys(db, slug));
+      const { listKeys } = await ops();
+      const keys = await withDb(await configFromEnv(), (db) => listKeys(db, slug));
       const line = (k: (typeof keys)[number]) =>
         `${k.keyId}  ${k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'}  created ${when(k.createdAt)}  last used ${when(k.lastUsedAt)}`;
       print(json(), { keys }, keys.length ? keys.map(line).join('\n') : `no key pairs for ${slug}: innsync key issue ${slug}`);
@@ -71,21 +70,23 @@ export function addAccountCommands(program: Command, json: JsonFlag, withDb: Wit
     .command('revoke <keyId>')
     .description('revoke both keys of the pair at once')
     .action(async (keyId: string) => {
-      await withDb(loadConfig(), (db) => revokeKeys(db, keyId));
+      const { revokeKeys } = await ops();
+      await withDb(await configFromEnv(), (db) => revokeKeys(db, keyId));
       print(json(), { keyId, revoked: true }, `revoked key pair ${keyId}`);
     });
   key
     .command('reset-limits <keyId>')
     .description('reset the rate-limit counts of both keys of the pair, every endpoint, at once (the server keeps running)')
     .action(async (keyId: string) => {
-      await withDb(loadConfig(), (db) => resetKeyLimits(db, keyId));
+      const { resetKeyLimits } = await ops();
+      await withDb(await configFromEnv(), (db) => resetKeyLimits(db, keyId));
       print(json(), { keyId, reset: true }, `rate limits of key pair ${keyId} reset: its live and test keys start every endpoint's window afresh`);
     });
 
-  addUserCommands(program, json, withDb);
+  addUserCommands(program, json);
 }
 
-function addUserCommands(program: Command, json: JsonFlag, withDb: WithDb): void {
+function addUserCommands(program: Command, json: JsonFlag): void {
   const user = program.command('user').description('manage staff users');
   user
     .command('create <slug>')
@@ -93,15 +94,17 @@ function addUserCommands(program: Command, json: JsonFlag, withDb: WithDb): void
     .requiredOption('--email <email>', 'the e-mail address used to log in')
     .requiredOption('--role <role>', 'admin or receptionist')
     .action(async (slug: string, opts: { email: string; role: string }) => {
+      const { createStaffUser } = await ops();
       const password = await readPassword();
-      const u = await withDb(loadConfig(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
+      const u = await withDb(await configFromEnv(), (db) => createStaffUser(db, slug, opts.email, opts.role, password));
       print(json(), u, `created ${u.role} ${u.email} (${u.userId})`);
     });
   user
     .command('list <slug>')
     .description("list a hotel's staff users")
     .action(async (slug: string) => {
-      const users = await withDb(loadConfig(), (db) => listStaff(db, slug));
+      const { listStaff } = await ops();
+      const users = await withDb(await configFromEnv(), (db) => listStaff(db, slug));
       const line = (u: (typeof users)[number]) => `${u.email}  ${u.role}  ${u.deactivatedAt ? `deactivated ${when(u.deactivatedAt)}` : 'active'}`;
       print(json(), { users }, users.length ? users.map(line).join('\n') : `no users at ${slug}: innsync user create ${slug} --email … --role admin`);
     });
@@ -109,15 +112,17 @@ function addUserCommands(program: Command, json: JsonFlag, withDb: WithDb): void
     .command('deactivate <slug> <email>')
     .description('deactivate a staff user: logged out at once, no further logins')
     .action(async (slug: string, email: string) => {
-      const r = await withDb(loadConfig(), (db) => deactivateStaff(db, slug, email));
+      const { deactivateStaff } = await ops();
+      const r = await withDb(await configFromEnv(), (db) => deactivateStaff(db, slug, email));
       print(json(), r, `deactivated ${r.email}`);
     });
   user
     .command('set-password <slug> <email>')
     .description("set a staff user's password (asked for on a terminal, or read from stdin); their sessions end")
     .action(async (slug: string, email: string) => {
+      const { setStaffPasswordByEmail } = await ops();
       const password = await readPassword();
-      const r = await withDb(loadConfig(), (db) => setStaffPasswordByEmail(db, slug, email, password));
+      const r = await withDb(await configFromEnv(), (db) => setStaffPasswordByEmail(db, slug, email, password));
       print(json(), r, `password of ${r.email} changed; their sessions ended`);
     });
 }

@@ -1,33 +1,25 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
-import { backupSqlite, openDatabase, type Db } from '../db/database.js';
-import { migrateToLatest } from '../db/migrations.js';
-import { findHotelBySlug, type Hotel } from '../db/repositories/hotel.repository.js';
-import { ApiError } from '../errors.js';
-import { runRetention } from '../jobs/retention.js';
-import { eraseGuest, exportGuest, type GuestSelector } from '../privacy/guest-privacy.js';
-import { OperationError } from '../operations.js';
-import { closeOnSignals, createLogger, startServer } from '../server.js';
+import type { GuestSelector } from '../privacy/guest-privacy.js';
+import { ApiError, CliError, type CliErrorCode } from '../errors.js';
 import { addAccountCommands } from './accounts.js';
 import { addRestoreCommand } from './restore.js';
 import { print, type JsonFlag } from './output.js';
 import { packageVersion } from '../package-info.js';
-import { addEndpoint, listEndpoints, removeEndpoint, rotateSecret, type EndpointView } from '../webhooks/endpoints.js';
-import { EVENT_TYPES } from '../webhooks/events.js';
+import { configFromEnv, hotelOf, withDb } from './storage.js';
+import { addWebhookCommands } from './webhooks.js';
 
 // operations.md: every command honours the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
 
-export class CliFailure extends Error {}
+// Each command loads the modules it needs when it runs (`await import(…)`), so `--version`
+// and `--help` load no web server or database driver.
 
-/** Opens storage, applies pending migrations, runs `fn`, closes storage. */
-export async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
-  try {
-    await migrateToLatest(handle.db);
-    return await fn(handle.db);
-  } finally {
-    await handle.close();
+export { withDb };
+
+/** A command's failure: its code (CLI_ERRORS in errors.ts, OPERATION_FAILED unless named) and a sentence naming the fix. */
+export class CliFailure extends CliError {
+  constructor(message: string, code: CliErrorCode = 'OPERATION_FAILED') {
+    super(code, message);
   }
 }
 
@@ -38,14 +30,8 @@ interface SelectorOptions {
 
 function toSelector(opts: SelectorOptions): GuestSelector {
   if ((opts.pmsGuestId === undefined) === (opts.guestId === undefined))
-    throw new CliFailure('name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>');
+    throw new CliFailure('name the guest with exactly one of --pms-guest-id <id> or --guest-id <id>', 'INVALID_ARGUMENT');
   return opts.pmsGuestId !== undefined ? { pmsGuestId: opts.pmsGuestId } : { guestId: opts.guestId ?? '' };
-}
-
-async function hotelOf(db: Db, slug: string): Promise<Hotel> {
-  const hotel = await findHotelBySlug(db, slug);
-  if (!hotel) throw new OperationError(`no hotel with slug "${slug}"`);
-  return hotel;
 }
 
 export function buildCli(): Command {
@@ -71,7 +57,7 @@ export function buildCli(): Command {
   const json = (): boolean => Boolean(program.opts<{ json?: boolean }>().json);
   addServiceCommands(program, json);
   addRestoreCommand(program, json);
-  addAccountCommands(program, json, withDb);
+  addAccountCommands(program, json);
   addGuestCommands(program, json);
   addWebhookCommands(program, json);
 
@@ -81,7 +67,8 @@ export function buildCli(): Command {
 Commands in full:
   innsync serve
   innsync migrate
-  innsync hotel create <slug> --name <name>
+  innsync hotel create <slug> --name <name> [--time-zone <zone>]
+  innsync hotel set-time-zone <slug> <zone>
   innsync key issue <slug>
   innsync key revoke <keyId>
   innsync key reset-limits <keyId>
@@ -100,58 +87,13 @@ Commands in full:
   innsync webhook list <slug>
   innsync webhook remove <endpointId>
   innsync webhook rotate-secret <endpointId>
+  innsync webhook enable <endpointId>
+  innsync webhook disable <endpointId>
+  innsync webhook test <endpointId> [--wait <seconds>]
+  innsync webhook deliveries <endpointId> [--limit <n>]
 Add --json to print one JSON object on stdout.`,
   );
   return program;
-}
-
-/** A hotel's webhook endpoints (decisions.md, Events); the same use cases as the dashboard's Webhooks page. */
-function addWebhookCommands(program: Command, json: JsonFlag): void {
-  const webhook = program.command('webhook').description("manage a hotel's webhook endpoints (events out)");
-  const describe = (e: EndpointView): string =>
-    `${e.endpointId}  ${e.enabled ? 'enabled ' : 'disabled'}  ${e.url}  events: ${e.events === 'all' ? 'all' : e.events.join(',')}` +
-    (e.disabledReason ? `\n    ${e.disabledReason}` : '');
-  webhook
-    .command('add <slug> <url>')
-    .description(`add an endpoint; its signing secret is shown this once (event types: ${EVENT_TYPES.join(', ')})`)
-    .option('--events <types>', 'comma-separated event types (default: all)')
-    .action(async (slug: string, url: string, opts: { events?: string }) => {
-      const config = loadConfig();
-      const events = opts.events
-        ?.split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      const e = await withDb(config, async (db) =>
-        addEndpoint(
-          db,
-          (await hotelOf(db, slug)).id,
-          { url, events },
-          { allowPrivateNetworks: config.webhookAllowPrivateNetworks, maxEndpointsPerHotel: config.webhookMaxEndpointsPerHotel },
-        ),
-      );
-      print(json(), e, `${describe(e)}\n  secret: ${e.secret}\nStore the secret now: it is not shown again (rotate it with innsync webhook rotate-secret).`);
-    });
-  webhook
-    .command('list <slug>')
-    .description("list a hotel's endpoints")
-    .action(async (slug: string) => {
-      const endpoints = await withDb(loadConfig(), async (db) => listEndpoints(db, (await hotelOf(db, slug)).id));
-      print(json(), { endpoints }, endpoints.length ? endpoints.map(describe).join('\n') : `no webhook endpoints for ${slug}`);
-    });
-  webhook
-    .command('remove <endpointId>')
-    .description('remove an endpoint and its deliveries')
-    .action(async (endpointId: string) => {
-      const r = await withDb(loadConfig(), (db) => removeEndpoint(db, null, endpointId));
-      print(json(), r, `removed webhook endpoint ${endpointId}`);
-    });
-  webhook
-    .command('rotate-secret <endpointId>')
-    .description('give an endpoint a new signing secret, shown this once; the old one keeps signing for 24 hours')
-    .action(async (endpointId: string) => {
-      const e = await withDb(loadConfig(), (db) => rotateSecret(db, null, endpointId));
-      print(json(), e, `${describe(e)}\n  new secret: ${e.secret}\nThe previous secret also signs until ${e.previousSecretUntil ?? ''}.`);
-    });
 }
 
 /** Running and keeping the service: serve, migrate, purge, backup. */
@@ -160,7 +102,8 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
     .command('serve')
     .description('serve the API over HTTPS (what `npm start` runs)')
     .action(async () => {
-      const config = loadConfig();
+      const config = await configFromEnv();
+      const { closeOnSignals, createLogger, startServer } = await import('../server.js');
       const logger = createLogger(config.logLevel);
       const server = await startServer(config, logger);
       closeOnSignals(server, logger);
@@ -173,7 +116,8 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      const config = loadConfig();
+      const config = await configFromEnv();
+      const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('../db/database.js'), import('../db/migrations.js')]);
       const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       try {
         const applied = await migrateToLatest(handle.db);
@@ -189,7 +133,8 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
       'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, guests GUEST_RETENTION_DAYS)',
     )
     .action(async () => {
-      const config = loadConfig();
+      const config = await configFromEnv();
+      const { runRetention } = await import('../jobs/retention.js');
       const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
       const guests =
         config.guestRetentionDays === null
@@ -203,13 +148,15 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
     .command('backup <file>')
     .description('write a consistent copy of the SQLite database to <file> while the server keeps serving (PostgreSQL: use pg_dump)')
     .action(async (file: string) => {
-      const config = loadConfig();
-      if (config.databaseUrl) throw new CliFailure('backup copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump instead');
+      const config = await configFromEnv();
+      if (config.databaseUrl)
+        throw new CliFailure('backup copies the SQLite database; with DATABASE_URL (PostgreSQL) use pg_dump instead', 'BACKUP_UNSUPPORTED');
+      const { backupSqlite } = await import('../db/database.js');
       let result: { file: string; bytes: number };
       try {
         result = await backupSqlite(config.dataDir, file);
       } catch (err) {
-        throw new CliFailure(`backup failed: ${err instanceof Error ? err.message : String(err)}`);
+        throw new CliFailure(`backup failed: ${err instanceof Error ? err.message : String(err)}`, 'BACKUP_FAILED');
       }
       print(json(), result, `wrote ${result.file} (${result.bytes} bytes)`);
     });
@@ -225,7 +172,8 @@ function addGuestCommands(program: Command, json: JsonFlag): void {
   selectorOptions(guest.command('erase <slug>').description("erase a checked-out guest's personal data everywhere the service keeps it")).action(
     async (slug: string, opts: SelectorOptions) => {
       const selector = toSelector(opts);
-      const r = await withDb(loadConfig(), async (db) => eraseGuest(db, await hotelOf(db, slug), selector, { type: 'system', id: null, mode: null }));
+      const { eraseGuest } = await import('../privacy/guest-privacy.js');
+      const r = await withDb(await configFromEnv(), async (db) => eraseGuest(db, await hotelOf(db, slug), selector, { type: 'system', id: null, mode: null }));
       const e = r.erased;
       print(
         json(),
@@ -237,7 +185,8 @@ function addGuestCommands(program: Command, json: JsonFlag): void {
   selectorOptions(guest.command('export <slug>').description('print everything held about one guest as one JSON document')).action(
     async (slug: string, opts: SelectorOptions) => {
       const selector = toSelector(opts);
-      const doc = await withDb(loadConfig(), async (db) => exportGuest(db, await hotelOf(db, slug), selector));
+      const { exportGuest } = await import('../privacy/guest-privacy.js');
+      const doc = await withDb(await configFromEnv(), async (db) => exportGuest(db, await hotelOf(db, slug), selector));
       // The export is a JSON document with or without --json.
       process.stdout.write(`${JSON.stringify(doc, null, json() ? undefined : 2)}\n`);
     },
@@ -258,10 +207,11 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
       return;
     }
-    const known = err instanceof ApiError || err instanceof OperationError || err instanceof ConfigError || err instanceof CliFailure;
+    // Each failure carries its own code: the API's (ERRORS) or the command's (CLI_ERRORS), both in errors.ts.
+    const known = err instanceof ApiError || err instanceof CliError;
     const reason = err instanceof Error ? err.message : String(err);
     if (argv.includes('--json')) {
-      const code = err instanceof ApiError ? err.code : err instanceof ConfigError ? 'CONFIG_ERROR' : known ? 'FAILED' : 'INTERNAL_ERROR';
+      const code = known ? err.code : 'INTERNAL_ERROR';
       process.stderr.write(`${JSON.stringify({ status: 'error', code, message: known ? reason : `failed: ${reason}` })}\n`);
     } else process.stderr.write(`innsync: ${known ? reason : `failed: ${reason}`}\n`);
     process.exitCode = EXIT_FAILURE;

@@ -42,7 +42,7 @@ const EXAMPLES: Array<[EventType, string, Record<string, unknown>]> = [
       actor: { type: 'system' },
     },
   ],
-  ['webhook.test', 'Sent from the Webhooks page ("Send a test event") to one endpoint.', { message: 'A test event sent from the Webhooks page of innsync.' }],
+  ['webhook.test', 'Sent from the Webhooks page ("Send a test event") or by `innsync webhook test` to one endpoint.', { message: 'A test event sent from the Webhooks page of innsync.' }],
 ];
 
 export const EVENTS_DOC = [

@@ -92,6 +92,24 @@ export function checkEndpointUrl(raw: string, allowPrivate: boolean): string {
   return url.toString();
 }
 
+/**
+ * Whether `raw` is refused only because private networks are not allowed: it passes with
+ * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (a plain http:// URL, another port, a private or
+ * loopback address or a local name).
+ */
+export function needsPrivateNetworks(raw: string): boolean {
+  const passes = (allowPrivate: boolean): boolean => {
+    try {
+      checkEndpointUrl(raw.trim(), allowPrivate);
+      return true;
+    } catch (err) {
+      if (err instanceof EndpointUrlError) return false;
+      throw err;
+    }
+  };
+  return !passes(false) && passes(true);
+}
+
 /** What a hotel's admin reads when a delivery's address is refused; the operator's log has the detail. */
 export const ADDRESS_REFUSED = 'the address is not allowed';
 

@@ -41,7 +41,7 @@ export function parseEventTypes(list: string[] | undefined): EventType[] | null 
   if (list === undefined || list.length === 0) return null;
   const unknown = list.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
   if (unknown.length > 0)
-    throw validationError([fieldError('events', 'INVALID_VALUE', `events: ${unknown.join(', ')} is not an event type; use any of ${EVENT_TYPES.join(', ')}.`)]);
+    throw validationError([fieldError('events', 'INVALID_VALUE', `${unknown.join(', ')} is not an event type; use any of ${EVENT_TYPES.join(', ')}.`)]);
   return [...new Set(list)] as EventType[];
 }
 
@@ -49,7 +49,7 @@ function checkedUrl(url: string, allowPrivate: boolean): string {
   try {
     return checkEndpointUrl(url.trim(), allowPrivate);
   } catch (err) {
-    if (err instanceof EndpointUrlError) throw validationError([fieldError('url', 'INVALID_FORMAT', `url: ${err.message}`)]);
+    if (err instanceof EndpointUrlError) throw validationError([fieldError('url', 'INVALID_FORMAT', err.message)]);
     throw err;
   }
 }
@@ -109,8 +109,8 @@ export async function rotateSecret(db: Db, hotelId: string | null, endpointId: s
   return { ...view({ ...e, secret, previousSecret: e.secret, previousSecretUntil: until }, nowIso), secret };
 }
 
-/** Enables or disables an endpoint by hand; enabled again, its waiting deliveries are sent in order. */
-export async function setEnabled(db: Db, hotelId: string, endpointId: string, enabled: boolean): Promise<EndpointView> {
+/** Enables or disables an endpoint by hand (hotelId null: any hotel's, for operators); enabled again, its waiting deliveries are sent in order. */
+export async function setEnabled(db: Db, hotelId: string | null, endpointId: string, enabled: boolean): Promise<EndpointView> {
   const e = await endpointOf(db, hotelId, endpointId);
   const now = new Date().toISOString();
   const reason = enabled ? null : 'Disabled by an admin.';
@@ -118,13 +118,24 @@ export async function setEnabled(db: Db, hotelId: string, endpointId: string, en
   return view({ ...e, disabledAt: enabled ? null : now, disabledReason: reason }, now);
 }
 
-/** A `webhook.test` event to this endpoint alone, delivered like any other (signed, retried, in order). */
-export async function sendTestEvent(db: Db, hotel: { id: string; slug: string }, endpointId: string): Promise<{ eventId: string }> {
-  const e = await endpointOf(db, hotel.id, endpointId);
+/** Where a test event was sent from: the dashboard's Webhooks page or `innsync webhook test`. */
+const TEST_EVENT_ORIGIN = { dashboard: 'the Webhooks page of innsync', cli: 'innsync webhook test' } as const;
+
+/**
+ * A `webhook.test` event to this endpoint alone, delivered like any other (signed, retried,
+ * in order). hotelId null: any hotel's endpoint (operators).
+ */
+export async function sendTestEvent(
+  db: Db,
+  hotelId: string | null,
+  endpointId: string,
+  origin: keyof typeof TEST_EVENT_ORIGIN = 'dashboard',
+): Promise<{ eventId: string }> {
+  const e = await endpointOf(db, hotelId, endpointId);
   if (e.disabledAt !== null) throw new ApiError('ENDPOINT_DISABLED');
   const now = new Date().toISOString();
-  const data = { message: 'A test event sent from the Webhooks page of innsync.' };
-  const [eventId] = await db.transaction().execute((trx) => recordEvents(trx, hotel.id, () => [{ type: 'webhook.test', data }], now, endpointId));
+  const data = { message: `A test event sent from ${TEST_EVENT_ORIGIN[origin]}.` };
+  const [eventId] = await db.transaction().execute((trx) => recordEvents(trx, e.hotelId, () => [{ type: 'webhook.test', data }], now, endpointId));
   return { eventId: eventId ?? '' };
 }
 
@@ -136,7 +147,8 @@ export async function resendDelivery(db: Db, hotelId: string, endpointId: string
   return { deliveryId: await repo.requeueDelivery(db, endpointId, d.eventId, new Date().toISOString()) };
 }
 
-export async function recentDeliveries(db: Db, hotelId: string, endpointId: string, limit = 50): Promise<repo.DeliveryView[]> {
+/** An endpoint's most recent deliveries, newest first (hotelId null: any hotel's, for operators). */
+export async function recentDeliveries(db: Db, hotelId: string | null, endpointId: string, limit = 50): Promise<repo.DeliveryView[]> {
   await endpointOf(db, hotelId, endpointId);
   return repo.listDeliveries(db, endpointId, limit);
 }

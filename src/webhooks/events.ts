@@ -1,13 +1,12 @@
 import type { DbOrTrx } from '../db/database.js';
 import { enabledEndpoints, insertEvents } from '../db/repositories/webhook.repository.js';
+import type { EventType } from './event-types.js';
 
 /** How long outgoing events and their deliveries are kept (the Webhooks page's history, "Send again"). */
 export const WEBHOOK_HISTORY_MS = 30 * 24 * 3600_000;
 
-/** The event types an endpoint can ask for (decisions.md, Events). */
-export const EVENT_TYPES = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
-/** Those, and the test event an admin sends to one endpoint. */
-export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
+// The types live in a module of their own that loads no database code (the command line's --help names them).
+export { EVENT_TYPES, type EventType } from './event-types.js';
 
 /** Who made the change: a PMS (by its key pair's id), a staff user, or the service itself (retention, an operator's command). */
 export type EventActor = { type: 'pms'; keyId: string } | { type: 'staff'; userId: string } | { type: 'system' };

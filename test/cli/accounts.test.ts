@@ -22,11 +22,15 @@ describe('innsync --version and exit codes', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     const failure = await runCli(['key', 'list', 'no-such-hotel'], { env: { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-')) } });
-    expect([failure.code, failure.stderr]).toEqual([1, 'innsync: no hotel with slug "no-such-hotel"\n']);
+    expect([failure.code, failure.stderr]).toEqual([1, 'innsync: no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug\n']);
     const asJson = await runCli(['key', 'list', 'no-such-hotel', '--json'], { env: { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-')) } });
     expect(asJson.code).toBe(1);
     expect(asJson.stdout).toBe('');
-    expect(JSON.parse(asJson.stderr)).toEqual({ status: 'error', code: 'FAILED', message: 'no hotel with slug "no-such-hotel"' });
+    expect(JSON.parse(asJson.stderr)).toEqual({
+      status: 'error',
+      code: 'HOTEL_NOT_FOUND',
+      message: 'no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug',
+    });
     const config = await runCli(['hotel', 'list', '--json'], { env: { LOG_LEVEL: 'loud' } });
     expect(JSON.parse(config.stderr)).toMatchObject({ status: 'error', code: 'CONFIG_ERROR', message: expect.stringContaining('LOG_LEVEL') });
   });
@@ -116,12 +120,12 @@ describe.each(testEngines())('innsync hotel, key and user commands (%s)', (engin
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let seen = '';
+    let answered = 0;
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       seen += d;
-      if (seen.includes('Password: ') && !seen.includes('sent')) {
-        seen += 'sent';
-        child.stdin.write('typed-at-terminal-789\r');
-      }
+      // Asked twice (the second time to confirm): answered once each.
+      const prompts = seen.split(/Password(?: again)?: /).length - 1;
+      for (; answered < prompts; answered++) child.stdin.write('typed-at-terminal-789\r');
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect(code).toBe(0);

@@ -95,7 +95,7 @@ describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', 
       expect(r.code).not.toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr.endsWith('\n') && r.stderr.split('\n').length === 2).toBe(true);
-      expect(JSON.parse(r.stderr)).toMatchObject({ status: 'error', code: 'FAILED', message: expect.stringContaining('pg_dump') });
+      expect(JSON.parse(r.stderr)).toMatchObject({ status: 'error', code: 'BACKUP_UNSUPPORTED', message: expect.stringContaining('pg_dump') });
       const text = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite')], {
         env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
       });

@@ -198,7 +198,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync restore (sqlite)', { t
       /^innsync: restore refused: the database in DATA_DIR .* is in use by a running server \(innsync serve\).*stop the server.*run innsync restore again\n$/,
     );
     const asJson = await runCli(['restore', backup, '--json'], { env: env(dataDir) });
-    expect(JSON.parse(asJson.stderr)).toMatchObject({ status: 'error', code: 'FAILED', message: expect.stringContaining('stop the server') });
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ status: 'error', code: 'RESTORE_REFUSED', message: expect.stringContaining('stop the server') });
     // No file added or taken away (the running server's own writes change the files' content).
     expect(fs.readdirSync(dataDir).sort()).toEqual(before);
     // The server never noticed.
@@ -243,6 +243,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync restore (sqlite)', { t
       expect(r.stdout).toBe('');
       const error = JSON.parse(r.stderr) as { status: string; code: string; message: string };
       expect(error.status).toBe('error');
+      expect(error.code).toBe('RESTORE_REFUSED');
       expect(error.message).toMatch(reason);
       expect(snapshot(dataDir)).toEqual(before);
     }
@@ -322,8 +323,8 @@ describe('innsync restore with DATABASE_URL', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stderr)).toEqual({
       status: 'error',
-      code: 'FAILED',
-      message: expect.stringMatching(/PostgreSQL.*pg_restore into a new, empty database, then run innsync migrate \(docs\/backup-restore\.md\)/),
+      code: 'RESTORE_UNSUPPORTED',
+      message: expect.stringMatching(/PostgreSQL.*pg_restore into a new, empty database, then run `innsync migrate` \(docs\/backup-restore\.md\)/),
     });
     expect(fs.readdirSync(dataDir)).toEqual([]);
   });

@@ -166,7 +166,7 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     const unknown = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', 'PMS-nobody'], { env: env() });
     expect([unknown.code, unknown.stderr]).toEqual([1, 'innsync: No guest with this id in this hotel.\n']);
     expect((await runCli(['guest', 'erase', 'no-such-hotel', '--guest-id', firstId], { env: env() })).stderr).toBe(
-      'innsync: no hotel with slug "no-such-hotel"\n',
+      'innsync: no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug\n',
     );
     expect(await storedText(t)).toContain(p.email);
 

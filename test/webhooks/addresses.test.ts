@@ -59,9 +59,13 @@ describe.each(testEngines())('webhook addresses without WEBHOOK_ALLOW_PRIVATE_NE
     for (const url of LOCAL_URLS) {
       const refused = await admin.post('/webhooks', { url });
       expect(refused.status, url).toBe(422);
+      // The field is named once: "url: The URL …", never "url: url: The URL …".
+      expect(refused.body.message, url).toBe(
+        'url: The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
+      );
       expect(refused.body.errors[0], url).toMatchObject({
         field: 'url',
-        message: 'url: The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
+        message: 'The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).',
       });
     }
     expect(await endpointCount(db(), t.slug)).toBe(0);
@@ -72,7 +76,7 @@ describe.each(testEngines())('webhook addresses without WEBHOOK_ALLOW_PRIVATE_NE
       const refused = await admin.post('/webhooks', { url });
       expect(refused.status, url).toBe(422);
       expect(refused.body.errors[0].message, url).toBe(
-        'url: The URL must use port 443 or 8443 (leave the port out for 443); other ports need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
+        'The URL must use port 443 or 8443 (leave the port out for 443); other ports need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.',
       );
     }
     expect((await admin.post('/webhooks', { url: 'http://hooks.example.com/in' })).body.errors[0].message).toContain('https://');

@@ -61,10 +61,11 @@ describe.each(testEngines())('webhooks from the command line, and across a crash
     expect(badType.code).toBe(1);
     expect(badType.stderr).toContain('guest.arrived is not an event type');
     const noHotel = await cli(['webhook', 'list', 'no-such-hotel']);
-    expect(noHotel.stderr).toBe('innsync: no hotel with slug "no-such-hotel"\n');
+    expect(noHotel.stderr).toBe('innsync: no hotel with slug "no-such-hotel": innsync hotel list shows every hotel\'s slug\n');
     // Leave one endpoint for the next test only.
     for (const e of parseJsonOutput(await cli(['webhook', 'list', slug, '--json'])).endpoints) await cli(['webhook', 'remove', e.endpointId]);
-  });
+    // A dozen commands, each a process of its own: room for a loaded machine.
+  }, 120_000);
 
   it('a check-in committed while the receiver is down, then SIGKILL: the restarted server delivers it, signed with the secret `webhook add` showed', async () => {
     const added = parseJsonOutput(await cli(['webhook', 'add', slug, url, '--json']));

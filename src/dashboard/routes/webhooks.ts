@@ -49,7 +49,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   }));
 
   app.post('/webhooks/:id/test', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const sent = await webhooks.sendTestEvent(db, session(req).hotel, req.params.id);
+    const sent = await webhooks.sendTestEvent(db, session(req).hotel.id, req.params.id);
     outbox.wake();
     return sent;
   });
