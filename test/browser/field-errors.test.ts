@@ -1,8 +1,12 @@
+import fs from 'node:fs';
+import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { createStaffUser } from '../../src/operations.js';
+import { startServer } from '../../src/server.js';
 import { launchBrowser, logInToDashboard } from '../support/browser.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
+import { createTestStorage, startTestServer, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, forms: every problem the server finds is shown next to its field in
 // plain words, in English as in every other language. The API's own messages are written
@@ -155,6 +159,39 @@ describe('field errors in plain words (walk-in, guest edit, staff)', { timeout: 
     const shown = await form.locator('[data-field=password] .field-error').innerText();
     expect(shown).toBe('Password must be at least 10 characters.');
     expect(errors).toEqual([]);
+  });
+
+  it('in English, the first-run setup form: a slug, a blank name, an address, a short password and a second entry that differs', async () => {
+    // A storage without a hotel: the setup link works.
+    const storage = await createTestStorage('sqlite');
+    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, LOG_LEVEL: 'silent' };
+    const fresh = await startServer(loadConfig(env), pino({ level: 'silent' }));
+    try {
+      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+      contexts.push(context);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      const link = new URL(fresh.setupUrl ?? '');
+      await page.goto(`https://127.0.0.1:${fresh.httpsPort}${link.pathname}${link.hash}`);
+      await page.locator('input[name=hotelSlug]').waitFor();
+      await page.locator('input[name=hotelSlug]').fill('Grand Hotel');
+      await page.locator('input[name=hotelName]').fill('   ');
+      await page.locator('input[name=email]').fill('admin at hotel');
+      await page.locator('input[name=password]').fill('short');
+      await page.locator('input[name=passwordConfirm]').fill('shorter');
+      expect(await submitAndRead(page, ['hotelSlug', 'hotelName', 'email', 'password', 'passwordConfirm'])).toEqual({
+        hotelSlug: 'Hotel slug must be 2 to 63 characters of a–z, 0–9 and “-”, starting with a letter, e.g. grand-hotel.',
+        hotelName: 'Hotel name is required.',
+        email: 'Admin email must be an e-mail address such as name@example.com.',
+        password: 'Password must be at least 10 characters.',
+        passwordConfirm: 'The two passwords do not match.',
+      });
+      expect(errors).toEqual([]);
+    } finally {
+      await fresh.close();
+      fs.rmSync(storage.dataDir, { recursive: true, force: true });
+    }
   });
 
   it('in German, the same errors in German words', async () => {

@@ -173,7 +173,8 @@ export function setFieldError(control, message) {
     error = h('p', { class: 'field-error', id: `${control.id || uid('f')}-error` });
     wrapper.append(error);
   }
-  error.textContent = error.textContent ? `${error.textContent} ${message}` : message;
+  // Two rules may say the same in the form's words (a blank name is too short and blank): once.
+  if (!error.textContent.includes(message)) error.textContent = error.textContent ? `${error.textContent} ${message}` : message;
   control.setAttribute('aria-invalid', 'true');
   const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
   ids.add(error.id);
