@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/accounts.js';
 import { ROOM_NUMBER_MAX } from '../domain/guest-schema.js';
 import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
 import { WalkInBody } from './schemas.js';
@@ -39,7 +40,15 @@ export function guestFieldRules(): Record<string, FieldRule> {
   return rules;
 }
 
+/** The password's length (setup and staff forms), so a form states the limit the server applies. */
+export const PASSWORD_RULE = { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX };
+
 /** The rules as the ES module the dashboard imports (`/dashboard/assets/guest-rules.js`). */
 export function guestRulesModule(): string {
-  return `// Served by innsync from the schema it validates guests with: do not edit.\nexport const GUEST_RULES = ${JSON.stringify(guestFieldRules(), null, 2)};\n`;
+  return [
+    '// Served by innsync from the schemas it validates guests and accounts with: do not edit.',
+    `export const GUEST_RULES = ${JSON.stringify(guestFieldRules(), null, 2)};`,
+    `export const PASSWORD_RULE = ${JSON.stringify(PASSWORD_RULE)};`,
+    '',
+  ].join('\n');
 }

@@ -201,10 +201,10 @@ describe("the front desk's screen", () => {
     await addUser.locator('button[type=submit]').click();
     await addUser.locator('[data-field=email] .field-error').waitFor();
     expect(await addUser.locator('[data-field=email] .field-error').innerText()).toBe('Email must be an e-mail address such as name@example.com.');
-    expect(await addUser.locator('[data-field=password] .field-error').innerText()).toBe('Password must be 10-200 characters.');
+    expect(await addUser.locator('[data-field=password] .field-error').innerText()).toBe('Password must be at least 10 characters.');
     await page.goto(`${t.baseUrl}/dashboard/#/webhooks`);
     await page.locator('form[aria-labelledby=add-endpoint] button[type=submit]').click();
-    await expect.poll(() => page.locator('[data-field=url] .field-error').innerText()).toMatch(/^URL must be 1-2000 characters\.$|must be 1-2000 characters/);
+    await expect.poll(() => page.locator('[data-field=url] .field-error').innerText()).toBe('URL is required.');
     expect(errors).toEqual([]);
   });
 

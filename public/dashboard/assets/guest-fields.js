@@ -113,7 +113,8 @@ function codeOf(f, typed) {
  * Form values as API values: trimmed text, '' → null, numbers as numbers, a language or
  * country as its code. A number input that is not an integer is sent as typed, so the
  * server's rule explains it. `errors` lists, in the API's shape, what the form cannot send
- * (a language or country it cannot tell): show them and send nothing.
+ * (a language or country it cannot tell), worded for the user already (`plain`): show them
+ * and send nothing.
  */
 export function readGuestForm(form) {
   const values = {};
@@ -129,7 +130,7 @@ export function readGuestForm(form) {
     }
     if (f.codes && f.names) {
       const code = codeOf(f, v);
-      if (code === null) errors.push({ field: f.name, code: 'NOT_IN_LIST', message: t(NOT_IN_LIST[f.name], { field: t(f.label), typed: v }) });
+      if (code === null) errors.push({ field: f.name, code: 'NOT_IN_LIST', message: t(NOT_IN_LIST[f.name], { field: t(f.label), typed: v }), plain: true });
       values[f.name] = code ?? v;
     } else if (f.type === 'number') values[f.name] = /^-?\d+$/.test(v) ? Number(v) : v;
     else values[f.name] = v;

@@ -33,6 +33,13 @@ const MESSAGES = [
   ),
   tk('This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.'),
   tk('You cannot deactivate your own account.'),
+  // A webhook endpoint's URL refused (the field error's sentence after "url: ").
+  tk('The URL must be at most 2,000 characters.'),
+  tk('The URL is not a valid absolute URL; use https://host/path.'),
+  tk('The URL must not carry a user name or password; authenticate the signature instead.'),
+  tk('The URL must start with https:// or http://.'),
+  tk('The URL must start with https:// (plain http:// needs WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).'),
+  tk('The URL points into a private or local network; use a public address (or set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true).'),
   tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
   tk('Storage is unreachable; retry in a few seconds.'),
 ];

@@ -2,7 +2,9 @@
 // fields that can show the API's field errors next to the input they concern.
 
 import { h, append, uid } from './dom.js';
-import { currentLanguage, formatDate, t, tk } from './i18n.js';
+import { formatDate, t, tk } from './i18n.js';
+import { PASSWORD_RULE } from './guest-rules.js';
+import { SERVER_MESSAGES } from './server-messages.js';
 
 // ---------------------------------------------------------------------------
 // Alert (errors, role="alert") and status (polite confirmations, role="status").
@@ -155,6 +157,9 @@ export function field({ name, label, type = 'text', required = false, hint, opti
   );
 }
 
+/** A new password input's length limits, the server's (guest-rules.js). */
+export const passwordLength = { minlength: String(PASSWORD_RULE.minLength), maxlength: String(PASSWORD_RULE.maxLength) };
+
 /** The form control for an API field name, or null. */
 export function controlFor(form, name) {
   return form.querySelector(`[name="${CSS.escape(name)}"]`);
@@ -168,7 +173,8 @@ export function setFieldError(control, message) {
     error = h('p', { class: 'field-error', id: `${control.id || uid('f')}-error` });
     wrapper.append(error);
   }
-  error.textContent = error.textContent ? `${error.textContent} ${message}` : message;
+  // Two rules may say the same in the form's words (a blank name is too short and blank): once.
+  if (!error.textContent.includes(message)) error.textContent = error.textContent ? `${error.textContent} ${message}` : message;
   control.setAttribute('aria-invalid', 'true');
   const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean));
   ids.add(error.id);
@@ -189,9 +195,13 @@ export function clearFieldErrors(form) {
   }
 }
 
-// A field error in the user's language, by its code; English shows the server's own sentence.
+// A field error in plain words, in every language English included: the API's own
+// `message` is written for a PMS developer (field names, ISO numbers), so the form shows
+// its own text, keyed by field and code, else by code. Limits come from the input's own
+// attributes, which the server's rules set (guest-rules.js).
 const FIELD_MESSAGES = {
   REQUIRED: tk('{field} is required.'),
+  UNKNOWN_FIELD: tk('{field} is not part of this form.'),
   INVALID_TYPE: tk('{field} has the wrong kind of value.'),
   INVALID_DATE_FORMAT: tk('{field} is not a complete date.'),
   DATE_ORDER: tk('Check-out must be on or after check-in.'),
@@ -200,24 +210,47 @@ const FIELD_MESSAGES = {
   INVALID_FORMAT: tk('{field} is not written in the expected form.'),
   OUT_OF_RANGE: tk('{field} is outside the allowed range.'),
   INVALID_VALUE: tk('{field} is not one of the allowed values.'),
+  DUPLICATE: tk('{field} appears more than once.'),
+  TOO_MANY: tk('{field} has too many entries.'),
 };
 
-// Errors that read better in the form's own words, whatever the language.
+// The same codes where the input states its limit.
+const LIMIT_MESSAGES = {
+  TOO_SHORT: tk('{field} must be at least {min} characters.'),
+  TOO_LONG: tk('{field} must be at most {max} characters.'),
+  NUMBER: tk('{field} must be a whole number from {min} to {max}.'),
+};
+
+// Errors that read better in the form's own words.
 const FORM_MESSAGES = {
   'passwordConfirm:INVALID_VALUE': tk('The two passwords do not match.'),
   'email:INVALID_FORMAT': tk('{field} must be an e-mail address such as name@example.com.'),
   'phone:INVALID_FORMAT': tk('{field} must be in international format: + and the country code, e.g. +4930123456.'),
+  'language:INVALID_VALUE': tk('{field}: pick a language from the list, or type its two-letter code (such as “de”).'),
+  'nationality:INVALID_VALUE': tk('{field}: pick a country from the list, or type its two-letter code (such as “DE”).'),
+  'roomNumber:INVALID_FORMAT': tk('{field} holds an invisible character (such as a zero-width space): clear the field and type the room number again.'),
+  'hotelSlug:INVALID_FORMAT': tk('{field} must be 2 to 63 characters of a–z, 0–9 and “-”, starting with a letter, e.g. grand-hotel.'),
+  'timeZone:INVALID_VALUE': tk('{field}: the server does not know this time zone. Pick another one of the same place.'),
+  'url:INVALID_FORMAT': tk('{field} must be an https:// address on the public internet, e.g. https://locks.example.com/innsync.'),
 };
 
-/** "lastName is required." next to the Last name input reads better as "Last name is required." */
+/** A field error in the user's language: "Check-out must be on or after check-in.", "Last name is required." */
 function fieldMessage(form, control, e) {
-  const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent;
+  if (e.plain) return e.message; // the form's own words (guest-fields.js)
+  const label = form.querySelector(`label[for="${CSS.escape(control.id)}"]`)?.firstChild?.textContent ?? e.field;
+  // An empty required input: the server says "is required", "must not be blank" or "must be text, got null" (an edit that clears it).
+  if (control.value.trim() === '' && ['REQUIRED', 'INVALID_TYPE', 'TOO_SHORT'].includes(e.code)) return t(FIELD_MESSAGES.REQUIRED, { field: label });
   const own = FORM_MESSAGES[`${e.field}:${e.code}`];
-  if (own) return t(own, { field: label ?? e.field });
-  if (currentLanguage() !== 'en' && FIELD_MESSAGES[e.code]) return t(FIELD_MESSAGES[e.code], { field: label ?? e.field });
-  const message = e.message || e.code || t('Invalid value.');
-  if (label && message.startsWith(e.field)) return label + message.slice(e.field.length);
-  return message;
+  // A sentence the server words for the field's case ("url: The URL must start with https://…"), translated when known.
+  const sentence = typeof e.message === 'string' && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : null;
+  if (sentence && SERVER_MESSAGES.has(sentence)) return t(sentence);
+  if (own) return t(own, { field: label });
+  const { min, max, minLength, maxLength } = control;
+  if (control.type === 'number' && ['INVALID_TYPE', 'OUT_OF_RANGE'].includes(e.code) && min !== '' && max !== '')
+    return t(LIMIT_MESSAGES.NUMBER, { field: label, min, max });
+  if (e.code === 'TOO_SHORT' && minLength > 0) return t(LIMIT_MESSAGES.TOO_SHORT, { field: label, min: minLength });
+  if (e.code === 'TOO_LONG' && maxLength > 0) return t(LIMIT_MESSAGES.TOO_LONG, { field: label, max: maxLength });
+  return t(FIELD_MESSAGES[e.code] ?? tk('{field} is not valid.'), { field: label });
 }
 
 /** "Room 101 is occupied by Smith (PMS guest P-1, since Fri 20 Nov)" */

@@ -3,7 +3,7 @@
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren } from '../dom.js';
 import { timeZoneField } from '../time-zones.js';
-import { field, busy, clearFieldErrors, showFormErrors, clearAlert, showError } from '../ui.js';
+import { field, passwordLength, busy, clearFieldErrors, showFormErrors, clearAlert, showError } from '../ui.js';
 import { t } from '../i18n.js';
 
 export function setupView(ctx) {
@@ -50,8 +50,14 @@ function setupForm(ctx, token) {
     field({ name: 'hotelName', label: t('Hotel name'), required: true, attrs: { autocomplete: 'organization' } }),
     timeZoneField(),
     field({ name: 'email', label: t('Admin email'), type: 'email', required: true, attrs: { autocomplete: 'username' } }),
-    field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
-    field({ name: 'passwordConfirm', label: t('Password again'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+    field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password', ...passwordLength } }),
+    field({
+      name: 'passwordConfirm',
+      label: t('Password again'),
+      type: 'password',
+      required: true,
+      attrs: { autocomplete: 'new-password', ...passwordLength },
+    }),
     h('div', { class: 'form-actions' }, submit),
   );
   form.addEventListener('submit', async (e) => {

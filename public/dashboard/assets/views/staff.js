@@ -4,7 +4,7 @@
 import { api, enc } from '../api.js';
 import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
-import { field, announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
+import { field, passwordLength, announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { t, tk } from '../i18n.js';
 
 const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
@@ -32,7 +32,7 @@ export function staffView(ctx) {
         ],
         value: 'receptionist',
       }),
-      field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password' } }),
+      field({ name: 'password', label: t('Password'), type: 'password', required: true, attrs: { autocomplete: 'new-password', ...passwordLength } }),
     ),
     h('div', { class: 'form-actions' }, submit),
   );
