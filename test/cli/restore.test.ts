@@ -6,7 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { holdExclusive } from '../../src/db/data-dir-lock.js';
-import { migrateToLatest } from '../../src/db/migrations.js';
+import { knownMigrations, migrateToLatest } from '../../src/db/migrations.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
@@ -294,7 +294,8 @@ describe.runIf(testEngines().includes('sqlite'))('innsync restore (sqlite)', { t
     parseJsonOutput(await runCli(['backup', backup, '--json'], { env: env(oldDir) }));
     const { dataDir } = await dataDirWithHotel();
     const result = parseJsonOutput(await runCli(['restore', backup, '--json'], { env: env(dataDir) }));
-    expect(result.appliedMigrations).toEqual(['0012_webhook_answers_not_kept', '0013_webhook_queue_heads']);
+    expect(result.appliedMigrations).toEqual(knownMigrations().filter((name) => name > '0011_request_log_field_caps'));
+    expect(result.appliedMigrations).toContain('0012_webhook_answers_not_kept');
     const s = await serve(dataDir, slug);
     expect(await guestsOf(s, keys.live)).toEqual([]);
     await checkIn(s, keys.live, 'PMS-AFTER');
