@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/postgres-cluster.js';
 import { BIN, PROJECT_ROOT, childEnv, getJson, runCli, waitForHttps, type ServeProcess } from '../cli/cli-helpers.js';
+import { scaled } from '../support/test-run.js';
 
 // README.md, "Five minutes: from start to a first check-in": the walkthrough works when
 // pasted as it is written. Its shell blocks are marked for this test with an HTML comment
@@ -98,7 +99,7 @@ describe("the README's walkthrough, pasted in order", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('every marked block exits 0, and the guest checked in with the live key is on the roster', { timeout: 240_000 }, async () => {
+  it('every marked block exits 0, and the guest checked in with the live key is on the roster', { timeout: scaled(240_000) }, async () => {
     const blocks = walkthroughBlocks(fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8'));
     const serverBlocks = blocks.filter((b) => b.kind === 'server');
     const runBlocks = blocks.filter((b) => b.kind === 'run');
@@ -122,7 +123,7 @@ describe("the README's walkthrough, pasted in order", () => {
     server.stdout?.resume();
     serverExited = new Promise((resolve) => server?.once('close', () => resolve((done = true))));
     serve = { child: server, output: () => ({ stdout: '', stderr }), exited: serverExited as ServeProcess['exited'], hasExited: () => done };
-    const { agent } = await waitForHttps(serve, dataDir, port, 60_000);
+    const { agent } = await waitForHttps(serve, dataDir, port, scaled(60_000));
     expect(stderr).toContain('/dashboard/#/setup/'); // the first start's setup link, as the README says
 
     // The second terminal: every block in one bash, in order. A command that fails ends the
@@ -137,8 +138,9 @@ describe("the README's walkthrough, pasted in order", () => {
     fs.writeFileSync(scriptFile, script);
     const bash = spawn('bash', [scriptFile], {
       cwd: PROJECT_ROOT,
-      // npx runs the project's own innsync; offline, so it never asks a registry.
-      env: childEnv({ ...env, npm_config_offline: 'true', npm_config_update_notifier: 'false' }),
+      // npx runs the project's own innsync; offline, so it never asks a registry, and with a
+      // cache of its own (two npx creating the same folder of the shared cache at once fail).
+      env: childEnv({ ...env, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_cache: path.join(dir, 'npm-cache') }),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
