@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
+import { addStaffUser, DASHBOARD_API, DashboardClient, send, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // README.md (Rooms) and docs/dashboard.md: the hotel's room list. An admin imports it as
@@ -199,6 +199,15 @@ describe.each(testEngines())('the room list (%s)', (engine) => {
     tries.push(await receptionist.patch(`/rooms/${id}`, { outOfOrderReason: 'x' }), await receptionist.post(`/rooms/${id}/remove`, {}));
     expect(tries.map((r) => [r.status, r.body.code])).toEqual(tries.map(() => [403, 'FORBIDDEN']));
     expect((await list()).find((r) => r.roomNumber === '101')?.outOfOrderReason).toBeNull();
+
+    // A front-desk display reads the list (the board shows it) and changes nothing.
+    const display = new DashboardClient(t);
+    display.adopt(
+      await send(t, 'POST', `${DASHBOARD_API}/login`, { body: { email: receptionist.session.user.email, password: STAFF_PASSWORD, display: true } }),
+    );
+    expect((await display.get('/rooms')).status).toBe(200);
+    const refused = await display.post('/rooms', { roomNumber: '910' });
+    expect([refused.status, refused.body.code]).toEqual([403, 'DISPLAY_READ_ONLY']);
 
     await t.addHotel(`other-${engine}-rooms`);
     const other = await addStaffUser(t.server.database.db, `other-${engine}-rooms`, `rooms-other-${engine}@test.example`, 'admin');

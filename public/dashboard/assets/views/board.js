@@ -402,7 +402,10 @@ export function boardView(ctx) {
     if (focusedRoom) rooms.querySelector(`.tile[data-room="${CSS.escape(focusedRoom)}"]`)?.focus();
   }
 
-  const rerenderLast = () => render(last.guests, new Set());
+  // A new room list redraws the board once the guests are known (until then it says "Loading…").
+  const rerenderLast = () => {
+    if (ctx.roster.loaded) render(ctx.roster.guests, new Set());
+  };
   if (ctx.roster.loaded) render(ctx.roster.guests);
   else summary.textContent = t('Loading…');
   const unsubscribe = ctx.roster.subscribe(render);
