@@ -1,7 +1,6 @@
 import { runTransaction, uniqueViolation, type Db, type DbOrTrx } from '../db/database.js';
 import * as rooms from '../db/repositories/room.repository.js';
-import { MAX_LISTED_ERRORS } from '../errors.js';
-import { ApiError, fieldError, validationError } from '../errors.js';
+import { ApiError, fieldError, MAX_LISTED_ERRORS, validationError } from '../errors.js';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 import { normalizeRoomNumber } from '../domain/guest.js';
 import { MAX_ROOM_CSV_BYTES, MAX_ROOMS_PER_HOTEL, parseRoomCsv, roomFields, type RoomFields } from '../domain/room-list.js';

@@ -449,9 +449,11 @@ function floorGroups(sorted, tiles, sections, floorKey, rack) {
     }
     const section = sections.get(key);
     const guests = rack ? items.filter((e) => e.guest).length : items.length;
-    section.count.textContent = rack
+    const text = rack
       ? `(${t('{n} guests', { n: guests })}, ${t('{n} vacant rooms', { n: items.filter(isVacant).length })})`
       : `(${t('{n} guests', { n: guests })})`;
+    // Unchanged text is left alone: rewriting it would re-lay out the heading on every render.
+    if (section.count.textContent !== text) section.count.textContent = text;
     syncChildren(section.list, tiles(items));
     return section.node;
   });
