@@ -13,7 +13,10 @@
  * Knobs (environment): BENCH_DURATION measured seconds (15), BENCH_WARMUP seconds before
  * them, not counted (3), BENCH_RATE check-ins per second (20), BENCH_ROOMS (500),
  * BENCH_SYNC_EVERY seconds (10), BENCH_SYNC_CHANGES guests each periodic sync changes
- * (10), CHROMIUM_PATH (/usr/bin/chromium).
+ * (10), BENCH_VACANT_PCT (20): the hotel's room list holds the full house's rooms plus this
+ * share of vacant rooms, one in four of them out of order, so the board is a room rack
+ * (README.md: Rooms); BENCH_ROOM_LIST=0: no room list (the board shows the guests only,
+ * as without one), CHROMIUM_PATH (/usr/bin/chromium).
  *
  * Three processes: the service (`node bin/innsync.js serve` on a fresh DATA_DIR, set up
  * with the `innsync` command: a hotel, a receptionist, key pairs), Debian's headless
@@ -33,12 +36,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
 import { launchChromium, logInToDashboard } from '../scripts/chromium.js';
 import { DashboardStream } from './drill/event-stream.js';
 import { Instance, sleep, type InstanceStorage } from './drill/instance.js';
 import { innsync } from './lib/cli.js';
-import { FullHouse, KeyPool, PmsClient } from './lib/full-house.js';
+import { FullHouse, KeyPool, PmsClient, roomNumbers } from './lib/full-house.js';
 import { HouseLoad, type CheckIn } from './lib/house-load.js';
 import { cpuSeconds } from './lib/proc.js';
 import { describe, intEnv, now } from './lib/stats.js';
@@ -57,6 +60,7 @@ interface Options {
   rooms: number;
   syncEveryS: number;
   syncChanges: number;
+  vacantPct: number;
 }
 
 function options(): Options {
@@ -67,6 +71,8 @@ function options(): Options {
     rooms: intEnv('BENCH_ROOMS', 500),
     syncEveryS: intEnv('BENCH_SYNC_EVERY', 10),
     syncChanges: intEnv('BENCH_SYNC_CHANGES', 10),
+    // BENCH_ROOM_LIST=0: no room list, the board as it is without one (the comparison).
+    vacantPct: process.env.BENCH_ROOM_LIST === '0' ? 0 : intEnv('BENCH_VACANT_PCT', 20),
   };
 }
 
@@ -111,6 +117,8 @@ async function setUpHotel(storage: InstanceStorage, keyCount: number): Promise<{
   const email = `desk@${slug}.example`;
   const password = 'full-house-password-1';
   await innsync(storage, ['user', 'create', slug, '--email', email, '--role', 'receptionist'], password);
+  // The admin who imports the room list.
+  await innsync(storage, ['user', 'create', slug, '--email', `admin@${slug}.example`, '--role', 'admin'], password);
   const keys: string[] = [];
   for (let i = 0; i < keyCount; i++) keys.push(String((await innsync(storage, ['key', 'issue', slug])).live));
   return { slug, email, password, keys };
@@ -133,6 +141,48 @@ async function waitInPage(page: Page, expression: string, timeoutMs: number): Pr
   return false;
 }
 
+/**
+ * The room list's CSV: the full house's rooms (101–150, 201–250, …) and `vacant` more, 51
+ * onwards on each floor in turn, one in four of those out of order.
+ */
+function roomListCsv(rooms: number, vacant: number): { csv: string; outOfOrder: number } {
+  const lines = ['room,floor,type,out_of_order_reason', ...roomNumbers(rooms).map((r) => `${r},,Double,`)];
+  const floors = Math.max(1, Math.ceil(rooms / 50));
+  let outOfOrder = 0;
+  for (let i = 0; i < vacant; i++) {
+    const floor = (i % floors) + 1;
+    const room = floor * 100 + 51 + Math.floor(i / floors);
+    const broken = i % 4 === 3;
+    if (broken) outOfOrder++;
+    lines.push(`${room},,Single,${broken ? 'Repainting' : ''}`);
+  }
+  return { csv: lines.join('\n'), outOfOrder };
+}
+
+/** Imports the room list as the hotel's admin does on the Rooms page (the dashboard API). */
+async function importRoomList(baseUrl: string, agent: Agent, slug: string, password: string, csv: string): Promise<number> {
+  const login = await request(`${baseUrl}/dashboard/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `admin@${slug}.example`, password }),
+    dispatcher: agent,
+  });
+  const session = (await login.body.json()) as { csrfToken?: string };
+  const raw = login.headers['set-cookie'];
+  const cookie = (Array.isArray(raw) ? raw : [raw ?? '']).map((c) => c.split(';')[0] ?? '').find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+  if (login.statusCode !== 200 || !cookie || !session.csrfToken) throw new Error(`the admin's login failed: ${login.statusCode}`);
+  const res = await request(`${baseUrl}/dashboard/api/rooms/import`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': session.csrfToken },
+    body: JSON.stringify({ csv }),
+    dispatcher: agent,
+  });
+  const body = (await res.body.json()) as { rooms?: number };
+  if (res.statusCode !== 200 || body.rooms === undefined)
+    throw new Error(`the room list import failed: ${res.statusCode} ${JSON.stringify(body).slice(0, 300)}`);
+  return body.rooms;
+}
+
 interface Board {
   context: BrowserContext;
   page: Page;
@@ -142,7 +192,7 @@ interface Board {
 }
 
 /** Logs in on the board, waits until it shows every room, then starts the recorder. */
-async function openBoard(browser: Browser, baseUrl: string, email: string, password: string, rooms: number): Promise<Board> {
+async function openBoard(browser: Browser, baseUrl: string, email: string, password: string, rooms: number, listed: number): Promise<Board> {
   const context = await browser.newContext({
     ignoreHTTPSErrors: true,
     viewport: { width: 1280, height: 900 },
@@ -152,6 +202,8 @@ async function openBoard(browser: Browser, baseUrl: string, email: string, passw
   await logInToDashboard(page, baseUrl, email, password);
   if (!(await waitInPage(page, `document.querySelectorAll('[data-guest-id]').length >= ${rooms}`, 60_000)))
     throw new Error(`the board did not show ${rooms} rooms`);
+  if (listed > 0 && !(await waitInPage(page, `document.querySelectorAll('.tile[data-room]').length >= ${listed}`, 60_000)))
+    throw new Error(`the board did not show the ${listed} rooms of its room list`);
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
@@ -280,6 +332,7 @@ interface RunFigures {
   serverCpuS: number;
   work: BoardWork;
   clocks: Array<[number, number]>;
+  roomList: { listed: number; vacant: number; outOfOrder: number } | null;
 }
 
 function printRun(f: RunFigures): void {
@@ -295,6 +348,11 @@ function printRun(f: RunFigures): void {
     `${f.o.rooms} rooms filled by one sync in ${f.fillMs.toFixed(0)} ms; then ${f.o.warmupS} s warm-up + ${f.o.durationS} s measured: ` +
       `${f.load.checkIns.length} turnovers (check-out + check-in) at ${f.o.rate}/s, syncs of the whole house every ${f.o.syncEveryS} s: ${f.load.syncs.length} ` +
       (f.load.syncs.length > 0 ? `(${f.o.syncChanges} guests changed each; median ${syncMs.median.toFixed(0)} ms, max ${syncMs.max.toFixed(0)} ms)` : ''),
+  );
+  console.log(
+    f.roomList
+      ? `room list: ${f.roomList.listed} rooms (the house's ${f.o.rooms} + ${f.roomList.vacant} vacant, ${f.roomList.outOfOrder} of them out of order): the board is a room rack`
+      : 'no room list: the board shows the guests only',
   );
   console.log(`server CPU ${((100 * f.serverCpuS) / f.elapsedS).toFixed(0)} % of one core over the ${f.elapsedS.toFixed(1)} s of load`);
   console.log(
@@ -361,7 +419,11 @@ async function benchmark(s: Setup): Promise<boolean> {
   };
   const house = new FullHouse(o.rooms, Date.now().toString(36), new Date().toISOString().slice(0, 10));
   const fillMs = await fillHouse(house, client, keys.sync);
-  const board = await openBoard(s.browser, `https://localhost:${instance.port}`, hotel.email, hotel.password, o.rooms);
+  const vacant = Math.round((o.rooms * o.vacantPct) / 100);
+  const list = vacant > 0 ? roomListCsv(o.rooms, vacant) : null;
+  const listed = list ? await importRoomList(instance.baseUrl, s.agent, hotel.slug, hotel.password, list.csv) : 0;
+  const board = await openBoard(s.browser, `https://localhost:${instance.port}`, hotel.email, hotel.password, o.rooms, listed);
+  const roomList = list ? { listed, vacant, outOfOrder: list.outOfOrder } : null;
   const floor = await openFloor(instance.baseUrl, board.cookie);
   try {
     const clocks = [await clockOffset(board.page)];
@@ -378,7 +440,7 @@ async function benchmark(s: Setup): Promise<boolean> {
     clocks.push(await clockOffset(board.page));
     const work = await boardWork(board.page, run.measureFrom);
     const engine = s.storage.databaseUrl ? 'postgres' : 'sqlite';
-    printRun({ o, engine, browserVersion: s.browser.version(), fillMs, load, ...run, work, clocks });
+    printRun({ o, engine, browserVersion: s.browser.version(), fillMs, load, ...run, work, clocks, roomList });
     printSeries(series);
     return checkRun(load, series, board);
   } finally {

@@ -191,6 +191,29 @@ export const ERRORS = {
     meaning:
       'Dashboard and `innsync webhook add`: a new webhook endpoint for a hotel that has WEBHOOK_MAX_ENDPOINTS_PER_HOTEL (default 10) already. Adds `limit`, the number allowed.',
   },
+  ROOM_EXISTS: {
+    status: 409,
+    message: 'This room is already on the room list: edit that room instead, or choose another room number.',
+    meaning:
+      'Dashboard: a room added to, or renamed on, the room list with a room number the list already holds (compared in its stored form). Adds `roomNumber`.',
+  },
+  ROOM_LIST_FULL: {
+    status: 409,
+    message: 'The room list holds as many rooms as allowed (5,000): remove rooms that are not rooms of this hotel, then add again.',
+    meaning: "Dashboard: an add, import or adoption would put more than 5,000 rooms on the hotel's room list. Adds `limit`.",
+  },
+  ROOM_LIST_INVALID: {
+    status: 422,
+    message: 'The room list CSV has problems on the lines listed in errors: fix each as its message says and import it again; nothing was imported.',
+    meaning:
+      'Dashboard: a room list import (`POST /rooms/import`) whose CSV breaks a rule (README.md: Rooms). Nothing is changed. Adds `errors` = `[{ line, column, code, message }]` (at most 20; `errorsNotShown` counts the rest; the check stops after 50).',
+  },
+  ROOM_CSV_TOO_LARGE: {
+    status: 413,
+    message:
+      'The room list CSV is larger than 512 KiB: keep only the columns room, floor, type and out_of_order_reason and one line per room, then import it again.',
+    meaning: 'Dashboard: a room list import whose CSV is over 512 KiB (UTF-8). Adds `limit` and `size` in bytes.',
+  },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   INTERNAL_ERROR: {
     status: 500,

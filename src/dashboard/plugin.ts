@@ -16,6 +16,7 @@ import { consoleRoutes } from './routes/console.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { activityRoutes, rosterRoutes } from './routes/roster.js';
+import { roomAdminRoutes, roomRoutes } from './routes/rooms.js';
 import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookOutbox } from '../webhooks/dispatcher.js';
@@ -140,6 +141,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     await signedIn.register(sessionRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
     await signedIn.register(activityRoutes, deps);
+    await signedIn.register(roomRoutes, deps);
   });
   await app.register(async (admin) => {
     requireStaff(admin, deps.db, 'admin');
@@ -147,5 +149,6 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     await admin.register(staffRoutes, deps);
     await admin.register(privacyRoutes, deps);
     await admin.register(webhookRoutes, deps);
+    await admin.register(roomAdminRoutes, deps);
   });
 }

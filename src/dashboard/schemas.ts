@@ -118,3 +118,32 @@ export type RequestsQuery = Static<typeof RequestsQuery>;
 
 export const UserBody = Type.Object({ email: Email, role: Role, password: Password }, { additionalProperties: false });
 export type UserBody = Static<typeof UserBody>;
+
+// The room list (README.md: Rooms). Lengths and forms are checked by rooms/room-list.ts
+// after normalising (as a guest's room number is), so every problem names its field.
+const RoomText = (maxLength: number) => Type.Union([Type.String({ maxLength }), Type.Null()]);
+const roomProperties = {
+  roomNumber: Type.String({ maxLength: 200 }),
+  floor: Type.Optional(RoomText(200)),
+  type: Type.Optional(RoomText(400)),
+  outOfOrderReason: Type.Optional(RoomText(1000)),
+};
+export const RoomBody = Type.Object(roomProperties, { additionalProperties: false });
+export type RoomBody = Static<typeof RoomBody>;
+export const RoomPatchBody = Type.Object({ ...roomProperties, roomNumber: Type.Optional(roomProperties.roomNumber) }, { additionalProperties: false });
+export type RoomPatchBody = Static<typeof RoomPatchBody>;
+/** The CSV as text (pasted, or a file the page read); its size in bytes is checked by the import. */
+export const RoomImportBody = Type.Object({ csv: Type.String({ maxLength: 1024 * 1024 }) }, { additionalProperties: false });
+export const RoomAdoptBody = Type.Object(
+  { roomNumbers: Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 5_001 }) },
+  { additionalProperties: false },
+);
+const RoomView = Type.Object({
+  id: Type.String(),
+  roomNumber: Type.String(),
+  floor: Type.Union([Type.String(), Type.Null()]),
+  type: Type.Union([Type.String(), Type.Null()]),
+  outOfOrderReason: Type.Union([Type.String(), Type.Null()]),
+});
+export const RoomListAnswer = Type.Object({ rooms: Type.Array(RoomView), max: Type.Integer() });
+export const RoomAnswer = Type.Object({ room: RoomView });

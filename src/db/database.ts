@@ -215,7 +215,7 @@ export function isPostgres(db: DbOrTrx): boolean {
 }
 
 /** Which unique index a write broke, by the names the migrations give them. */
-export type UniqueIndex = 'active_room' | 'active_pms_guest' | 'idempotency' | 'other';
+export type UniqueIndex = 'active_room' | 'active_pms_guest' | 'idempotency' | 'room_list' | 'other';
 
 export function uniqueViolation(err: unknown): UniqueIndex | null {
   if (typeof err !== 'object' || err === null) return null;
@@ -228,6 +228,8 @@ export function uniqueViolation(err: unknown): UniqueIndex | null {
         return 'active_pms_guest';
       case 'idempotency_records_pkey':
         return 'idempotency';
+      case 'rooms_hotel_room_uq':
+        return 'room_list';
       default:
         return 'other';
     }
@@ -237,6 +239,7 @@ export function uniqueViolation(err: unknown): UniqueIndex | null {
     if (msg.includes('room_assignments.room_number')) return 'active_room';
     if (msg.includes('guests.pms_guest_id')) return 'active_pms_guest';
     if (msg.includes('idempotency_records.')) return 'idempotency';
+    if (msg.includes('rooms.room_number')) return 'room_list';
     return 'other';
   }
   return null;

@@ -369,6 +369,23 @@ const migrations: Record<string, Migration> = {
       await sql`create index webhook_deliveries_claimed_idx on webhook_deliveries (claimed_until) where claimed_by is not null`.execute(db);
     },
   },
+  '0014_room_list': {
+    async up(db: Kysely<unknown>) {
+      // The hotel's room list (rooms/room-list.ts): what the board shows beside its guests,
+      // vacant rooms included. No personal data: a room, its floor, its type, and why it is
+      // out of order (null: in order). One row per room number of a hotel, held by the index.
+      await db.schema
+        .createTable('rooms')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('room_number', 'text', (c) => c.notNull())
+        .addColumn('floor', 'text')
+        .addColumn('room_type', 'text')
+        .addColumn('out_of_order_reason', 'text')
+        .execute();
+      await sql`create unique index rooms_hotel_room_uq on rooms (hotel_id, room_number)`.execute(db);
+    },
+  },
   '0015_request_log_replays': {
     async up(db: Kysely<unknown>) {
       // An answer replayed from the idempotency store names the request that made it (its

@@ -213,7 +213,18 @@ export interface WebhookDeliveryTable {
   finished_at: string | null;
 }
 
+/** A room of the hotel's room list (no personal data); `out_of_order_reason` null: in order. */
+export interface RoomTable {
+  id: string;
+  hotel_id: string;
+  room_number: string;
+  floor: string | null;
+  room_type: string | null;
+  out_of_order_reason: string | null;
+}
+
 export interface Database {
+  rooms: RoomTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_events: WebhookEventTable;
   webhook_deliveries: WebhookDeliveryTable;

@@ -268,6 +268,33 @@ describe('accessibility of every page (axe-core)', () => {
     found.push(...(await audit(page, 'webhooks')));
   }
 
+  /** The Rooms page and the board as a room rack; the room list is emptied again after (the next variant's board has none). */
+  async function roomPages(page: Page, found: string[]): Promise<void> {
+    const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
+    const csv = 'room,floor,type,out_of_order_reason\n101,1,Double,\n102,1,Single,Water damage\n103,1,Single,\n201,2,Suite,\n';
+    expect((await admin.post('/rooms/import', { csv })).status).toBe(200);
+    try {
+      await open(page, '#/rooms', 'table.table-rooms tr[data-room]');
+      found.push(...(await audit(page, 'rooms')));
+      await page.locator('#rooms-csv').fill('room\n,\n');
+      await page.locator('form[aria-labelledby=rooms-import] button[type=submit]').click();
+      await page.locator('.rooms-errors li').waitFor();
+      found.push(...(await audit(page, 'rooms with import errors')));
+      await open(page, '#/board', '.tile-vacant');
+      found.push(...(await audit(page, 'board as a room rack')));
+      await page.locator('[data-filter=vacant]').click();
+      await page.locator('[data-filter=vacant][aria-pressed=true]').waitFor();
+      found.push(...(await audit(page, 'board, vacant rooms')));
+      await page.locator('[data-filter=vacant]').click();
+      await open(page, '#/walk-in', 'input[name=roomNumber]');
+      await page.locator('input[name=roomNumber]').fill('102');
+      await page.locator('.room-warning:not([hidden])').waitFor();
+      found.push(...(await audit(page, 'walk-in, room out of order')));
+    } finally {
+      expect((await admin.post('/rooms/import', { csv: 'room\n' })).status).toBe(200);
+    }
+  }
+
   async function otherSessions(variant: Variant, found: string[]): Promise<void> {
     const desk = await newPage(variant);
     try {
@@ -299,6 +326,7 @@ describe('accessibility of every page (axe-core)', () => {
         await boardStates(page, found);
         await guestPages(page, found);
         await adminPages(page, found);
+        await roomPages(page, found);
       } finally {
         await context.close();
       }

@@ -4,7 +4,7 @@
 import { api, setCsrfRefresher, setCsrfToken, setUnauthorizedHandler } from './api.js';
 import { h, replaceChildren, pageHeading } from './dom.js';
 import { announce, clearAlert, clearStatus, showAlert, showError } from './ui.js';
-import { createRoster, connectLive } from './live.js';
+import { createRoomList, createRoster, connectLive } from './live.js';
 import { LANGUAGES, currentLanguage, preferredLanguage, setLanguage, t, tk } from './i18n.js';
 import { loginView } from './views/login.js';
 import { setupView } from './views/setup.js';
@@ -17,6 +17,7 @@ import { keysView } from './views/keys.js';
 import { requestsView } from './views/requests.js';
 import { staffView } from './views/staff.js';
 import { webhooksView } from './views/webhooks.js';
+import { roomsView } from './views/rooms.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -32,6 +33,7 @@ const ROUTES = [
   { pattern: /^\/requests\/([^/]+)$/, view: requestsView, admin: true, nav: '#/requests' },
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
+  { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
 ];
 
 const NAV = [
@@ -43,6 +45,7 @@ const NAV = [
   ['#/requests', tk('Requests'), 'admin'],
   ['#/staff', tk('Staff'), 'admin'],
   ['#/webhooks', tk('Webhooks'), 'admin'],
+  ['#/rooms', tk('Rooms'), 'admin'],
 ];
 
 const ROLES = { admin: tk('admin'), receptionist: tk('receptionist') };
@@ -63,6 +66,7 @@ const state = {
 };
 
 const roster = createRoster();
+const roomList = createRoomList();
 
 // ---------------------------------------------------------------------------
 // Routing
@@ -127,6 +131,7 @@ function mount(route, params) {
     isAdmin: state.session?.user?.role === 'admin' && !state.session?.display,
     readOnly: Boolean(state.session?.display),
     roster,
+    rooms: roomList,
     params,
     signal: controller.signal,
     navigate,
@@ -287,6 +292,7 @@ function endSession() {
   state.session = null;
   setCsrfToken(null);
   roster.reset();
+  roomList.reset();
   state.liveState = 'offline';
 }
 
@@ -296,6 +302,9 @@ function startLive() {
     onEvent(kind, data) {
       const ids = Array.isArray(data?.changes) ? data.changes.map((c) => c.guestId) : [];
       roster.refresh(ids, { live: true }).catch((err) => showError(err, t('Could not refresh the guest list')));
+      // A reconnect, or "re-read" (sent after a change to the room list too): the room list again, once a view has used it.
+      if (roomList.loaded && (kind === 'ready' || ids.length === 0))
+        roomList.refresh({ live: true }).catch((err) => showError(err, t('Could not load the room list')));
       state.current?.onLive?.(kind, data);
     },
     onState: setLiveState,

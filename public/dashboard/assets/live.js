@@ -111,6 +111,63 @@ export function createRoster() {
 }
 
 /**
+ * The hotel's room list (README.md: Rooms), fetched when a view asks for it and again on
+ * every reconnect and every "re-read" event (a change to the list sends one), once some
+ * view has loaded it. Listeners get (rooms).
+ */
+export function createRoomList() {
+  let rooms = [];
+  let loaded = false;
+  let inFlight = null;
+  let again = false;
+  const listeners = new Set();
+
+  async function fetchOnce(background) {
+    const data = await api.get('/rooms', { background });
+    rooms = Array.isArray(data.rooms) ? data.rooms : [];
+    loaded = true;
+    for (const fn of listeners) fn(rooms);
+  }
+
+  /** Refetch now; calls during a fetch are coalesced into one more fetch after it. */
+  function refresh({ live = false } = {}) {
+    if (inFlight) {
+      again = true;
+      return inFlight;
+    }
+    inFlight = (async () => {
+      try {
+        do {
+          again = false;
+          await fetchOnce(live);
+        } while (again);
+      } finally {
+        inFlight = null;
+      }
+    })();
+    return inFlight;
+  }
+
+  return {
+    get rooms() {
+      return rooms;
+    },
+    get loaded() {
+      return loaded;
+    },
+    refresh,
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    reset() {
+      rooms = [];
+      loaded = false;
+    },
+  };
+}
+
+/**
  * connectLive({ onEvent(kind, data), onState(state) }) → { close() }.
  * state: 'connecting' | 'connected' | 'reconnecting'. The browser reconnects by itself
  * after a dropped stream; when it gives up (a non-200 answer, e.g. the session ended)

@@ -32,6 +32,10 @@ const MESSAGES = [
     'This hotel already has as many webhook endpoints as allowed: remove one it no longer needs (or send several event types to one endpoint), or ask the operator to raise WEBHOOK_MAX_ENDPOINTS_PER_HOTEL.',
   ),
   tk('This hotel already has as many active key pairs as allowed. Revoke a key pair it no longer uses, then issue a new one.'),
+  tk('This room is already on the room list: edit that room instead, or choose another room number.'),
+  tk('The room list holds as many rooms as allowed (5,000): remove rooms that are not rooms of this hotel, then add again.'),
+  tk('The room list CSV has problems on the lines listed in errors: fix each as its message says and import it again; nothing was imported.'),
+  tk('The room list CSV is larger than 512 KiB: keep only the columns room, floor, type and out_of_order_reason and one line per room, then import it again.'),
   tk('You cannot deactivate your own account.'),
   // A webhook endpoint's URL refused (the field error's sentence after "url: ").
   tk('The URL must be at most 2,000 characters.'),

@@ -1,7 +1,22 @@
 // #/board: one tile per active guest, in natural room order. Re-rendered from the
-// roster on every live change; tiles that just changed get a brief highlight.
+// roster on every live change; tiles that just changed get a brief highlight. When the
+// hotel keeps a room list (README.md: Rooms), every room of it is shown, grouped by floor:
+// vacant ones plainly, those out of order with their reason, and a guest in a room not
+// on the list marked so.
 
-import { h, pageHeading, replaceChildren, syncChildren, guestName, sourceBadge, byRoom, hotelToday, daysBetween as days, stayDates } from '../dom.js';
+import {
+  h,
+  pageHeading,
+  replaceChildren,
+  syncChildren,
+  guestName,
+  sourceBadge,
+  byRoom,
+  hotelToday,
+  daysBetween as days,
+  stayDates,
+  naturalCompare,
+} from '../dom.js';
 import { showError } from '../ui.js';
 import { formatList, t, tk } from '../i18n.js';
 
@@ -11,6 +26,8 @@ const FILTERS = [
   ['departing', tk('Departures today')],
   ['all', tk('In house')],
   ['overdue', tk('Overdue')],
+  // Only with a room list: rooms with no guest that are not out of order.
+  ['vacant', tk('Vacant')],
 ];
 
 const SOURCES = [
@@ -31,6 +48,12 @@ function stayState(g, today) {
 function matches(g, query) {
   if (!query) return true;
   return [g.roomNumber, g.firstName, g.lastName, g.pmsGuestId].some((v) => typeof v === 'string' && v.toLowerCase().includes(query));
+}
+
+/** A vacant or out-of-order room of the list that a search finds: by its number or type. */
+function roomMatches(room, query) {
+  if (!query) return true;
+  return [room.roomNumber, room.type].some((v) => typeof v === 'string' && v.toLowerCase().includes(query));
 }
 
 /** "305" → "3", "1204" → "12": rooms numbered floor-then-room (3 or 4 digits). */
@@ -132,11 +155,11 @@ function slashJumpsTo(search) {
 function tileCache(readOnly) {
   let cache = new Map();
   return {
-    item(g, isChanged, today) {
-      const key = `${g.updatedAt}|${today}`;
+    item(g, isChanged, today, room = { unlisted: false, outOfOrder: null }) {
+      const key = `${g.updatedAt}|${today}|${room.unlisted}|${room.outOfOrder}`;
       const cached = cache.get(g.id);
       if (cached && cached.key === key && !isChanged) return cached.node;
-      const node = h('li', null, tile(g, isChanged, today, readOnly));
+      const node = h('li', null, tile(g, isChanged, today, readOnly, room));
       cache.set(g.id, { key, node });
       return node;
     },
@@ -149,12 +172,51 @@ function tileCache(readOnly) {
   };
 }
 
+/** Tiles of rooms without a guest, built once per version of the room (its number, type and reason). */
+function roomTileCache() {
+  let cache = new Map();
+  return {
+    item(room) {
+      const key = `${room.roomNumber}|${room.type}|${room.outOfOrderReason}`;
+      const cached = cache.get(room.id);
+      if (cached && cached.key === key) return cached.node;
+      const node = h('li', null, roomTile(room));
+      cache.set(room.id, { key, node });
+      return node;
+    },
+    prune(rooms) {
+      if (cache.size <= rooms.length * 2) return;
+      const listed = new Set(rooms.map((r) => r.id));
+      cache = new Map([...cache].filter(([id]) => listed.has(id)));
+    },
+  };
+}
+
+/**
+ * The board's entries with a room list: one per listed room (its guest, if any) and one
+ * per guest in a room not on the list. `floor` is the room's floor, or for a guest off the
+ * list the one its number says (3 or 4 digits), else '' (no floor).
+ */
+function rackEntries(guests, rooms) {
+  const byNumber = new Map(guests.map((g) => [g.roomNumber, g]));
+  const listed = new Set();
+  const entries = rooms.map((room) => {
+    listed.add(room.roomNumber);
+    return { roomNumber: room.roomNumber, room, guest: byNumber.get(room.roomNumber) ?? null, floor: room.floor ?? '' };
+  });
+  for (const g of guests) if (!listed.has(g.roomNumber)) entries.push({ roomNumber: g.roomNumber, room: null, guest: g, floor: floorOf(g.roomNumber) ?? '' });
+  return entries;
+}
+
+const isVacant = (e) => !e.guest && !e.room?.outOfOrderReason;
+
 export function boardView(ctx) {
   ctx.setTitle(t('Board'));
   const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
   const readOnly = Boolean(ctx.readOnly);
   const found = storedFind();
   const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
+  const roomList = ctx.rooms;
   let last = { guests: [], changed: new Set() };
   const rerender = () => render(last.guests, last.changed);
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
@@ -164,6 +226,18 @@ export function boardView(ctx) {
   tools.source.value = view.source;
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
   const tiles = tileCache(readOnly);
+  const roomTiles = roomTileCache();
+  // Without a room list, the board shows guests only; an admin is pointed to the Rooms page.
+  const noList = ctx.isAdmin
+    ? h(
+        'p',
+        { class: 'hint board-no-room-list', hidden: true },
+        t('Vacant rooms show here once the hotel has a room list:'),
+        ' ',
+        h('a', { href: '#/rooms' }, t('set it up on the Rooms page')),
+        '.',
+      )
+    : null;
   const rooms = h('div', { class: 'board-rooms' });
   const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
   const floorSections = new Map(); // floor → its section, kept across renders like the tiles
@@ -173,19 +247,21 @@ export function boardView(ctx) {
     h('div', { class: 'view-head' }, pageHeading(t('Room board')), readOnly ? null : h('a', { href: '#/walk-in', class: 'btn btn-primary' }, t('Add walk-in'))),
     h('div', { class: 'board-tools' }, counts, tools.node),
     summary,
+    noList,
     rooms,
   );
   const stopSlash = slashJumpsTo(search);
 
-  function renderCounts(guests, today) {
-    const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0 };
+  function renderCounts(guests, today, entries) {
+    const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0, vacant: 0 };
     for (const g of guests) {
       const state = stayState(g, today);
       if (state in n) n[state]++;
     }
+    if (entries) for (const e of entries) if (isVacant(e)) n.vacant++;
     replaceChildren(
       counts,
-      FILTERS.map(([key, label]) => {
+      FILTERS.filter(([key]) => key !== 'vacant' || entries).map(([key, label]) => {
         const b = h(
           'button',
           { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(view.filter === key), dataset: { filter: key } },
@@ -246,7 +322,14 @@ export function boardView(ctx) {
   function render(guests, changed = new Set()) {
     last = { guests, changed };
     const today = hotelToday(timeZone);
-    renderCounts(guests, today);
+    const listed = roomList?.loaded ? roomList.rooms : [];
+    if (noList) noList.hidden = !roomList?.loaded || listed.length > 0;
+    if (listed.length > 0) {
+      renderRack(guests, changed, today, listed);
+      return;
+    }
+    if (view.filter === 'vacant') view.filter = 'all';
+    renderCounts(guests, today, null);
     // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
     const focusedId = rooms.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
     const query = search.value.trim();
@@ -266,45 +349,112 @@ export function boardView(ctx) {
     }
     const items = (list) => list.map((g) => tiles.item(g, changed.has(g.id), today));
     tiles.prune(guests);
-    if (allowFloors && view.byFloor) syncChildren(rooms, floorGroups(sorted, items, floorSections));
+    if (allowFloors && view.byFloor)
+      syncChildren(
+        rooms,
+        floorGroups(sorted, items, floorSections, (g) => floorOf(g.roomNumber), false),
+      );
     else syncChildren(rooms, [syncChildren(allRooms, items(sorted))]);
     if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
   }
 
+  /** The board with a room list: every room by floor, vacant and out-of-order ones too. */
+  function renderRack(guests, changed, today, listed) {
+    const entries = rackEntries(guests, listed);
+    renderCounts(guests, today, entries);
+    const focusedRoom = rooms.contains(document.activeElement) ? document.activeElement.dataset.room : null;
+    const query = search.value.trim();
+    const q = query.toLowerCase();
+    storeFind(view, search.value);
+    grouping.hidden = true;
+    const shown = entries.filter((e) => {
+      if (view.filter === 'vacant') return isVacant(e) && !view.source && roomMatches(e.room, q);
+      if (!e.guest) return view.filter === 'all' && !view.source && roomMatches(e.room, q);
+      return (view.filter === 'all' || stayState(e.guest, today) === view.filter) && (!view.source || e.guest.source === view.source) && matches(e.guest, q);
+    });
+    const vacant = entries.filter(isVacant).length;
+    summary.textContent =
+      view.filter === 'vacant'
+        ? query
+          ? t('{n} found for “{query}”', { n: shown.length, query })
+          : `${t('Vacant')}: ${shown.length}`
+        : view.filter === 'all' && !query && !view.source
+          ? `${t('{n} guests in house', { n: guests.length })} · ${t('{n} vacant rooms', { n: vacant })}`
+          : summaryText(shown.filter((e) => e.guest).length, query);
+    if (shown.length === 0) {
+      const text = view.filter === 'vacant' ? [t('No room is vacant.')] : emptyContent(guests, query, q);
+      syncChildren(allRooms, [h('li', { class: 'empty' }, text)]);
+      syncChildren(rooms, [allRooms]);
+      return;
+    }
+    tiles.prune(guests);
+    roomTiles.prune(listed);
+    const items = (list) =>
+      list.map((e) =>
+        e.guest
+          ? tiles.item(e.guest, changed.has(e.guest.id), today, { unlisted: !e.room, outOfOrder: e.room?.outOfOrderReason ?? null })
+          : roomTiles.item(e.room),
+      );
+    syncChildren(
+      rooms,
+      floorGroups(byRoom(shown), items, floorSections, (e) => e.floor, true),
+    );
+    if (focusedRoom) rooms.querySelector(`.tile[data-room="${CSS.escape(focusedRoom)}"]`)?.focus();
+  }
+
+  // A new room list redraws the board once the guests are known (until then it says "Loading…").
+  const rerenderLast = () => {
+    if (ctx.roster.loaded) render(ctx.roster.guests, new Set());
+  };
   if (ctx.roster.loaded) render(ctx.roster.guests);
   else summary.textContent = t('Loading…');
   const unsubscribe = ctx.roster.subscribe(render);
+  const unsubscribeRooms = roomList?.subscribe(rerenderLast);
   // Fresh data on every visit; the live stream keeps it fresh afterwards.
   ctx.roster.refresh().catch((err) => showError(err, t('Could not load the guests')));
+  roomList?.refresh().catch((err) => showError(err, t('Could not load the room list')));
 
   return {
     node,
     destroy: () => {
       unsubscribe();
+      unsubscribeRooms?.();
       stopSlash();
     },
   };
 }
 
-/** One section per floor, in room order: a heading and that floor's tiles (sections kept in `sections`). */
-function floorGroups(sorted, tiles, sections) {
+/**
+ * One section per floor: a heading and that floor's tiles, in room order (sections kept in
+ * `sections`). `rack`: entries of the room list, floors in natural order ('' — no floor —
+ * last), each counting its guests and vacant rooms.
+ */
+function floorGroups(sorted, tiles, sections, floorKey, rack) {
   const floors = new Map();
-  for (const g of sorted) {
-    const floor = floorOf(g.roomNumber);
+  for (const item of sorted) {
+    const floor = floorKey(item);
     if (!floors.has(floor)) floors.set(floor, []);
-    floors.get(floor).push(g);
+    floors.get(floor).push(item);
   }
-  return [...floors].map(([floor, guests]) => {
-    if (!sections.has(floor)) {
-      const title = t('Floor {floor}', { floor });
+  const order = rack ? [...floors.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : naturalCompare(a, b))) : [...floors.keys()];
+  return order.map((floor) => {
+    const items = floors.get(floor);
+    const key = `${rack ? 'rack' : 'guests'}|${floor}`;
+    if (!sections.has(key)) {
+      const title = floor === '' ? t('No floor') : t('Floor {floor}', { floor });
       const count = h('span', { class: 'muted' });
       const list = h('ul', { class: 'board', 'aria-label': title });
       const node = h('section', { class: 'floor', dataset: { floor } }, h('h2', { class: 'floor-title' }, title, ' ', count), list);
-      sections.set(floor, { node, count, list });
+      sections.set(key, { node, count, list });
     }
-    const section = sections.get(floor);
-    section.count.textContent = `(${t('{n} guests', { n: guests.length })})`;
-    syncChildren(section.list, tiles(guests));
+    const section = sections.get(key);
+    const guests = rack ? items.filter((e) => e.guest).length : items.length;
+    const text = rack
+      ? `(${t('{n} guests', { n: guests })}, ${t('{n} vacant rooms', { n: items.filter(isVacant).length })})`
+      : `(${t('{n} guests', { n: guests })})`;
+    // Unchanged text is left alone: rewriting it would re-lay out the heading on every render.
+    if (section.count.textContent !== text) section.count.textContent = text;
+    syncChildren(section.list, tiles(items));
     return section.node;
   });
 }
@@ -326,7 +476,7 @@ function partyText(g) {
   return parts.join(', ');
 }
 
-function tile(g, changed, today, readOnly) {
+function tile(g, changed, today, readOnly, room = { unlisted: false, outOfOrder: null }) {
   const state = stayState(g, today);
   // The tile's accessible name is its visible text (room, name, dates, the day's mark).
   // On a read-only display the tile is not a link: there is nothing to open.
@@ -343,6 +493,22 @@ function tile(g, changed, today, readOnly) {
     h('span', { class: 'tile-dates' }, stayDates(g)),
     h('span', { class: 'tile-stay' }, [nightsText(g, today), partyText(g)].filter(Boolean).join(' · ')),
     STATE_TEXT[state] ? h('span', { class: ['tile-mark', `tile-mark-${state}`] }, t(STATE_TEXT[state])) : null,
+    room.unlisted ? h('span', { class: ['tile-mark', 'tile-mark-unlisted'] }, t('Not on the room list')) : null,
+    room.outOfOrder ? h('span', { class: ['tile-mark', 'tile-mark-out-of-order'] }, t('Out of order: {reason}', { reason: room.outOfOrder })) : null,
     sourceBadge(g.source),
+  );
+}
+
+/** A room of the list with no guest: vacant, or out of order with its reason. Not a link: there is no guest to open. */
+function roomTile(room) {
+  const outOfOrder = Boolean(room.outOfOrderReason);
+  const state = outOfOrder ? 'out-of-order' : 'vacant';
+  return h(
+    'div',
+    { class: ['tile', 'tile-room-only', `tile-${state}`], dataset: { room: room.roomNumber, state } },
+    h('span', { class: 'tile-room' }, h('span', { class: 'visually-hidden' }, `${t('Room')} `), room.roomNumber),
+    room.type ? h('span', { class: 'tile-type' }, room.type) : null,
+    h('span', { class: ['tile-mark', `tile-mark-${state}`] }, outOfOrder ? t('Out of order') : t('Vacant')),
+    outOfOrder ? h('span', { class: 'tile-reason' }, room.outOfOrderReason) : null,
   );
 }

@@ -1,0 +1,133 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStaffUser } from '../../src/operations.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { DashboardClient } from '../support/dashboard-client.js';
+import { dateIn, plusDays } from '../support/dates.js';
+import { guest, startTestServer, type TestServer } from '../support/harness.js';
+
+// README.md (Rooms) and docs/dashboard.md: with a room list the board is a room rack:
+// every room by floor, vacant ones plainly (a "Vacant" filter and count), rooms out of
+// order with their reason, a PMS guest in a room not on the list marked so; the walk-in
+// form offers the vacant rooms first and warns about an out-of-order or unlisted room.
+
+const PASSWORD = 'front-desk-password-1';
+const ADMIN = 'admin@rack.example';
+const DESK = 'desk@rack.example';
+const CSV = ['room,floor,type,out_of_order_reason', '101,1,Double,', '102,1,Single,', '103,1,Single,', '201,2,Double,', '202,2,Suite,Water damage'].join('\n');
+
+describe('the board as a room rack', () => {
+  let browser: Browser;
+  let t: TestServer;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    t = await startTestServer('sqlite');
+    await createStaffUser(t.server.database.db, t.slug, ADMIN, 'admin', PASSWORD);
+    await createStaffUser(t.server.database.db, t.slug, DESK, 'receptionist', PASSWORD);
+    const today = dateIn('UTC');
+    const stays = [
+      { pmsGuestId: 'R-101', roomNumber: '101', lastName: 'Lovelace', checkInDate: plusDays(today, -1), checkOutDate: plusDays(today, 2) },
+      { pmsGuestId: 'R-777', roomNumber: '777', lastName: 'Hopper', checkInDate: plusDays(today, -1), checkOutDate: plusDays(today, 1) },
+    ];
+    for (const s of stays) expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest(s))).status).toBe(200);
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function open(email: string): Promise<{ page: Page; errors: string[] }> {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+    contexts.push(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await logInToDashboard(page, t.baseUrl, email, PASSWORD);
+    return { page, errors };
+  }
+
+  const state = (page: Page, room: string) => page.locator(`.tile[data-room="${room}"]`).getAttribute('data-state');
+  const vacantCount = (page: Page) => page.locator('[data-filter=vacant] .day-count').innerText();
+
+  it('an admin imports the list (a bad line named first); the board shows every room by floor, vacant, out of order and off the list', async () => {
+    const desk = await open(DESK);
+    // Without a room list the board is as before: guests only, no vacant filter.
+    await desk.page.locator('.tile[data-room="101"]').waitFor();
+    expect(await desk.page.locator('[data-filter=vacant]').count()).toBe(0);
+
+    const { page, errors } = await open(ADMIN);
+    await page.locator('.board-no-room-list a').click();
+    await page.waitForURL(/#\/rooms$/);
+    await page.locator('#rooms-csv').fill(`${CSV}\n,3,Single,`);
+    await page.locator('form[aria-labelledby=rooms-import] button[type=submit]').click();
+    await expect
+      .poll(() => page.locator('.rooms-errors li').allInnerTexts())
+      .toEqual(['Line 7, column room: The room number is empty: write the room number (e.g. 305).']);
+    await page.locator('#rooms-csv').fill(CSV);
+    await page.locator('form[aria-labelledby=rooms-import] button[type=submit]').click();
+    await expect.poll(() => page.locator('table.table-rooms tbody tr').count()).toBe(5);
+    expect(await page.locator('tr[data-room="202"]').innerText()).toContain('Water damage');
+
+    await page.locator('nav a[href="#/board"]').click();
+    await expect
+      .poll(() => page.locator('section.floor h2').allInnerTexts())
+      .toEqual(['Floor 1 (1 guest, 2 vacant rooms)', 'Floor 2 (0 guests, 1 vacant room)', 'Floor 7 (1 guest, 0 vacant rooms)']);
+    expect(await state(page, '102')).toBe('vacant');
+    expect(await state(page, '201')).toBe('vacant');
+    expect(await state(page, '202')).toBe('out-of-order');
+    expect(await page.locator('.tile[data-room="202"]').innerText()).toMatch(/Out of order\s+Water damage/);
+    expect(await page.locator('.tile[data-room="777"]').innerText()).toContain('Not on the room list');
+    expect(await page.locator('.tile[data-room="101"]').innerText()).not.toContain('Not on the room list');
+    expect(await vacantCount(page)).toBe('3');
+
+    // The receptionist's open board got the list without a reload.
+    await expect.poll(() => vacantCount(desk.page)).toBe('3');
+    expect(await state(desk.page, '202')).toBe('out-of-order');
+
+    // The vacant filter shows the vacant rooms only.
+    await page.locator('[data-filter=vacant]').click();
+    await expect.poll(() => page.locator('.board .tile').evaluateAll((els) => els.map((e) => e.getAttribute('data-room')))).toEqual(['102', '103', '201']);
+    expect(await page.locator('.summary').innerText()).toBe('Vacant: 3');
+
+    // Live: a PMS check-in into 102 takes it off the vacant rooms; an admin's new room reaches the open boards.
+    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ roomNumber: '102', lastName: 'Turing' }))).status).toBe(200);
+    await expect.poll(() => vacantCount(page)).toBe('2');
+    await expect.poll(() => vacantCount(desk.page)).toBe('2');
+    const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
+    expect((await admin.post('/rooms', { roomNumber: '301', type: 'Double' })).status).toBe(201);
+    await expect.poll(() => vacantCount(desk.page)).toBe('3');
+    expect(await state(desk.page, '301')).toBe('vacant');
+    expect(errors).toEqual([]);
+    expect(desk.errors).toEqual([]);
+  }, 120_000);
+
+  it('the walk-in form offers the vacant rooms first and warns about a room out of order or not on the list', async () => {
+    const { page, errors } = await open(DESK);
+    await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+    const room = page.locator('input[name=roomNumber]');
+    const listId = await room.getAttribute('list');
+    expect(listId).toBeTruthy();
+    await expect
+      .poll(() => page.locator(`datalist#${listId} option`).evaluateAll((els) => els.map((e) => e.getAttribute('value'))))
+      .toEqual(['103', '201', '301', '202']);
+    const warning = page.locator('.room-warning');
+    await room.fill('202');
+    await expect.poll(() => warning.innerText()).toBe('Room 202 is out of order: Water damage. You can still add the guest there.');
+    await room.fill('999');
+    await expect.poll(() => warning.innerText()).toBe('Room 999 is not on the room list. You can still add the guest there.');
+    await room.fill('103');
+    await expect.poll(() => warning.isHidden()).toBe(true);
+    // A warning, not a refusal: the guest goes into the out-of-order room.
+    await room.fill('202');
+    await page.locator('input[name=lastName]').fill('Walker');
+    await page.locator('form button[type=submit]').click();
+    await expect.poll(() => page.locator('.form-success').innerText()).toContain('Walker added to room 202.');
+    await page.locator('nav a[href="#/board"]').click();
+    await expect.poll(() => page.locator('.tile[data-room="202"]').innerText()).toContain('Walker');
+    expect(await page.locator('.tile[data-room="202"]').innerText()).toContain('Out of order: Water damage');
+    expect(errors).toEqual([]);
+  }, 120_000);
+});
