@@ -120,7 +120,9 @@ async function setUpHotel(storage: InstanceStorage, keyCount: number): Promise<{
   // The admin who imports the room list.
   await innsync(storage, ['user', 'create', slug, '--email', `admin@${slug}.example`, '--role', 'admin'], password);
   const keys: string[] = [];
-  for (let i = 0; i < keyCount; i++) keys.push(String((await innsync(storage, ['key', 'issue', slug])).live));
+  // The bench's pools hold more pairs than a hotel may by default (README.md: MAX_KEY_PAIRS_PER_HOTEL).
+  const limit = { MAX_KEY_PAIRS_PER_HOTEL: String(keyCount) };
+  for (let i = 0; i < keyCount; i++) keys.push(String((await innsync(storage, ['key', 'issue', slug], '', limit)).live));
   return { slug, email, password, keys };
 }
 

@@ -4,11 +4,11 @@ import { SERVER_BIN, serviceEnv, type InstanceStorage } from '../drill/instance.
 /**
  * Runs `innsync <args> --json` on `storage` as an operator does (operations.md: Command
  * line), with `input` on stdin (a password), and returns the one JSON object it prints.
- * Fails with the command's own one-line reason when it exits non-zero.
+ * Fails with the command's own one-line reason when it exits non-zero. `env` adds variables.
  */
-export function innsync(storage: InstanceStorage, args: string[], input = ''): Promise<Record<string, unknown>> {
+export function innsync(storage: InstanceStorage, args: string[], input = '', env: Record<string, string> = {}): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SERVER_BIN, ...args, '--json'], { env: serviceEnv(storage), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SERVER_BIN, ...args, '--json'], { env: { ...serviceEnv(storage), ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
