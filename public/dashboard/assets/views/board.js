@@ -80,9 +80,13 @@ function storedFind() {
     return { filter: 'all', source: '', query: '' };
   }
 }
+let storedText = null;
 function storeFind(view, query) {
+  const text = JSON.stringify({ filter: view.filter, source: view.source, query });
+  if (text === storedText) return; // written on change only: the board renders on every live event
+  storedText = text;
   try {
-    sessionStorage.setItem(FIND_KEY, JSON.stringify({ filter: view.filter, source: view.source, query }));
+    sessionStorage.setItem(FIND_KEY, text);
   } catch {
     // kept for this page only
   }
