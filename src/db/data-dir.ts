@@ -5,7 +5,7 @@ const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
 /**
- * DATA_DIR readable by the service's user alone, whatever the umask (issue 10): created
+ * DATA_DIR readable by the service's user alone, whatever the umask (README.md, Personal data): created
  * 0700; an existing one, its tls/ folder and every file in them (database, WAL, shared
  * memory, certificate, key, backups) tightened to 0700/0600 when looser. Returns the paths
  * it tightened, for the caller's warning.

@@ -98,7 +98,7 @@ function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronou
     // The CLI may write while the server runs: wait for the lock rather than fail.
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    // Erased personal data (issue 10) must not linger in freed pages or cells: SQLite
+    // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
     // overwrites deleted content with zeros (the WAL is truncated after an erasure).
     sqlite.pragma('secure_delete = ON');
   } catch (err) {

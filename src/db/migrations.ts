@@ -51,7 +51,7 @@ const migrations: Record<string, Migration> = {
         .addColumn('checked_out_at', 'text')
         .addCheckConstraint('guests_pms_id_ck', sql`(source = 'pms') = (pms_guest_id is not null)`)
         .execute();
-      // Invariant: one active stay per pmsGuestId per hotel (issue 2: held by the database).
+      // Invariant: one active stay per pmsGuestId per hotel (held by the database).
       await sql`create unique index guests_active_pms_guest_uq on guests (hotel_id, pms_guest_id) where status = 'active'`.execute(db);
       await sql`create index guests_hotel_status_idx on guests (hotel_id, status)`.execute(db);
 
@@ -181,7 +181,7 @@ const migrations: Record<string, Migration> = {
   },
   '0005_staff_email_per_hotel': {
     async up(db: Kysely<unknown>) {
-      // Staff e-mails are unique per hotel, no longer across the installation (issue 10):
+      // Staff e-mails are unique per hotel, no longer across the installation (README.md, Personal data):
       // one person may hold accounts at two hotels. (email, hotel_id) also serves the
       // login's lookup by e-mail.
       if (db.getExecutor().adapter instanceof PostgresAdapter) {

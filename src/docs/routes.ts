@@ -74,7 +74,7 @@ export const OPENAPI_INFO = {
 /**
  * The API reference (GET /api/pms/v1/openapi.json and the page /api/pms/v1/docs) and the
  * service's front door (/ leads staff to the dashboard). Open to anyone within the per-IP
- * limit; not PMS calls, so not written to the request log (issue 10).
+ * limit; not PMS calls, so not written to the request log (README.md, Personal data).
  */
 export async function docs(app: FastifyInstance): Promise<void> {
   app.addHook('onSend', noStore);

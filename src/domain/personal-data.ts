@@ -1,4 +1,4 @@
-// Which guest values are personal data, and how a stored record loses them (issue 10:
+// Which guest values are personal data, and how a stored record loses them (README.md, Personal data:
 // retention and erasure). Room, dates, counts and the fact of each change stay, so
 // occupancy history and the activity timeline keep reading.
 

@@ -1,4 +1,4 @@
-// What a request-log row keeps of a request's bodies (issue 10, decisions.md "Request and
+// What a request-log row keeps of a request's bodies (README.md, Personal data; decisions.md "Request and
 // activity logs"): pure functions, no I/O. pms/hooks/request-log.ts builds each row's body columns here;
 // the dashboard's request explorer reads them back with readStoredBody().
 //

@@ -1,4 +1,4 @@
-// Guests' personal data over time (issue 10, GDPR Art. 5(1)(e), 15 and 17): anonymised
+// Guests' personal data over time (README.md, Personal data; GDPR Art. 5(1)(e), 15 and 17): anonymised
 // after GUEST_RETENTION_DAYS, erased on request, exported on request. One place knows
 // where a guest's personal values are kept: the guest rows of its stays, the change sets
 // of its activity entries, stored idempotent responses, and request-log bodies.

@@ -145,7 +145,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
       expect(again.status, dup).toBe(409);
       expect(again.body.code).toBe('EMAIL_TAKEN');
     }
-    // E-mails are unique per hotel (issue 10): another hotel's e-mail is a separate account here.
+    // E-mails are unique per hotel (README.md, Personal data): another hotel's e-mail is a separate account here.
     const otherSlug = `users-other-${engine}`;
     await t.addHotel(otherSlug);
     const foreign = await addStaffUser(db(), otherSlug, `foreign-${engine}@api.example`, 'admin');

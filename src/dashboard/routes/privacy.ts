@@ -5,7 +5,7 @@ import { IdParams } from '../schemas.js';
 import { session, staffActor } from '../views.js';
 
 /**
- * A guest's personal data, for admins (issue 10): "Export personal data" (Art. 15) as a
+ * A guest's personal data, for admins (README.md, Personal data): "Export personal data" (Art. 15) as a
  * JSON download, and "Erase personal data" (Art. 17) of a checked-out guest.
  */
 export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, requestLog }) => {

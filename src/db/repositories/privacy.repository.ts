@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { isPostgres, type DbOrTrx } from '../database.js';
 import type { GuestTable, RequestLogTable } from '../schema.js';
 
-// The queries of retention, erasure and export (issue 10): where a guest's personal data
+// The queries of retention, erasure and export (README.md, Personal data): where a guest's personal data
 // lives besides the guest row (activity entries, idempotent responses, request-log bodies).
 
 export type GuestRow = Selectable<GuestTable>;
