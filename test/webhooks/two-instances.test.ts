@@ -103,11 +103,17 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
         .execute();
     });
     await vi.waitFor(() => expect(r.accepted()).toHaveLength(1), { timeout: scaled(10_000) });
-    const d = await db
-      .selectFrom('webhook_deliveries')
-      .select(['status', 'claimed_by', 'attempts'])
-      .where('endpoint_id', '=', e.endpointId)
-      .executeTakeFirstOrThrow();
-    expect(d).toMatchObject({ status: 'succeeded', claimed_by: null });
+    // The sender records the outcome after the receiver's answer has reached it: wait for it.
+    await vi.waitFor(
+      async () => {
+        const d = await db
+          .selectFrom('webhook_deliveries')
+          .select(['status', 'claimed_by', 'attempts'])
+          .where('endpoint_id', '=', e.endpointId)
+          .executeTakeFirstOrThrow();
+        expect(d).toMatchObject({ status: 'succeeded', claimed_by: null });
+      },
+      { timeout: scaled(10_000) },
+    );
   });
 });
