@@ -8,12 +8,39 @@ import { api } from './api.js';
 /** A live event naming more guests than this refetches the whole roster instead. */
 const PARTIAL_MAX = 100;
 
+/**
+ * Runs `fetch` now; a call while it runs is coalesced into one more run right after it (no
+ * timer), so a burst of calls costs at most two fetches and the last one sees the latest.
+ */
+function coalescing(fetch) {
+  let inFlight = null;
+  let again = false;
+  return {
+    busy: () => inFlight !== null,
+    run() {
+      if (inFlight) {
+        again = true;
+        return inFlight;
+      }
+      inFlight = (async () => {
+        try {
+          do {
+            again = false;
+            await fetch();
+          } while (again);
+        } finally {
+          inFlight = null;
+        }
+      })();
+      return inFlight;
+    },
+  };
+}
+
 /** The active guests, refetched on demand; listeners get (guests, changedIds). */
 export function createRoster() {
   let guests = [];
   let loaded = false;
-  let inFlight = null;
-  let again = false;
   let pendingChanged = new Set();
   // The guests a live event named since the last fetch; null = refetch everyone.
   let partial = new Set();
@@ -55,11 +82,11 @@ export function createRoster() {
     loaded = true;
     for (const fn of listeners) fn(guests, changed);
   }
+  const fetching = coalescing(fetchOnce);
 
   /**
    * Refetch now: only the guests a live event named, or everyone (no ids: a reconnect,
-   * a page opened). Calls during a fetch are coalesced into one more fetch right after
-   * it (no timer), so a burst of events costs at most two requests and the last one wins.
+   * a page opened). Calls during a fetch are coalesced (coalescing).
    */
   function refresh(changedIds = [], { live = false } = {}) {
     const ids = changedIds.filter(Boolean);
@@ -67,22 +94,8 @@ export function createRoster() {
     if (!live || ids.length === 0) partial = null;
     else if (partial !== null) for (const id of ids) partial.add(id);
     // A coalesced fetch counts as the user's if any of its callers was the user.
-    background = inFlight ? background && live : live;
-    if (inFlight) {
-      again = true;
-      return inFlight;
-    }
-    inFlight = (async () => {
-      try {
-        do {
-          again = false;
-          await fetchOnce();
-        } while (again);
-      } finally {
-        inFlight = null;
-      }
-    })();
-    return inFlight;
+    background = fetching.busy() ? background && live : live;
+    return fetching.run();
   }
 
   return {
@@ -118,34 +131,20 @@ export function createRoster() {
 export function createRoomList() {
   let rooms = [];
   let loaded = false;
-  let inFlight = null;
-  let again = false;
+  let background = true;
   const listeners = new Set();
 
-  async function fetchOnce(background) {
+  const fetching = coalescing(async () => {
     const data = await api.get('/rooms', { background });
     rooms = Array.isArray(data.rooms) ? data.rooms : [];
     loaded = true;
     for (const fn of listeners) fn(rooms);
-  }
+  });
 
   /** Refetch now; calls during a fetch are coalesced into one more fetch after it. */
   function refresh({ live = false } = {}) {
-    if (inFlight) {
-      again = true;
-      return inFlight;
-    }
-    inFlight = (async () => {
-      try {
-        do {
-          again = false;
-          await fetchOnce(live);
-        } while (again);
-      } finally {
-        inFlight = null;
-      }
-    })();
-    return inFlight;
+    background = live;
+    return fetching.run();
   }
 
   return {
