@@ -35,6 +35,11 @@ export async function logInToDashboard(page: Page, baseUrl: string, email: strin
   await page.locator('input[name=email]').fill(email);
   await page.locator('input[name=password]').fill(password);
   if (display) await page.locator('input[name=display]').check();
+  // The login's own answer is awaited, so a refused or failed login says why instead of
+  // only "the board never came".
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/dashboard/api/login');
   await page.locator('form button[type=submit]').click();
+  const answer = await answered;
+  if (!answer.ok()) throw new Error(`The dashboard login answered ${answer.status()}: ${await answer.text()}`);
   await page.waitForURL(/#\/board$/);
 }

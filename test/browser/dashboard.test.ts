@@ -412,6 +412,11 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       await page.goto(`${t.baseUrl}/dashboard/#/activity`);
       await page.locator('li.activity-entry').first().waitFor();
+      // Details being read stay open when a live change re-renders the list.
+      const reading = page.locator('li.activity-entry').first();
+      const readingId = await reading.getAttribute('data-entry-id');
+      await reading.locator('summary').click();
+      await expect.poll(() => reading.locator('details').getAttribute('open')).toBe('');
       let navigations = 0;
       page.on('framenavigated', (frame) => {
         if (frame === page.mainFrame()) navigations++;
@@ -420,6 +425,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       const entry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Livelog' });
       await entry.waitFor({ timeout: scaled(5_000) });
       expect(await page.locator('li.activity-entry').first().innerText()).toContain('Livelog');
+      expect(await page.locator(`li.activity-entry[data-entry-id="${readingId}"] details`).getAttribute('open')).toBe('');
+      expect(await entry.locator('details').getAttribute('open')).toBeNull();
       expect(navigations).toBe(0);
       expect(errors).toEqual([]);
     } finally {

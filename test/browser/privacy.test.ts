@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomId } from '../../src/domain/ids.js';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // Issue 10 in a real browser: a guest's page offers admins "Export personal data" and,
@@ -23,12 +23,8 @@ async function newPage(browser: Browser): Promise<{ context: BrowserContext; pag
   return { context, page, errors };
 }
 
-async function logIn(page: Page, baseUrl: string, email: string): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard/#/login`);
-  await page.locator('input[name=email]').fill(email);
-  await page.locator('input[name=password]').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await expect.poll(() => page.url()).toMatch(/#\/board$/);
+function logIn(page: Page, baseUrl: string, email: string): Promise<void> {
+  return logInToDashboard(page, baseUrl, email, PASSWORD);
 }
 
 describe.each(testEngines())('personal data in the browser (%s)', (engine) => {

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -28,12 +28,8 @@ describe.each(testEngines())('the Webhooks page (%s)', (engine) => {
     await t?.close();
   });
 
-  async function logIn(page: Page): Promise<void> {
-    await page.goto(`${t.baseUrl}/dashboard/#/login`);
-    await page.locator('input[name=email]').fill(admin);
-    await page.locator('input[name=password]').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await expect.poll(() => page.url()).toMatch(/#\/board$/);
+  function logIn(page: Page): Promise<void> {
+    return logInToDashboard(page, t.baseUrl, admin, PASSWORD);
   }
 
   it('add an endpoint (secret shown once), a refused URL explained at its field, a test event and a check-in delivered, "Send again"', async () => {

@@ -24,6 +24,9 @@ export function activityView(ctx) {
   let next = null;
   let fresh = new Set(); // ids to highlight (arrived live)
   let requestSeq = 0;
+  // Entries whose details the reader opened: a live change or a filter re-renders the list,
+  // and must not close what someone is reading.
+  const opened = new Set();
 
   const filters = h(
     'form',
@@ -42,6 +45,16 @@ export function activityView(ctx) {
     field({ name: 'guest', label: t('Guest'), type: 'search', hint: t('Name, PMS guest id or guest id'), attrs: { autocomplete: 'off' } }),
   );
   const list = h('ol', { class: 'activity-list', 'aria-label': t('Activity entries') });
+  list.addEventListener(
+    'toggle',
+    (e) => {
+      const id = e.target.closest?.('.activity-entry')?.dataset.entryId;
+      if (!id) return;
+      if (e.target.open) opened.add(id);
+      else opened.delete(id);
+    },
+    true, // "toggle" does not bubble
+  );
   const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
   const node = h('section', { class: 'view view-activity' }, pageHeading(t('Activity')), filters, summary, list, h('div', { class: 'list-footer' }, more));
@@ -103,7 +116,7 @@ export function activityView(ctx) {
           : t('{n} entries shown', { n: entries.length });
     replaceChildren(
       list,
-      entries.map((e) => entryItem(e, fresh.has(e.id))),
+      entries.map((e) => entryItem(e, fresh.has(e.id), opened.has(e.id))),
     );
     more.hidden = !next;
   }
@@ -186,7 +199,7 @@ function headline(e, name) {
   }
 }
 
-function entryItem(e, isFresh) {
+function entryItem(e, isFresh, isOpen) {
   const who = guestText(e);
   const name = who && e.guestId ? h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}`, class: 'entry-guest' }, who) : who;
   const text = headline(e, '\u0000');
@@ -204,7 +217,7 @@ function entryItem(e, isFresh) {
     ),
     h(
       'details',
-      { class: 'entry-details' },
+      { class: 'entry-details', open: isOpen },
       h('summary', null, t('Details')),
       h(
         'ul',
