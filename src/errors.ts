@@ -253,6 +253,8 @@ export const CLI_ERRORS = {
   RESTORE_REFUSED:
     'The backup was not restored and nothing was changed: the message names the check that failed and what to do (stop the server, choose another file).',
   RESTORE_FAILED: 'The restore could not be completed and the database was not replaced: the message says why.',
+  DATABASE_TOO_NEW:
+    'The database was written by a newer release of innsync (it has migrations this build does not know): run that release or a newer one, or restore a backup made by this release (docs/backup-restore.md).',
   WEBHOOK_TEST_FAILED: "The test event's delivery was attempted and failed: the message gives the receiver's answer or the connection error.",
   WEBHOOK_TEST_PENDING:
     'The test event was queued but not attempted in time: the server (`innsync serve`) delivers it; check that it runs, then `innsync webhook deliveries <endpointId>`.',

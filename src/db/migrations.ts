@@ -1,5 +1,6 @@
 import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isLockTimeout } from './database.js';
+import { CliError } from '../errors.js';
 
 // Migrations live in code (not files found at run time) so the built service and the
 // tests apply exactly the same list. Never edit a released migration: add a new one.
@@ -405,9 +406,31 @@ const provider: MigrationProvider = {
   getMigrations: () => Promise.resolve(migrations),
 };
 
+/**
+ * A database a newer release has migrated is refused with its own message, before the
+ * migrator would call it "corrupted" (docs/backup-restore.md: restoring a newer release's dump).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
+async function refuseNewerDatabase(db: Kysely<any>): Promise<void> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((table) => table.name === 'kysely_migration')) return; // a new database
+  const known = new Set(knownMigrations());
+  const applied: Array<{ name: string }> = await db.selectFrom('kysely_migration').select('name').execute();
+  const unknown = applied
+    .map((row) => row.name)
+    .filter((name) => !known.has(name))
+    .sort();
+  if (unknown.length === 0) return;
+  throw new CliError(
+    'DATABASE_TOO_NEW',
+    `The database was written by a newer release of innsync (migrations this build does not know: ${unknown.join(', ')}): run that release or a newer one, or restore a backup made by this release.`,
+  );
+}
+
 /** Applies pending migrations; returns the names applied. Throws on the first failure. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  await refuseNewerDatabase(db);
   const migrator = new Migrator({ db, provider });
   let { error, results } = await migrator.migrateToLatest();
   // PostgreSQL: another instance holds the migration lock, or a table is busy, past the
