@@ -395,6 +395,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('request_log').addColumn('replay_of', 'text').execute();
     },
   },
+  '0017_room_assignments_by_hotel': {
+    async up(db: Kysely<unknown>) {
+      // The rooms a hotel's roster has held (the Rooms page's "rooms to adopt") are read from
+      // that hotel's assignments alone, not from every hotel's history (docs/dashboard.md, JSON API: `GET /rooms/unlisted`).
+      await sql`create index room_assignments_hotel_room_idx on room_assignments (hotel_id, room_number)`.execute(db);
+    },
+  },
 };
 
 /** The names of the migrations this build knows, in the order they apply. */

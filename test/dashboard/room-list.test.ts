@@ -1,4 +1,6 @@
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roomsSeenNotListedQuery } from '../../src/db/repositories/room.repository.js';
 import { addStaffUser, DASHBOARD_API, DashboardClient, send, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
@@ -217,5 +219,23 @@ describe.each(testEngines())('the room list (%s)', (engine) => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('RECORD_NOT_FOUND');
     expect((await list()).find((r) => r.id === id)?.outOfOrderReason).toBeNull();
+  });
+
+  it("the rooms to adopt are read from this hotel's assignments through an index, never by scanning every hotel's history", async () => {
+    const db = t.server.database.db;
+    const { id: hotelId } = await db.selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow();
+    const query = roomsSeenNotListedQuery(db, hotelId, 5_001).compile();
+    const plan = await db.transaction().execute(async (trx) => {
+      if (engine === 'postgres') {
+        // With a table scan priced out, PostgreSQL still scans when no index serves the query.
+        await trx.executeQuery(CompiledQuery.raw('set local enable_seqscan = off'));
+        const rows = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]));
+        return rows.rows.map((r) => r['QUERY PLAN']).join('\n');
+      }
+      const rows = await trx.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+      return rows.rows.map((r) => r.detail).join('\n');
+    });
+    expect(plan).toContain('room_assignments_hotel_room_idx');
+    expect(plan).not.toMatch(/Seq Scan on room_assignments|SCAN a\b(?! USING)/);
   });
 });

@@ -98,7 +98,13 @@ export async function insertRooms(db: DbOrTrx, hotelId: string, rooms: RoomField
  * of the live roster) that are not on its room list, at most `limit` of them.
  */
 export async function roomsSeenNotListed(db: DbOrTrx, hotelId: string, limit: number): Promise<string[]> {
-  const rows = await db
+  const rows = await roomsSeenNotListedQuery(db, hotelId, limit).execute();
+  return rows.map((r) => r.room_number);
+}
+
+/** The query of roomsSeenNotListed, for its plan: it reads the hotel's assignments by index. */
+export function roomsSeenNotListedQuery(db: DbOrTrx, hotelId: string, limit: number) {
+  return db
     .selectFrom('room_assignments as a')
     .select('a.room_number')
     .distinct()
@@ -107,7 +113,5 @@ export async function roomsSeenNotListed(db: DbOrTrx, hotelId: string, limit: nu
       not(exists(selectFrom('rooms as r').select('r.id').whereRef('r.hotel_id', '=', 'a.hotel_id').whereRef('r.room_number', '=', 'a.room_number'))),
     )
     .orderBy('a.room_number')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.room_number);
+    .limit(limit);
 }
