@@ -130,4 +130,33 @@ describe('the board as a room rack', () => {
     expect(await page.locator('.tile[data-room="202"]').innerText()).toContain('Out of order: Water damage');
     expect(errors).toEqual([]);
   }, 120_000);
+
+  it("a vacant room's tile opens the walk-in form for that room; an out-of-order room's and a display's are not links", async () => {
+    const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
+    expect((await admin.post('/rooms', { roomNumber: '302', outOfOrderReason: 'Painting' })).status).toBe(201);
+    const { page, errors } = await open(DESK);
+    await page.locator('.tile[data-room="302"]').waitFor();
+    expect(await page.locator('div.tile[data-room="302"]').count()).toBe(1); // out of order: no walk-in link
+    await page.locator('a.tile[data-room="103"]').click();
+    await expect.poll(() => page.url()).toMatch(/#\/walk-in\/103$/);
+    expect(await page.locator('input[name=roomNumber]').inputValue()).toBe('103');
+    expect(await page.locator('nav a[href="#/walk-in"]').getAttribute('aria-current')).toBe('page');
+    await page.locator('input[name=lastName]').fill('Tilewalker');
+    await page.locator('form button[type=submit]').click();
+    await expect.poll(() => page.locator('.form-success').innerText()).toContain('Tilewalker added to room 103.');
+    await page.locator('nav a[href="#/board"]').click();
+    await expect.poll(() => page.locator('.tile[data-room="103"]').innerText()).toContain('Tilewalker');
+    // The plain walk-in route still starts with an empty room.
+    await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
+    await page.locator('input[name=roomNumber]').waitFor();
+    expect(await page.locator('input[name=roomNumber]').inputValue()).toBe('');
+    expect(errors).toEqual([]);
+
+    const display = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+    contexts.push(display);
+    const screen = await display.newPage();
+    await logInToDashboard(screen, t.baseUrl, DESK, PASSWORD, { display: true });
+    await screen.locator('.tile[data-room="201"]').waitFor();
+    expect(await screen.locator('a.tile').count()).toBe(0);
+  }, 120_000);
 });

@@ -25,7 +25,8 @@ const ROUTES = [
   { pattern: /^\/board$/, view: boardView, nav: '#/board' },
   { pattern: /^\/list$/, view: listView, nav: '#/list' },
   { pattern: /^\/guest\/([^/]+)$/, view: guestView },
-  { pattern: /^\/walk-in$/, view: walkinView, nav: '#/walk-in' },
+  // A vacant room's tile opens the walk-in form for that room.
+  { pattern: /^\/walk-in(?:\/([^/]+))?$/, view: walkinView, nav: '#/walk-in' },
   { pattern: /^\/activity$/, view: activityView, nav: '#/activity' },
   { pattern: /^\/keys$/, view: keysView, admin: true, nav: '#/keys' },
   { pattern: /^\/requests$/, view: requestsView, admin: true, nav: '#/requests' },
@@ -81,7 +82,7 @@ function match(path) {
     const m = route.pattern.exec(path);
     if (!m) continue;
     try {
-      return { route, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+      return { route, params: m.slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p))) };
     } catch {
       return null; // malformed %-escape in a typed URL: treat as unknown
     }

@@ -177,14 +177,14 @@ function tileCache(readOnly) {
 }
 
 /** Tiles of rooms without a guest, built once per version of the room (its number, type and reason). */
-function roomTileCache() {
+function roomTileCache(readOnly) {
   let cache = new Map();
   return {
     item(room) {
       const key = `${room.roomNumber}|${room.type}|${room.outOfOrderReason}`;
       const cached = cache.get(room.id);
       if (cached && cached.key === key) return cached.node;
-      const node = h('li', null, roomTile(room));
+      const node = h('li', null, roomTile(room, readOnly));
       cache.set(room.id, { key, node });
       return node;
     },
@@ -230,7 +230,7 @@ export function boardView(ctx) {
   tools.source.value = view.source;
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
   const tiles = tileCache(readOnly);
-  const roomTiles = roomTileCache();
+  const roomTiles = roomTileCache(readOnly);
   // Without a room list, the board shows guests only; an admin is pointed to the Rooms page.
   const noList = ctx.isAdmin
     ? h(
@@ -503,16 +503,26 @@ function tile(g, changed, today, readOnly, room = { unlisted: false, outOfOrder:
   );
 }
 
-/** A room of the list with no guest: vacant, or out of order with its reason. Not a link: there is no guest to open. */
-function roomTile(room) {
+/**
+ * A room of the list with no guest: vacant, or out of order with its reason. A vacant
+ * room's tile opens the walk-in form for it (not on a read-only display); an out-of-order
+ * one is not a link (the walk-in form still takes it, with a warning).
+ */
+function roomTile(room, readOnly) {
   const outOfOrder = Boolean(room.outOfOrderReason);
   const state = outOfOrder ? 'out-of-order' : 'vacant';
+  const link = !outOfOrder && !readOnly;
   return h(
-    'div',
-    { class: ['tile', 'tile-room-only', `tile-${state}`], dataset: { room: room.roomNumber, state } },
+    link ? 'a' : 'div',
+    {
+      href: link ? `#/walk-in/${encodeURIComponent(room.roomNumber)}` : null,
+      class: ['tile', 'tile-room-only', `tile-${state}`],
+      dataset: { room: room.roomNumber, state },
+    },
     h('span', { class: 'tile-room' }, h('span', { class: 'visually-hidden' }, `${t('Room')} `), room.roomNumber),
     room.type ? h('span', { class: 'tile-type' }, room.type) : null,
     h('span', { class: ['tile-mark', `tile-mark-${state}`] }, outOfOrder ? t('Out of order') : t('Vacant')),
     outOfOrder ? h('span', { class: 'tile-reason' }, room.outOfOrderReason) : null,
+    link ? h('span', { class: 'visually-hidden' }, ` ${t('Add a walk-in guest here')}`) : null,
   );
 }

@@ -9,9 +9,9 @@ import { guestFieldsets, readGuestForm, createPayload } from '../guest-fields.js
 import { t } from '../i18n.js';
 
 /** A walk-in usually stays from today (the hotel's day) to tomorrow. */
-function defaults(ctx) {
+function defaults(ctx, roomNumber) {
   const today = hotelToday(ctx.session?.hotel?.timeZone);
-  return { checkInDate: today, checkOutDate: addDays(today, 1) };
+  return { checkInDate: today, checkOutDate: addDays(today, 1), ...(roomNumber ? { roomNumber } : {}) };
 }
 
 /** A room number as the server stores it (docs/identifiers.md): NFKC, trimmed. */
@@ -61,7 +61,9 @@ export function walkinView(ctx) {
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add guest'));
   // The confirmation stays on this page, next to the form it answers.
   const done = h('div', { class: 'form-success', role: 'status' });
-  const fields = h('div', null, guestFieldsets(defaults(ctx)));
+  // #/walk-in/<room>: opened from a vacant room's tile, the room is filled in.
+  const chosenRoom = ctx.params?.[0];
+  const fields = h('div', null, guestFieldsets(defaults(ctx, chosenRoom)));
   let updateRooms = roomHelp(fields, ctx);
   const form = h(
     'form',
