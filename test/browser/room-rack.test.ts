@@ -133,19 +133,21 @@ describe('the board as a room rack', () => {
 
   it("a vacant room's tile opens the walk-in form for that room; an out-of-order room's and a display's are not links", async () => {
     const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
-    expect((await admin.post('/rooms', { roomNumber: '302', outOfOrderReason: 'Painting' })).status).toBe(201);
+    for (const roomNumber of ['501', '503']) expect((await admin.post('/rooms', { roomNumber })).status).toBe(201);
+    expect((await admin.post('/rooms', { roomNumber: '502', outOfOrderReason: 'Painting' })).status).toBe(201);
     const { page, errors } = await open(DESK);
-    await page.locator('.tile[data-room="302"]').waitFor();
-    expect(await page.locator('div.tile[data-room="302"]').count()).toBe(1); // out of order: no walk-in link
-    await page.locator('a.tile[data-room="103"]').click();
-    await expect.poll(() => page.url()).toMatch(/#\/walk-in\/103$/);
-    expect(await page.locator('input[name=roomNumber]').inputValue()).toBe('103');
+    await page.locator('.tile[data-room="502"]').waitFor();
+    expect(await page.locator('div.tile[data-room="502"]').count()).toBe(1); // out of order: no walk-in link
+    await page.locator('a.tile[data-room="501"]').click();
+    await expect.poll(() => page.url()).toMatch(/#\/walk-in\/501$/);
+    expect(await page.locator('input[name=roomNumber]').inputValue()).toBe('501');
     expect(await page.locator('nav a[href="#/walk-in"]').getAttribute('aria-current')).toBe('page');
     await page.locator('input[name=lastName]').fill('Tilewalker');
     await page.locator('form button[type=submit]').click();
-    await expect.poll(() => page.locator('.form-success').innerText()).toContain('Tilewalker added to room 103.');
+    await expect.poll(() => page.locator('.form-success').innerText()).toContain('Tilewalker added to room 501.');
     await page.locator('nav a[href="#/board"]').click();
-    await expect.poll(() => page.locator('.tile[data-room="103"]').innerText()).toContain('Tilewalker');
+    // textContent: floor 5 may be below the fold, where the browser has not laid the tile out (innerText is then empty).
+    await expect.poll(() => page.locator('.tile[data-room="501"]').textContent()).toContain('Tilewalker');
     // The plain walk-in route still starts with an empty room.
     await page.goto(`${t.baseUrl}/dashboard/#/walk-in`);
     await page.locator('input[name=roomNumber]').waitFor();
@@ -156,7 +158,39 @@ describe('the board as a room rack', () => {
     contexts.push(display);
     const screen = await display.newPage();
     await logInToDashboard(screen, t.baseUrl, DESK, PASSWORD, { display: true });
-    await screen.locator('.tile[data-room="201"]').waitFor();
+    await screen.locator('.tile[data-room="503"][data-state="vacant"]').waitFor();
     expect(await screen.locator('a.tile').count()).toBe(0);
+  }, 120_000);
+
+  it("a walk-in guest's page offers the vacant rooms for a move and warns, in a move's words, about a room out of order or not on the list", async () => {
+    const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
+    for (const roomNumber of ['401', '402']) expect((await admin.post('/rooms', { roomNumber })).status).toBe(201);
+    expect((await admin.post('/rooms', { roomNumber: '403', outOfOrderReason: 'Painting' })).status).toBe(201);
+    const today = dateIn('UTC');
+    const added = await admin.post('/guests', { lastName: 'Mover', roomNumber: '401', checkInDate: today, checkOutDate: plusDays(today, 2) });
+    expect(added.status, added.text).toBe(201);
+    const { page, errors } = await open(DESK);
+    await page.goto(`${t.baseUrl}/dashboard/#/guest/${added.body.guest.id}`);
+    const room = page.locator('form input[name=roomNumber]');
+    await expect.poll(() => room.inputValue()).toBe('401');
+    const listId = await room.getAttribute('list');
+    expect(listId).toBeTruthy();
+    const offered = () => page.locator(`datalist#${listId} option`).evaluateAll((els) => els.map((e) => e.getAttribute('value')));
+    await expect.poll(offered).toContain('402');
+    // The room it holds and the other guests' rooms are not offered; an out-of-order room comes after the vacant ones.
+    expect(await offered()).not.toContain('401');
+    expect(await offered()).not.toContain('101');
+    expect((await offered()).indexOf('403')).toBeGreaterThan((await offered()).indexOf('402'));
+    const warning = page.locator('.room-warning');
+    expect(await warning.isHidden()).toBe(true);
+    await room.fill('403');
+    await expect.poll(() => warning.innerText()).toBe('Room 403 is out of order: Painting. You can still move the guest there.');
+    await room.fill('999');
+    await expect.poll(() => warning.innerText()).toBe('Room 999 is not on the room list. You can still move the guest there.');
+    await room.fill('402');
+    await expect.poll(() => warning.isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.locator('.subtitle').innerText()).toContain('Room 402');
+    expect(errors).toEqual([]);
   }, 120_000);
 });

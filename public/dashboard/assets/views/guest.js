@@ -7,6 +7,7 @@ import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeE
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { guestFieldsets, readGuestForm, patchPayload } from '../guest-fields.js';
 import { countryName, formatDate, languageName, t, tk } from '../i18n.js';
+import { roomHelp } from '../room-help.js';
 
 // Each field's label and how its value reads ("de" → "German", a date → "Mon 23 Nov").
 const DETAIL_FIELDS = [
@@ -48,6 +49,7 @@ export function guestView(ctx) {
   let formGuest = null; // the guest as it was when the form was filled (the diff's base)
   let dirty = false;
   let loading = null;
+  let updateRooms = () => {}; // the edit form's room help (room-help.js), while it is shown
 
   let background = false;
   async function load() {
@@ -242,6 +244,10 @@ export function guestView(ctx) {
       guestFieldsets(guest),
       h('div', { class: 'form-actions' }, submit, reset),
     );
+    updateRooms = roomHelp(f, ctx, { action: 'move', current: guest.roomNumber });
+    // The room list and the guests in house, read once the form is first shown.
+    if (!ctx.rooms?.loaded) ctx.rooms?.refresh().catch(() => {});
+    if (!ctx.roster.loaded) ctx.roster.refresh().catch(() => {});
     form = f;
     formGuest = guest;
     dirty = false;
@@ -386,5 +392,7 @@ export function guestView(ctx) {
 
   reload();
   // Any roster change may concern this guest (a move, an update, a PMS checkout).
-  return { node, onLive: () => reload({ live: true }) };
+  // The edit form's room help follows the room list and the guests in house (the live stream keeps them fresh).
+  const unsubscribe = [ctx.rooms?.subscribe(() => updateRooms()), ctx.roster.subscribe(() => updateRooms())];
+  return { node, onLive: () => reload({ live: true }), destroy: () => unsubscribe.forEach((fn) => fn?.()) };
 }
