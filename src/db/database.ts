@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
+import { SplitSqliteDialect, type SqliteStatements } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -47,6 +48,12 @@ export interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   sqliteSynchronous?: 'normal' | 'full';
+  /**
+   * SQLite: plain reads outside a transaction on a read connection of their own, and long
+   * transactions yielding the event loop (sqlite-driver.ts); true unless false is given.
+   * False: one connection serves everything, in turn (Kysely's own SQLite driver).
+   */
+  sqliteReader?: boolean;
   /** PostgreSQL pool size. */
   poolSize?: number;
   /** Told about connection errors outside any query (the database went away). */
@@ -70,15 +77,27 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   secureDataDir(opts.dataDir);
   // Held while the database is open: `innsync restore` refuses to swap it meanwhile (data-dir-lock.ts).
   const lock = holdShared(opts.dataDir);
-  let sqlite: SqliteDatabase.Database;
+  let dialect: Dialect;
   try {
     createPrivateFile(sqliteFile(opts.dataDir));
-    sqlite = openSqlite(sqliteFile(opts.dataDir), opts.sqliteSynchronous);
+    const sqlite = openSqlite(sqliteFile(opts.dataDir), opts.sqliteSynchronous);
+    if (opts.sqliteReader === false) {
+      dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+    } else {
+      let reader: SqliteDatabase.Database;
+      try {
+        reader = openSqliteReader(sqliteFile(opts.dataDir));
+      } catch (err) {
+        sqlite.close();
+        throw err;
+      }
+      dialect = new SplitSqliteDialect(withStatementCache(sqlite), withStatementCache(reader));
+    }
   } catch (err) {
     lock.release();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect });
   const close = async (): Promise<void> => {
     try {
       await db.destroy();
@@ -101,6 +120,19 @@ function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronou
     // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
     // overwrites deleted content with zeros (the WAL is truncated after an erasure).
     sqlite.pragma('secure_delete = ON');
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+  return sqlite;
+}
+
+/** The read connection beside the writer (sqlite-driver.ts): it can never write. */
+function openSqliteReader(file: string): SqliteDatabase.Database {
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true });
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('query_only = ON');
   } catch (err) {
     sqlite.close();
     throw err;
@@ -178,7 +210,7 @@ const STATEMENT_CACHE_SIZE = 200;
  * query can take the connection, so a cached statement is never in use twice; one that
  * is still iterating (a streamed query) is not handed out again.
  */
-function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] & SqliteStatements {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => {
