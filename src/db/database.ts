@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
-import { SplitSqliteDialect, type SqliteStatements } from './sqlite-driver.js';
+import { WorkerSqliteDialect } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -79,19 +79,19 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   const lock = holdShared(opts.dataDir);
   let dialect: Dialect;
   try {
-    createPrivateFile(sqliteFile(opts.dataDir));
-    const sqlite = openSqlite(sqliteFile(opts.dataDir), opts.sqliteSynchronous);
+    const file = sqliteFile(opts.dataDir);
+    createPrivateFile(file);
+    // Opened here first, so a database that cannot be opened fails now, and WAL is on before any worker opens it.
+    const sqlite = openSqlite(file, opts.sqliteSynchronous);
     if (opts.sqliteReader === false) {
       dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
     } else {
-      let reader: SqliteDatabase.Database;
-      try {
-        reader = openSqliteReader(sqliteFile(opts.dataDir));
-      } catch (err) {
-        sqlite.close();
-        throw err;
-      }
-      dialect = new SplitSqliteDialect(withStatementCache(sqlite), withStatementCache(reader));
+      sqlite.close();
+      dialect = new WorkerSqliteDialect(
+        { file, pragmas: writerPragmas(opts.sqliteSynchronous) },
+        { file, pragmas: READER_PRAGMAS },
+        openSqliteReader(file),
+      );
     }
   } catch (err) {
     lock.release();
@@ -108,18 +108,28 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   return { db, background: db, engine: 'sqlite', close };
 }
 
+/** The pragmas of a connection that writes (in order). */
+function writerPragmas(synchronous: DatabaseOptions['sqliteSynchronous']): string[] {
+  return [
+    'journal_mode = WAL',
+    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
+    `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`,
+    // The CLI may write while the server runs: wait for the lock rather than fail.
+    'busy_timeout = 5000',
+    'foreign_keys = ON',
+    // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
+    // overwrites deleted content with zeros (the WAL is truncated after an erasure).
+    'secure_delete = ON',
+  ];
+}
+
+/** A connection that only reads: it can never write. */
+const READER_PRAGMAS = ['busy_timeout = 5000', 'query_only = ON'];
+
 function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronous']): SqliteDatabase.Database {
   const sqlite = new SqliteDatabase(file);
   try {
-    sqlite.pragma('journal_mode = WAL');
-    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
-    sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    // The CLI may write while the server runs: wait for the lock rather than fail.
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
-    // overwrites deleted content with zeros (the WAL is truncated after an erasure).
-    sqlite.pragma('secure_delete = ON');
+    for (const pragma of writerPragmas(synchronous)) sqlite.pragma(pragma);
   } catch (err) {
     sqlite.close();
     throw err;
@@ -127,12 +137,11 @@ function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronou
   return sqlite;
 }
 
-/** The read connection beside the writer (sqlite-driver.ts): it can never write. */
+/** A connection that only reads (sqlite-driver.ts): it can never write. */
 function openSqliteReader(file: string): SqliteDatabase.Database {
   const sqlite = new SqliteDatabase(file, { fileMustExist: true });
   try {
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('query_only = ON');
+    for (const pragma of READER_PRAGMAS) sqlite.pragma(pragma);
   } catch (err) {
     sqlite.close();
     throw err;
@@ -210,7 +219,7 @@ const STATEMENT_CACHE_SIZE = 200;
  * query can take the connection, so a cached statement is never in use twice; one that
  * is still iterating (a streamed query) is not handed out again.
  */
-function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] & SqliteStatements {
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => {

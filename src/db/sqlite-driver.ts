@@ -1,4 +1,6 @@
-import { performance } from 'node:perf_hooks';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import SqliteDatabase from 'better-sqlite3';
 import {
   SqliteAdapter,
   SqliteIntrospector,
@@ -14,27 +16,121 @@ import {
   type QueryResult,
 } from 'kysely';
 
-/** What the driver needs of a better-sqlite3 connection (a statement cache stands in for it). */
-export interface SqliteStatements {
-  prepare(sql: string): {
-    reader: boolean;
-    readonly: boolean;
-    all(parameters: readonly unknown[]): unknown[];
-    run(parameters: readonly unknown[]): { changes: number; lastInsertRowid: number | bigint };
-  };
-  close(): void;
+/** How a connection a worker opens is set up: its pragmas, in order. */
+export interface WorkerConnectionSetup {
+  file: string;
+  pragmas: string[];
+}
+
+/** A plain read: the only statements the read connection is offered. */
+const READ_SQL = /^\s*(select|with)\b/i;
+
+/** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
+const CACHEABLE_SQL_LENGTH = 2000;
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * The worker's program (run with `eval`, so it needs no file of its own beside the
+ * compiled service or the test runner's sources): it opens one better-sqlite3
+ * connection, then runs each statement it is sent and answers with its rows, or what it
+ * changed, or the error's message and code. Prepared statements are kept by SQL text (a
+ * bounded LRU, as Kysely prepares every query it runs).
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.file, { fileMustExist: true });
+for (const p of workerData.pragmas) db.pragma(p);
+const cache = new Map();
+function prepare(sql) {
+  if (sql.length > ${CACHEABLE_SQL_LENGTH}) return db.prepare(sql);
+  const cached = cache.get(sql);
+  if (cached) { cache.delete(sql); cache.set(sql, cached); return cached; }
+  const stmt = db.prepare(sql);
+  cache.set(sql, stmt);
+  if (cache.size > ${STATEMENT_CACHE_SIZE}) cache.delete(cache.keys().next().value);
+  return stmt;
+}
+parentPort.on('message', (m) => {
+  if (m.close) { cache.clear(); db.close(); parentPort.postMessage({ id: m.id, closed: true }); return; }
+  try {
+    const stmt = prepare(m.sql);
+    if (stmt.reader) parentPort.postMessage({ id: m.id, rows: stmt.all(m.parameters) });
+    else {
+      const r = stmt.run(m.parameters);
+      parentPort.postMessage({ id: m.id, changes: r.changes, lastInsertRowid: BigInt(r.lastInsertRowid) });
+    }
+  } catch (err) {
+    parentPort.postMessage({ id: m.id, error: { message: String(err && err.message), code: err && err.code, sqlite: err instanceof Database.SqliteError } });
+  }
+});
+`;
+
+interface WorkerAnswer {
+  id: number;
+  rows?: unknown[];
+  changes?: number;
+  lastInsertRowid?: bigint;
+  closed?: boolean;
+  error?: { message: string; code: unknown; sqlite: boolean };
 }
 
 /**
- * The longest a transaction keeps the event loop before it lets other work run
- * (docs/architecture.md, SQLite: long work beside short requests).
+ * One better-sqlite3 connection in a worker thread of its own: a statement runs there
+ * while the event loop goes on serving requests. Statements are answered in the order
+ * they were sent. The worker keeps the process alive only while a statement is pending.
  */
-export const TRANSACTION_SLICE_MS = 5;
+export class SqliteWorker {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: (a: WorkerAnswer) => void; reject: (err: Error) => void }>();
+  #next = 0;
+  #failure: Error | null = null;
 
-/** A plain read: the only statements a read connection is offered. */
-const READ_SQL = /^\s*(select|with)\b/i;
+  constructor(setup: WorkerConnectionSetup) {
+    const module = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.#worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, file: setup.file, pragmas: setup.pragmas } });
+    this.#worker.unref();
+    this.#worker.on('message', (answer: WorkerAnswer) => {
+      const waiting = this.#pending.get(answer.id);
+      if (!waiting) return;
+      this.#pending.delete(answer.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      waiting.resolve(answer);
+    });
+    const fail = (err: Error): void => {
+      this.#failure = err;
+      for (const waiting of this.#pending.values()) waiting.reject(err);
+      this.#pending.clear();
+    };
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', () => fail(Object.assign(new Error('The SQLite connection is closed.'), { code: 'SQLITE_MISUSE' })));
+  }
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  #send(message: Record<string, unknown>): Promise<WorkerAnswer> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      if (this.#pending.size === 0) this.#worker.ref();
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, ...message });
+    });
+  }
+
+  async execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    const answer = await this.#send({ sql, parameters });
+    if (answer.error) {
+      const { message, code, sqlite } = answer.error;
+      throw sqlite && typeof code === 'string' ? new SqliteDatabase.SqliteError(message, code) : new Error(message);
+    }
+    if (answer.rows) return { rows: answer.rows as R[] };
+    return { numAffectedRows: BigInt(answer.changes ?? 0), insertId: answer.lastInsertRowid, rows: [] };
+  }
+
+  async close(): Promise<void> {
+    if (!this.#failure) await this.#send({ close: true });
+    await this.#worker.terminate();
+  }
+}
 
 class Mutex {
   #held: Promise<void> | null = null;
@@ -55,40 +151,62 @@ class Mutex {
   }
 }
 
-function execute<R>(statements: SqliteStatements, query: CompiledQuery): QueryResult<R> {
-  const stmt = statements.prepare(query.sql);
-  if (stmt.reader) return { rows: stmt.all(query.parameters) as R[] };
-  const { changes, lastInsertRowid } = stmt.run(query.parameters);
-  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+/** Whether a statement only reads: SQLite's own answer, from a statement prepared (never run) on a query-only connection here. */
+class ReadClassifier {
+  readonly #cache = new Map<string, boolean>();
+
+  constructor(private readonly sqlite: SqliteDatabase.Database) {}
+
+  isPlainRead(sql: string): boolean {
+    if (!READ_SQL.test(sql)) return false;
+    const known = this.#cache.get(sql);
+    if (known !== undefined) return known;
+    let read: boolean;
+    try {
+      const stmt = this.sqlite.prepare(sql);
+      read = stmt.reader && stmt.readonly;
+    } catch {
+      // A statement SQLite cannot prepare here (a table a migration has still to create): the writer says why.
+      return false;
+    }
+    if (sql.length <= CACHEABLE_SQL_LENGTH) {
+      this.#cache.set(sql, read);
+      if (this.#cache.size > STATEMENT_CACHE_SIZE * 5) this.#cache.clear();
+    }
+    return read;
+  }
+
+  close(): void {
+    this.#cache.clear();
+    this.sqlite.close();
+  }
 }
 
 /**
- * SQLite with a write connection and a read connection, both in this process
- * (better-sqlite3 runs each statement synchronously):
- * - a transaction, and every statement that writes, runs on the write connection, one
- *   at a time (a mutex, as Kysely's own SQLite driver does for its single connection);
- * - a plain read outside a transaction (`select`/`with` that SQLite reports read-only)
- *   runs on the read connection at once: WAL lets it read the last committed state
- *   beside an open write transaction, so a probe or a dashboard read never queues behind
- *   a long sync or purge;
- * - a transaction gives the event loop a turn between two statements once it has held
- *   it for TRANSACTION_SLICE_MS, so requests are parsed and answered while it runs. A
- *   short transaction (a check-in) never reaches the slice and never yields.
+ * SQLite off the event loop (docs/architecture.md, SQLite: long work beside short
+ * requests). Two better-sqlite3 connections, each in a worker thread of its own:
+ * - the writer runs every transaction and every statement that writes, one at a time (a
+ *   mutex here, as Kysely's own SQLite driver does for its single connection);
+ * - the reader runs a plain read outside a transaction (`select`/`with` that SQLite
+ *   reports read-only) at once: WAL lets it read the last committed state beside an open
+ *   write transaction, so a probe or a dashboard read never queues behind a long sync
+ *   or purge.
+ * A 20,000-guest sync's statements and its COMMIT run in the writer's thread, so the
+ * event loop keeps answering requests meanwhile.
  */
-class SplitSqliteDriver implements Driver {
-  readonly #writer: SqliteStatements;
-  readonly #reader: SqliteStatements;
+class WorkerSqliteDriver implements Driver {
   readonly #writeLock = new Mutex();
 
-  constructor(writer: SqliteStatements, reader: SqliteStatements) {
-    this.#writer = writer;
-    this.#reader = reader;
-  }
+  constructor(
+    private readonly writer: SqliteWorker,
+    private readonly reader: SqliteWorker,
+    private readonly classifier: ReadClassifier,
+  ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.#writer, this.#reader, this.#writeLock);
+    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -96,11 +214,11 @@ class SplitSqliteDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as RoutedConnection).end('commit');
+    await this.writer.execute('commit', []);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as RoutedConnection).end('rollback');
+    await this.writer.execute('rollback', []);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -111,32 +229,28 @@ class SplitSqliteDriver implements Driver {
     // A write still in progress finishes first.
     await this.#writeLock.lock();
     try {
-      this.#reader.close();
+      this.classifier.close();
+      await this.reader.close();
     } finally {
-      this.#writer.close();
+      await this.writer.close();
     }
   }
 }
 
 class RoutedConnection implements DatabaseConnection {
   #holdsWriter = false;
-  #sliceStart = 0;
 
   constructor(
-    private readonly writer: SqliteStatements,
-    private readonly reader: SqliteStatements,
+    private readonly writer: SqliteWorker,
+    private readonly reader: SqliteWorker,
+    private readonly classifier: ReadClassifier,
     private readonly writeLock: Mutex,
   ) {}
 
   async begin(): Promise<void> {
     await this.writeLock.lock();
     this.#holdsWriter = true;
-    this.#sliceStart = performance.now();
-    this.writer.prepare('begin').run([]);
-  }
-
-  async end(command: 'commit' | 'rollback'): Promise<void> {
-    this.writer.prepare(command).run([]);
+    await this.writer.execute('begin', []);
   }
 
   release(): void {
@@ -146,21 +260,12 @@ class RoutedConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#holdsWriter) {
-      if (performance.now() - this.#sliceStart > TRANSACTION_SLICE_MS) {
-        await nextTurn();
-        this.#sliceStart = performance.now();
-      }
-      return execute<R>(this.writer, query);
-    }
-    if (READ_SQL.test(query.sql)) {
-      const stmt = this.reader.prepare(query.sql);
-      if (stmt.reader && stmt.readonly) return { rows: stmt.all(query.parameters) as R[] };
-    }
-    // A write outside a transaction: autocommitted on the write connection, in turn.
+    if (this.#holdsWriter) return this.writer.execute<R>(query.sql, query.parameters);
+    if (this.classifier.isPlainRead(query.sql)) return this.reader.execute<R>(query.sql, query.parameters);
+    // A write outside a transaction: autocommitted on the writer, in turn.
     await this.writeLock.lock();
     try {
-      return execute<R>(this.writer, query);
+      return await this.writer.execute<R>(query.sql, query.parameters);
     } finally {
       this.writeLock.unlock();
     }
@@ -172,15 +277,17 @@ class RoutedConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's SQLite dialect over a write and a read connection (SplitSqliteDriver). */
-export class SplitSqliteDialect implements Dialect {
+/** Kysely's SQLite dialect over a writer and a reader in worker threads (WorkerSqliteDriver). */
+export class WorkerSqliteDialect implements Dialect {
   constructor(
-    private readonly writer: SqliteStatements,
-    private readonly reader: SqliteStatements,
+    private readonly writer: WorkerConnectionSetup,
+    private readonly reader: WorkerConnectionSetup,
+    /** A query-only connection here, to ask SQLite whether a statement only reads. */
+    private readonly classifier: SqliteDatabase.Database,
   ) {}
 
   createDriver(): Driver {
-    return new SplitSqliteDriver(this.writer, this.reader);
+    return new WorkerSqliteDriver(new SqliteWorker(this.writer), new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
   }
 
   createQueryCompiler(): QueryCompiler {
