@@ -18,7 +18,7 @@ export interface DatabaseHandle {
   /**
    * For work off the request path (the request-log writer): on PostgreSQL a pool of its
    * own, so a batch never queues behind the requests' queries; on SQLite the same handle
-   * (one connection serves everything).
+   * (one writer serves every write: sqlite-driver.ts).
    */
   background: Db;
   engine: Engine;
@@ -87,11 +87,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
       dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
     } else {
       sqlite.close();
-      dialect = new WorkerSqliteDialect(
-        { file, pragmas: writerPragmas(opts.sqliteSynchronous) },
-        { file, pragmas: READER_PRAGMAS },
-        openSqliteReader(file),
-      );
+      dialect = new WorkerSqliteDialect({ file, pragmas: writerPragmas(opts.sqliteSynchronous) }, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
     }
   } catch (err) {
     lock.release();

@@ -213,11 +213,11 @@ class WorkerSqliteDriver implements Driver {
     await (connection as RoutedConnection).begin();
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+  async commitTransaction(_connection: DatabaseConnection): Promise<void> {
     await this.writer.execute('commit', []);
   }
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+  async rollbackTransaction(_connection: DatabaseConnection): Promise<void> {
     await this.writer.execute('rollback', []);
   }
 

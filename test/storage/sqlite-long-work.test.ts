@@ -64,7 +64,9 @@ run('SQLite: long work beside short requests', () => {
     await createHotel(t.server.database.db, 'small-hotel', 'Small hotel');
     await addStaffUser(t.server.database.db, 'small-hotel', 'desk@example.com', 'receptionist');
     desk = await DashboardClient.loggedIn(t, 'desk@example.com');
-    expect((await desk.post('/guests', { firstName: 'Grace', lastName: 'Hopper', roomNumber: '7', checkInDate: '2026-11-23', checkOutDate: '2026-11-26' })).status).toBe(201);
+    expect(
+      (await desk.post('/guests', { firstName: 'Grace', lastName: 'Hopper', roomNumber: '7', checkInDate: '2026-11-23', checkOutDate: '2026-11-26' })).status,
+    ).toBe(201);
     // A connection of the test's own on the database file, to see what the server is doing.
     observer = new SqliteDatabase(sqliteFile(t.config.dataDir));
     observer.pragma('busy_timeout = 0');
