@@ -20,6 +20,8 @@ export interface Config {
   readonly trustProxy: string[];
   readonly logLevel: string;
   readonly sqliteSynchronous: 'normal' | 'full';
+  /** SQLITE_READER: plain reads on a connection of their own beside the writer (`on`), or one connection for everything (`off`). */
+  readonly sqliteReader: boolean;
   /** Connection and time limits of the listeners (HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
   readonly limits: ConnectionLimits;
   /** SHUTDOWN_TIMEOUT_SECONDS: on SIGTERM, connections still open this long after it are closed, whatever their clients do. */
@@ -116,6 +118,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (sync !== 'normal' && sync !== 'full') {
     throw new ConfigError('SQLITE_SYNCHRONOUS must be "normal" or "full"');
   }
+  const reader = (get('SQLITE_READER') ?? 'on').toLowerCase();
+  if (reader !== 'on' && reader !== 'off') {
+    throw new ConfigError('SQLITE_READER must be "on" or "off"');
+  }
   const limits: ConnectionLimits = Object.freeze({
     headersTimeoutMs: parsePositive('HEADERS_TIMEOUT_SECONDS', get('HEADERS_TIMEOUT_SECONDS'), 10, 3600) * 1000,
     requestTimeoutMs: parsePositive('REQUEST_TIMEOUT_SECONDS', get('REQUEST_TIMEOUT_SECONDS'), 60, 3600) * 1000,
@@ -140,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: parseTrustProxy(get('TRUST_PROXY')),
     logLevel,
     sqliteSynchronous: sync,
+    sqliteReader: reader === 'on',
     limits,
     shutdownTimeoutMs: parsePositive('SHUTDOWN_TIMEOUT_SECONDS', get('SHUTDOWN_TIMEOUT_SECONDS'), 20, 3600) * 1000,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),

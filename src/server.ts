@@ -153,6 +153,7 @@ async function openStorage(config: Config, logger: Logger, steps: StartSteps): P
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     sqliteSynchronous: config.sqliteSynchronous,
+    sqliteReader: config.sqliteReader,
     onConnectionError: (err) => logger.warn({ err }, 'database connection lost'),
   });
   steps.onFailure(() => database.close());

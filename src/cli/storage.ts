@@ -13,7 +13,12 @@ export async function configFromEnv(): Promise<Config> {
 /** Opens storage, applies pending migrations, runs `fn`, closes storage. */
 export async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
   const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('../db/database.js'), import('../db/migrations.js')]);
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
+  const handle = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    sqliteSynchronous: config.sqliteSynchronous,
+    sqliteReader: config.sqliteReader,
+  });
   try {
     await migrateToLatest(handle.db);
     return await fn(handle.db);

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
+import { WorkerSqliteDialect } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -17,7 +18,7 @@ export interface DatabaseHandle {
   /**
    * For work off the request path (the request-log writer): on PostgreSQL a pool of its
    * own, so a batch never queues behind the requests' queries; on SQLite the same handle
-   * (one connection serves everything).
+   * (one writer serves every write: sqlite-driver.ts).
    */
   background: Db;
   engine: Engine;
@@ -47,6 +48,12 @@ export interface DatabaseOptions {
   databaseUrl: string | null;
   dataDir: string;
   sqliteSynchronous?: 'normal' | 'full';
+  /**
+   * SQLite: plain reads outside a transaction on a read connection of their own, and long
+   * transactions yielding the event loop (sqlite-driver.ts); true unless false is given.
+   * False: one connection serves everything, in turn (Kysely's own SQLite driver).
+   */
+  sqliteReader?: boolean;
   /** PostgreSQL pool size. */
   poolSize?: number;
   /** Told about connection errors outside any query (the database went away). */
@@ -70,15 +77,23 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   secureDataDir(opts.dataDir);
   // Held while the database is open: `innsync restore` refuses to swap it meanwhile (data-dir-lock.ts).
   const lock = holdShared(opts.dataDir);
-  let sqlite: SqliteDatabase.Database;
+  let dialect: Dialect;
   try {
-    createPrivateFile(sqliteFile(opts.dataDir));
-    sqlite = openSqlite(sqliteFile(opts.dataDir), opts.sqliteSynchronous);
+    const file = sqliteFile(opts.dataDir);
+    createPrivateFile(file);
+    // Opened here first, so a database that cannot be opened fails now, and WAL is on before any worker opens it.
+    const sqlite = openSqlite(file, opts.sqliteSynchronous);
+    if (opts.sqliteReader === false) {
+      dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+    } else {
+      sqlite.close();
+      dialect = new WorkerSqliteDialect({ file, pragmas: writerPragmas(opts.sqliteSynchronous) }, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
+    }
   } catch (err) {
     lock.release();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect });
   const close = async (): Promise<void> => {
     try {
       await db.destroy();
@@ -89,18 +104,40 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   return { db, background: db, engine: 'sqlite', close };
 }
 
+/** The pragmas of a connection that writes (in order). */
+function writerPragmas(synchronous: DatabaseOptions['sqliteSynchronous']): string[] {
+  return [
+    'journal_mode = WAL',
+    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
+    `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`,
+    // The CLI may write while the server runs: wait for the lock rather than fail.
+    'busy_timeout = 5000',
+    'foreign_keys = ON',
+    // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
+    // overwrites deleted content with zeros (the WAL is truncated after an erasure).
+    'secure_delete = ON',
+  ];
+}
+
+/** A connection that only reads: it can never write. */
+const READER_PRAGMAS = ['busy_timeout = 5000', 'query_only = ON'];
+
 function openSqlite(file: string, synchronous: DatabaseOptions['sqliteSynchronous']): SqliteDatabase.Database {
   const sqlite = new SqliteDatabase(file);
   try {
-    sqlite.pragma('journal_mode = WAL');
-    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
-    sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    // The CLI may write while the server runs: wait for the lock rather than fail.
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    // Erased personal data (README.md, Personal data) must not linger in freed pages or cells: SQLite
-    // overwrites deleted content with zeros (the WAL is truncated after an erasure).
-    sqlite.pragma('secure_delete = ON');
+    for (const pragma of writerPragmas(synchronous)) sqlite.pragma(pragma);
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+  return sqlite;
+}
+
+/** A connection that only reads (sqlite-driver.ts): it can never write. */
+function openSqliteReader(file: string): SqliteDatabase.Database {
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true });
+  try {
+    for (const pragma of READER_PRAGMAS) sqlite.pragma(pragma);
   } catch (err) {
     sqlite.close();
     throw err;

@@ -24,6 +24,8 @@ import {
 import type { GuestSnapshot } from './guest-object.js';
 import type { GuestData } from '../domain/guest.js';
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export interface SyncResult {
   plan: SyncPlan;
   summary: ReturnType<typeof summarize>;
@@ -64,6 +66,7 @@ export async function syncRoster(
       const plan = planSync(await readActiveRoster(trx, hotelId), list);
       const [conflict] = plan.conflicts;
       if (conflict) throw syncRoomConflictError(conflict);
+      await nextTurn();
 
       await checkOutMany(
         trx,
@@ -93,12 +96,16 @@ export async function syncRoster(
 
       const summary = summarize(plan, list.length);
       const result: SyncResult = { plan, summary, checkedInIds };
-      return {
-        result,
-        changed: eventsForSync(result),
-        activity: activityForSync(hotelId, actor, plan, checkedInIds, summary, now),
-        guests: syncedGuests(result, now),
-      };
+      // A list of 20,000 guests makes each of these a long stretch of work: other requests
+      // get a turn of the event loop between them (docs/architecture.md, SQLite: long work).
+      await nextTurn();
+      const changed = eventsForSync(result);
+      await nextTurn();
+      const activity = activityForSync(hotelId, actor, plan, checkedInIds, summary, now);
+      await nextTurn();
+      const guests = syncedGuests(result, now);
+      await nextTurn();
+      return { result, changed, activity, guests };
     });
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);

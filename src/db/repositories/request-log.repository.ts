@@ -37,6 +37,9 @@ export interface LoggedRequest {
 // SQLite allows 32,766 bound values per statement; 21 columns per row.
 const ROWS_PER_STATEMENT = 500;
 
+/** Rows one statement of the retention purge deletes (a few milliseconds on SQLite). */
+export const PURGE_BATCH_ROWS = 2000;
+
 export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     await db
@@ -71,9 +74,24 @@ export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): 
 }
 
 /** Deletes rows created before `cutoff`; returns how many. */
-export async function purgeRequestLog(db: DbOrTrx, cutoff: string): Promise<number> {
-  const res = await db.deleteFrom('request_log').where('created_at', '<', cutoff).executeTakeFirst();
-  return Number(res.numDeletedRows);
+/**
+ * Deletes the rows older than `cutoff` in batches of `batchRows` (oldest first), one
+ * statement each, giving the event loop a turn between two: a purge of hundreds of
+ * thousands of rows never holds SQLite's one writer, nor the process, for longer than
+ * one batch (docs/architecture.md).
+ */
+export async function purgeRequestLog(db: DbOrTrx, cutoff: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const res = await db
+      .deleteFrom('request_log')
+      .where('id', 'in', (eb) => eb.selectFrom('request_log').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(batchRows))
+      .executeTakeFirst();
+    const n = Number(res.numDeletedRows);
+    total += n;
+    if (n < batchRows) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 export interface RequestLogFilter {

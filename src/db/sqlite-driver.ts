@@ -1,0 +1,305 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import SqliteDatabase from 'better-sqlite3';
+import {
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+} from 'kysely';
+
+/** How a connection a worker opens is set up: its pragmas, in order. */
+export interface WorkerConnectionSetup {
+  file: string;
+  pragmas: string[];
+}
+
+/** A plain read: the only statements the read connection is offered. */
+const READ_SQL = /^\s*(select|with)\b/i;
+
+/** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
+const CACHEABLE_SQL_LENGTH = 2000;
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * The worker's program (run with `eval`, so it needs no file of its own beside the
+ * compiled service or the test runner's sources): it opens one better-sqlite3
+ * connection, then runs each statement it is sent and answers with its rows, or what it
+ * changed, or the error's message and code. Prepared statements are kept by SQL text (a
+ * bounded LRU, as Kysely prepares every query it runs).
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.file, { fileMustExist: true });
+for (const p of workerData.pragmas) db.pragma(p);
+const cache = new Map();
+function prepare(sql) {
+  if (sql.length > ${CACHEABLE_SQL_LENGTH}) return db.prepare(sql);
+  const cached = cache.get(sql);
+  if (cached) { cache.delete(sql); cache.set(sql, cached); return cached; }
+  const stmt = db.prepare(sql);
+  cache.set(sql, stmt);
+  if (cache.size > ${STATEMENT_CACHE_SIZE}) cache.delete(cache.keys().next().value);
+  return stmt;
+}
+parentPort.on('message', (m) => {
+  if (m.close) { cache.clear(); db.close(); parentPort.postMessage({ id: m.id, closed: true }); return; }
+  try {
+    const stmt = prepare(m.sql);
+    if (stmt.reader) parentPort.postMessage({ id: m.id, rows: stmt.all(m.parameters) });
+    else {
+      const r = stmt.run(m.parameters);
+      parentPort.postMessage({ id: m.id, changes: r.changes, lastInsertRowid: BigInt(r.lastInsertRowid) });
+    }
+  } catch (err) {
+    parentPort.postMessage({ id: m.id, error: { message: String(err && err.message), code: err && err.code, sqlite: err instanceof Database.SqliteError } });
+  }
+});
+`;
+
+interface WorkerAnswer {
+  id: number;
+  rows?: unknown[];
+  changes?: number;
+  lastInsertRowid?: bigint;
+  closed?: boolean;
+  error?: { message: string; code: unknown; sqlite: boolean };
+}
+
+/**
+ * One better-sqlite3 connection in a worker thread of its own: a statement runs there
+ * while the event loop goes on serving requests. Statements are answered in the order
+ * they were sent. The worker keeps the process alive only while a statement is pending.
+ */
+export class SqliteWorker {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve: (a: WorkerAnswer) => void; reject: (err: Error) => void }>();
+  #next = 0;
+  #failure: Error | null = null;
+
+  constructor(setup: WorkerConnectionSetup) {
+    const module = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.#worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, file: setup.file, pragmas: setup.pragmas } });
+    this.#worker.unref();
+    this.#worker.on('message', (answer: WorkerAnswer) => {
+      const waiting = this.#pending.get(answer.id);
+      if (!waiting) return;
+      this.#pending.delete(answer.id);
+      if (this.#pending.size === 0) this.#worker.unref();
+      waiting.resolve(answer);
+    });
+    const fail = (err: Error): void => {
+      this.#failure = err;
+      for (const waiting of this.#pending.values()) waiting.reject(err);
+      this.#pending.clear();
+    };
+    this.#worker.on('error', fail);
+    this.#worker.on('exit', () => fail(Object.assign(new Error('The SQLite connection is closed.'), { code: 'SQLITE_MISUSE' })));
+  }
+
+  #send(message: Record<string, unknown>): Promise<WorkerAnswer> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      if (this.#pending.size === 0) this.#worker.ref();
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, ...message });
+    });
+  }
+
+  async execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    const answer = await this.#send({ sql, parameters });
+    if (answer.error) {
+      const { message, code, sqlite } = answer.error;
+      throw sqlite && typeof code === 'string' ? new SqliteDatabase.SqliteError(message, code) : new Error(message);
+    }
+    if (answer.rows) return { rows: answer.rows as R[] };
+    return { numAffectedRows: BigInt(answer.changes ?? 0), insertId: answer.lastInsertRowid, rows: [] };
+  }
+
+  async close(): Promise<void> {
+    if (!this.#failure) await this.#send({ close: true });
+    await this.#worker.terminate();
+  }
+}
+
+class Mutex {
+  #held: Promise<void> | null = null;
+  #release: (() => void) | null = null;
+
+  async lock(): Promise<void> {
+    while (this.#held) await this.#held;
+    this.#held = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  unlock(): void {
+    const release = this.#release;
+    this.#held = null;
+    this.#release = null;
+    release?.();
+  }
+}
+
+/** Whether a statement only reads: SQLite's own answer, from a statement prepared (never run) on a query-only connection here. */
+class ReadClassifier {
+  readonly #cache = new Map<string, boolean>();
+
+  constructor(private readonly sqlite: SqliteDatabase.Database) {}
+
+  isPlainRead(sql: string): boolean {
+    if (!READ_SQL.test(sql)) return false;
+    const known = this.#cache.get(sql);
+    if (known !== undefined) return known;
+    let read: boolean;
+    try {
+      const stmt = this.sqlite.prepare(sql);
+      read = stmt.reader && stmt.readonly;
+    } catch {
+      // A statement SQLite cannot prepare here (a table a migration has still to create): the writer says why.
+      return false;
+    }
+    if (sql.length <= CACHEABLE_SQL_LENGTH) {
+      this.#cache.set(sql, read);
+      if (this.#cache.size > STATEMENT_CACHE_SIZE * 5) this.#cache.clear();
+    }
+    return read;
+  }
+
+  close(): void {
+    this.#cache.clear();
+    this.sqlite.close();
+  }
+}
+
+/**
+ * SQLite off the event loop (docs/architecture.md, SQLite: long work beside short
+ * requests). Two better-sqlite3 connections, each in a worker thread of its own:
+ * - the writer runs every transaction and every statement that writes, one at a time (a
+ *   mutex here, as Kysely's own SQLite driver does for its single connection);
+ * - the reader runs a plain read outside a transaction (`select`/`with` that SQLite
+ *   reports read-only) at once: WAL lets it read the last committed state beside an open
+ *   write transaction, so a probe or a dashboard read never queues behind a long sync
+ *   or purge.
+ * A 20,000-guest sync's statements and its COMMIT run in the writer's thread, so the
+ * event loop keeps answering requests meanwhile.
+ */
+class WorkerSqliteDriver implements Driver {
+  readonly #writeLock = new Mutex();
+
+  constructor(
+    private readonly writer: SqliteWorker,
+    private readonly reader: SqliteWorker,
+    private readonly classifier: ReadClassifier,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as RoutedConnection).begin();
+  }
+
+  async commitTransaction(_connection: DatabaseConnection): Promise<void> {
+    await this.writer.execute('commit', []);
+  }
+
+  async rollbackTransaction(_connection: DatabaseConnection): Promise<void> {
+    await this.writer.execute('rollback', []);
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).release();
+  }
+
+  async destroy(): Promise<void> {
+    // A write still in progress finishes first.
+    await this.#writeLock.lock();
+    try {
+      this.classifier.close();
+      await this.reader.close();
+    } finally {
+      await this.writer.close();
+    }
+  }
+}
+
+class RoutedConnection implements DatabaseConnection {
+  #holdsWriter = false;
+
+  constructor(
+    private readonly writer: SqliteWorker,
+    private readonly reader: SqliteWorker,
+    private readonly classifier: ReadClassifier,
+    private readonly writeLock: Mutex,
+  ) {}
+
+  async begin(): Promise<void> {
+    await this.writeLock.lock();
+    this.#holdsWriter = true;
+    await this.writer.execute('begin', []);
+  }
+
+  release(): void {
+    if (!this.#holdsWriter) return;
+    this.#holdsWriter = false;
+    this.writeLock.unlock();
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#holdsWriter) return this.writer.execute<R>(query.sql, query.parameters);
+    if (this.classifier.isPlainRead(query.sql)) return this.reader.execute<R>(query.sql, query.parameters);
+    // A write outside a transaction: autocommitted on the writer, in turn.
+    await this.writeLock.lock();
+    try {
+      return await this.writer.execute<R>(query.sql, query.parameters);
+    } finally {
+      this.writeLock.unlock();
+    }
+  }
+
+  // eslint-disable-next-line require-yield -- no query of the service streams
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('The SQLite driver does not stream queries.');
+  }
+}
+
+/** Kysely's SQLite dialect over a writer and a reader in worker threads (WorkerSqliteDriver). */
+export class WorkerSqliteDialect implements Dialect {
+  constructor(
+    private readonly writer: WorkerConnectionSetup,
+    private readonly reader: WorkerConnectionSetup,
+    /** A query-only connection here, to ask SQLite whether a statement only reads. */
+    private readonly classifier: SqliteDatabase.Database,
+  ) {}
+
+  createDriver(): Driver {
+    return new WorkerSqliteDriver(new SqliteWorker(this.writer), new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's own signature
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}

@@ -1,0 +1,158 @@
+import SqliteDatabase from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqliteFile } from '../../src/db/database.js';
+import { REQUEST_LOG_RETENTION_MS, runRetention } from '../../src/jobs/retention.js';
+import { createHotel } from '../../src/operations.js';
+import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
+import { testEngines } from '../support/engines.js';
+import { startTestServer, uniqueKey, type TestServer } from '../support/harness.js';
+
+// docs/architecture.md (SQLite: long work beside short requests): while one client's long
+// work runs on SQLite (a 20,000-guest full sync, the retention purge of 500,000
+// request-log rows), a health probe and another hotel's dashboard read are answered. The
+// proof is structural: probes are sent and answered 200 *while* the long work is
+// demonstrably in progress (the sync's write transaction is open: another connection
+// cannot take SQLite's write lock; the purge has deleted some rows but not all), which
+// cannot happen when the long work holds the event loop.
+
+const SYNC_GUESTS = 20_000;
+const PURGE_ROWS = 500_000;
+const PROBE_EVERY_MS = 10;
+
+const run = testEngines().includes('sqlite') ? describe : describe.skip;
+
+interface Probes {
+  /** Probes sent and answered 200 while `during()` held both before the request and after its answer. */
+  during: { readyz: number; dashboard: number };
+  /** Every answer's status. */
+  statuses: number[];
+}
+
+/** Polls GET /readyz and the small hotel's GET /dashboard/api/guests every PROBE_EVERY_MS until stop(). */
+function startProbes(t: TestServer, desk: DashboardClient, smallGuests: number, during: () => boolean): { stop: () => Promise<Probes> } {
+  let done = false;
+  const out: Probes = { during: { readyz: 0, dashboard: 0 }, statuses: [] };
+  const loop = async (name: 'readyz' | 'dashboard'): Promise<void> => {
+    while (!done) {
+      const before = during();
+      const res = name === 'readyz' ? await t.api('GET', '/readyz', { key: null }) : await desk.get('/guests');
+      const after = during();
+      out.statuses.push(res.status);
+      if (name === 'dashboard' && res.status === 200) expect(res.body.guests).toHaveLength(smallGuests);
+      if (res.status === 200 && before && after) out.during[name]++;
+      await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
+    }
+  };
+  const loops = Promise.all([loop('readyz'), loop('dashboard')]);
+  return {
+    stop: async () => {
+      done = true;
+      await loops;
+      return out;
+    },
+  };
+}
+
+run('SQLite: long work beside short requests', () => {
+  let t: TestServer;
+  let desk: DashboardClient;
+  let observer: SqliteDatabase.Database;
+
+  beforeAll(async () => {
+    t = await startTestServer('sqlite');
+    // Another hotel, whose receptionist watches the dashboard.
+    await createHotel(t.server.database.db, 'small-hotel', 'Small hotel');
+    await addStaffUser(t.server.database.db, 'small-hotel', 'desk@example.com', 'receptionist');
+    desk = await DashboardClient.loggedIn(t, 'desk@example.com');
+    expect(
+      (await desk.post('/guests', { firstName: 'Grace', lastName: 'Hopper', roomNumber: '7', checkInDate: '2026-11-23', checkOutDate: '2026-11-26' })).status,
+    ).toBe(201);
+    // A connection of the test's own on the database file, to see what the server is doing.
+    observer = new SqliteDatabase(sqliteFile(t.config.dataDir));
+    observer.pragma('busy_timeout = 0');
+  });
+
+  afterAll(async () => {
+    observer?.close();
+    await t?.close();
+  });
+
+  /** True while another connection holds SQLite's write lock (an open write transaction). */
+  const writeLocked = (): boolean => {
+    try {
+      observer.exec('BEGIN IMMEDIATE');
+      observer.exec('ROLLBACK');
+      return false;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return true;
+      throw err;
+    }
+  };
+
+  it('probes and another hotel’s dashboard read are answered while a 20,000-guest full sync’s transaction is open; the sync checks everyone in', async () => {
+    const guests = Array.from({ length: SYNC_GUESTS }, (_, i) => ({
+      pmsGuestId: `G${i}`,
+      roomNumber: `${1000 + i}`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      checkInDate: '2026-11-23',
+      checkOutDate: '2026-11-26',
+    }));
+    let syncing = false;
+    const probes = startProbes(t, desk, 1, () => syncing && writeLocked());
+    syncing = true;
+    const res = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync') });
+    syncing = false;
+    const seen = await probes.stop();
+
+    expect(res.status).toBe(200);
+    expect(res.body.summary).toMatchObject({ received: SYNC_GUESTS, checkedIn: SYNC_GUESTS, updated: 0, checkedOut: 0 });
+    const active = observer
+      .prepare(
+        `select count(*) as n from guests g join hotels h on h.id = g.hotel_id
+         where h.slug = ? and g.checked_out_at is null`,
+      )
+      .get(t.slug) as { n: number };
+    expect(active.n).toBe(SYNC_GUESTS);
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    // Answered while the sync's write transaction was open, before its answer.
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+
+  it('probes and another hotel’s dashboard read are answered while the retention purge deletes 500,000 request-log rows; every old row goes', async () => {
+    const cutoffMs = Date.now() - REQUEST_LOG_RETENTION_MS;
+    // The old rows, written straight into the database file in one transaction.
+    const insert = observer.prepare(
+      `insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms)
+       values (?, ?, null, 'old', 'POST', '/guests/checkin', 200, '127.0.0.1', 1.5)`,
+    );
+    const oldest = cutoffMs - 24 * 60 * 60 * 1000;
+    observer.pragma('busy_timeout = 10000');
+    observer.transaction(() => {
+      for (let i = 0; i < PURGE_ROWS; i++) insert.run(`req_old_${i}`, new Date(oldest + i).toISOString());
+    })();
+    observer.pragma('wal_checkpoint(TRUNCATE)');
+    observer.pragma('busy_timeout = 0');
+    const count = observer.prepare(`select count(*) as n from request_log where slug = 'old'`);
+    const remaining = (): number => (count.get() as { n: number }).n;
+    expect(remaining()).toBe(PURGE_ROWS);
+    // The purge goes oldest first: the first row gone and the last still there is a purge half done.
+    const present = observer.prepare('select 1 from request_log where id = ?').pluck();
+    const halfDone = (): boolean => present.get('req_old_0') === undefined && present.get(`req_old_${PURGE_ROWS - 1}`) !== undefined;
+
+    let purging = false;
+    const probes = startProbes(t, desk, 1, () => purging && halfDone());
+    purging = true;
+    const result = await runRetention(t.server.database.db, null);
+    purging = false;
+    const seen = await probes.stop();
+
+    expect(result.requestLog).toBe(PURGE_ROWS);
+    expect(remaining()).toBe(0);
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    // Answered while part of the rows was deleted and part still there.
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+});
