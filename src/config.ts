@@ -36,6 +36,8 @@ export interface Config {
   readonly liveStreams: StreamLimits;
   /** WEBHOOK_MAX_ENDPOINTS_PER_HOTEL: a hotel's webhook endpoints at most, and its deliveries under way at once. */
   readonly webhookMaxEndpointsPerHotel: number;
+  /** REQUEST_LOG: `false` when off: no request-log rows are stored (README.md: Logs); key last-use times and the go-live checklist still are. */
+  readonly requestLog: boolean;
 }
 
 /** The default of MAX_KEY_PAIRS_PER_HOTEL. */
@@ -85,6 +87,12 @@ function parseTrustProxy(raw: string | undefined): string[] {
     );
   }
   return entries;
+}
+
+function parseOnOff(name: string, raw: string | undefined, fallback: boolean): boolean {
+  const value = (raw ?? (fallback ? 'on' : 'off')).toLowerCase();
+  if (value !== 'on' && value !== 'off') throw new ConfigError(`${name} must be "on" or "off", got "${value}"`);
+  return value === 'on';
 }
 
 function parseFlag(name: string, raw: string | undefined, fallback: boolean): boolean {
@@ -157,5 +165,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perHotel: parsePositive('LIVE_STREAMS_PER_HOTEL', get('LIVE_STREAMS_PER_HOTEL'), DEFAULT_STREAM_LIMITS.perHotel, 1_000_000),
     }),
     webhookMaxEndpointsPerHotel: parsePositive('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL', get('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL'), 10, 1000),
+    requestLog: parseOnOff('REQUEST_LOG', get('REQUEST_LOG'), true),
   });
 }

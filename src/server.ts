@@ -18,7 +18,7 @@ import { scheduleRetention } from './jobs/retention.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './rate-limit/stores.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { countHotels } from './db/repositories/staff.repository.js';
-import { RequestLogWriter } from './pms/request-log.js';
+import { DEFAULT_REQUEST_LOG_OPTIONS, RequestLogWriter } from './pms/request-log.js';
 import { listenMetrics, Metrics } from './http/metrics.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
@@ -78,7 +78,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   // Collected only when someone can scrape them.
   const metrics = config.metricsPort === null ? undefined : new Metrics();
-  const requestLog = new RequestLogWriter(database.background, logger, metrics);
+  const requestLog = new RequestLogWriter(database.background, logger, metrics, { ...DEFAULT_REQUEST_LOG_OPTIONS, store: config.requestLog });
   const setupLink = new SetupLink();
   const webhooks = new WebhookDispatcher(database.db, logger, {
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,

@@ -9,6 +9,16 @@ import { UnattributedBudget } from './request-log-budget.js';
 /** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
 const MAX_QUEUED_ROWS = 50_000;
 
+export interface RequestLogOptions {
+  flushEveryMs: number;
+  maxBatch: number;
+  touchEveryMs: number;
+  /** False (REQUEST_LOG=off): the rows are not stored; key last-use times and the go-live checklist still are. */
+  store: boolean;
+}
+
+export const DEFAULT_REQUEST_LOG_OPTIONS: RequestLogOptions = { flushEveryMs: 100, maxBatch: 500, touchEveryMs: 5_000, store: true };
+
 /**
  * Collects request-log rows and key last-use times in memory and writes them in
  * batches off the request path (decisions.md: logging must not add to latency).
@@ -43,7 +53,7 @@ export class RequestLogWriter {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly metrics?: Metrics,
-    private readonly opts: { flushEveryMs: number; maxBatch: number; touchEveryMs: number } = { flushEveryMs: 100, maxBatch: 500, touchEveryMs: 5_000 },
+    private readonly opts: RequestLogOptions = DEFAULT_REQUEST_LOG_OPTIONS,
   ) {
     this.timer = setInterval(() => void this.flush(), opts.flushEveryMs);
     this.timer.unref();
@@ -86,8 +96,10 @@ export class RequestLogWriter {
     this.rows = [];
     if (rows.length > 0) {
       try {
-        await insertLoggedRequests(this.db, rows.map(withoutNul));
-        this.metrics?.requestLogWritten(rows.length);
+        if (this.opts.store) {
+          await insertLoggedRequests(this.db, rows.map(withoutNul));
+          this.metrics?.requestLogWritten(rows.length);
+        }
         this.recordChecklist(rows);
       } catch (err) {
         this.countFailure(err);
