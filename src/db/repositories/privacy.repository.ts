@@ -3,7 +3,7 @@ import { isPostgres, type DbOrTrx } from '../database.js';
 import type { GuestTable } from '../schema.js';
 import { bodyAddress } from '../../pms/request-log-body.js';
 import type { GuestRef } from '../../pms/request-log-guests.js';
-import { storeBodies, withBodies, type RequestLogRowWithBodies } from './request-log.repository.js';
+import { deleteBody, storeBodies, withBodies, type RequestLogRowWithBodies } from './request-log.repository.js';
 
 // The queries of retention, erasure and export (README.md, Personal data): where a guest's personal data
 // lives besides the guest row (activity entries, idempotent responses, request-log bodies).
@@ -176,8 +176,7 @@ export async function replaceBody(trx: DbOrTrx, hotelId: string, oldSha: string,
   await storeBodies(trx, [{ hotelId, text, sha256: newSha, at: lastUsedAt }]);
   await trx.updateTable('request_log').set({ request_sha256: newSha }).where('hotel_id', '=', hotelId).where('request_sha256', '=', oldSha).execute();
   await trx.updateTable('request_log').set({ response_sha256: newSha }).where('hotel_id', '=', hotelId).where('response_sha256', '=', oldSha).execute();
-  await trx.deleteFrom('request_log_guests').where('hotel_id', '=', hotelId).where('sha256', '=', oldSha).execute();
-  await trx.deleteFrom('request_log_bodies').where('hotel_id', '=', hotelId).where('sha256', '=', oldSha).execute();
+  await deleteBody(trx, hotelId, oldSha);
 }
 
 /** SQLite: copies the WAL into the database file and truncates it, so erased bytes leave the WAL (best effort while readers hold it). */

@@ -214,14 +214,33 @@ async function purgeUnusedBodies(db: Db, cutoff: string): Promise<number> {
         // Asked again under the delete: a row written meanwhile keeps its body.
         const gone = await unusedBodies(trx, cutoff, c).executeTakeFirst();
         if (!gone) continue;
-        await trx.deleteFrom('request_log_bodies').where('hotel_id', '=', c.hotel_id).where('sha256', '=', c.sha256).execute();
-        await trx.deleteFrom('request_log_guests').where('hotel_id', '=', c.hotel_id).where('sha256', '=', c.sha256).execute();
+        await deleteBody(trx, c.hotel_id, c.sha256);
         n++;
       }
       return n;
     });
     if (candidates.length < PURGE_BATCH) return total;
   }
+}
+
+/** Deletes a stored body and the guest-index entries its text gave (found again from the text, by the index's key). */
+export async function deleteBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<void> {
+  const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
+  if (!stored) return;
+  const refs = guestRefs([unpackBody(stored.body)]);
+  for (const kind of ['pms', 'guest', 'holder'] as const) {
+    const of = refs.filter((r) => r.kind === kind).map((r) => r.ref);
+    for (let i = 0; i < of.length; i += ROWS_PER_STATEMENT) {
+      await trx
+        .deleteFrom('request_log_guests')
+        .where('hotel_id', '=', hotelId)
+        .where('kind', '=', kind)
+        .where('ref', 'in', of.slice(i, i + ROWS_PER_STATEMENT))
+        .where('sha256', '=', sha256)
+        .execute();
+    }
+  }
+  await trx.deleteFrom('request_log_bodies').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).execute();
 }
 
 /** Bodies last named before `cutoff` that no row names (or that one, if given). */
