@@ -25,9 +25,6 @@ export type GuestSelector = { pmsGuestId: string } | { guestId: string };
 const IDEMPOTENCY_REACH_MS = 25 * 60 * 60 * 1000;
 const BATCH = 200;
 
-/** What a request-log body that named an erased guest is replaced with. */
-export const ERASED_BODY = '[erased: this body named a guest whose personal data was erased on request]';
-
 // ---------------------------------------------------------------- retention
 
 /**

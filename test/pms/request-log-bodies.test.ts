@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { resetKeyLimits } from '../../src/operations.js';
+import { runRetention } from '../../src/jobs/retention.js';
+import { insertLoggedRequests } from '../../src/db/repositories/request-log.repository.js';
 import { bodiesNamingQuery, requestLogNamingQuery } from '../../src/db/repositories/privacy.repository.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
@@ -156,6 +158,47 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
     expect(syncs).toHaveLength(3);
     for (const s of syncs) expect(s.requestBody.guests).toEqual([kept[0]]);
   }, 120_000);
+
+  it('the retention run deletes the bodies (and their guest-index entries) that only rows past 90 days named, and keeps a body a younger row still names', async () => {
+    const day = 24 * 60 * 60 * 1000;
+    const row = (id: string, ageMs: number, requestBody: string) => ({
+      id,
+      at: new Date(Date.now() - ageMs).toISOString(),
+      hotelId,
+      slug: t.slug,
+      keyId: t.keys.keyId,
+      mode: 'live' as const,
+      method: 'POST',
+      path: `${base}/guests/checkin`,
+      statusCode: 200,
+      requestBody,
+      responseBody: null,
+      requestBytes: Buffer.byteLength(requestBody),
+      responseBytes: null,
+      clientIp: '127.0.0.1',
+      userAgent: null,
+      durationMs: 1,
+      idempotencyKey: null,
+      pathBytes: null,
+      userAgentBytes: null,
+      idempotencyKeyBytes: null,
+    });
+    const onlyOld = JSON.stringify(person('purged', 'P1'));
+    const shared = JSON.stringify(person('shared', 'P2'));
+    const tag = randomId(6);
+    await insertLoggedRequests(db(), [row(`req_p1_${tag}`, 91 * day, onlyOld), row(`req_p2_${tag}`, 92 * day, shared)]);
+    await insertLoggedRequests(db(), [row(`req_p3_${tag}`, 10 * day, shared)]);
+    const has = async (text: string) => (await storedBodies()).some((b) => b.sha256 === sha256(text));
+    const entries = async (text: string) =>
+      Number((await sql<{ n: number | string }>`select count(*) as n from request_log_guests where sha256 = ${sha256(text)}`.execute(db())).rows[0]?.n);
+    expect([await has(onlyOld), await has(shared), await entries(onlyOld)]).toEqual([true, true, 1]);
+
+    await runRetention(db(), null);
+    expect([await has(onlyOld), await entries(onlyOld)]).toEqual([false, 0]);
+    expect([await has(shared), await entries(shared)]).toEqual([true, 1]);
+    const left = await loggedRows(db(), [`req_p3_${tag}`]);
+    expect(left.get(`req_p3_${tag}`)?.request_body).toBe(shared);
+  });
 
   it.runIf(engine === 'postgres')(
     'PostgreSQL: the erasure and export lookups read the guest index and the request log by index, never a sequential scan of request_log',
