@@ -3,7 +3,7 @@ import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.j
 import type { RequestLogTable } from '../schema.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
-import { guestRefs } from '../../pms/request-log-guests.js';
+import { guestRefs, type GuestRef } from '../../pms/request-log-guests.js';
 
 /** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
 export interface LoggedRequest {
@@ -45,6 +45,39 @@ interface BodyToStore {
   text: string;
   sha256: string;
   at: string;
+  /** Compressed, with the guests it names, ahead of the transaction (see prepareBodies). */
+  prepared?: { data: Buffer; bytes: number; refs: GuestRef[] };
+}
+
+/**
+ * Compresses and indexes, before the transaction, the bodies not yet stored: the
+ * transaction (on SQLite, the one connection) is then held only for the writes. A body
+ * already stored, the usual case of a repeated sync, costs one lookup.
+ */
+async function prepareBodies(db: DbOrTrx, list: BodyToStore[]): Promise<void> {
+  const byHotel = new Map<string, BodyToStore[]>();
+  for (const b of list) byHotel.set(b.hotelId, [...(byHotel.get(b.hotelId) ?? []), b]);
+  for (const [hotelId, hotelBodies] of byHotel) {
+    for (let i = 0; i < hotelBodies.length; i += BODIES_PER_STATEMENT) {
+      const chunk = hotelBodies.slice(i, i + BODIES_PER_STATEMENT);
+      const stored = await db
+        .selectFrom('request_log_bodies')
+        .select('sha256')
+        .where('hotel_id', '=', hotelId)
+        .where(
+          'sha256',
+          'in',
+          chunk.map((b) => b.sha256),
+        )
+        .execute();
+      const have = new Set(stored.map((r) => r.sha256));
+      for (const b of chunk) {
+        if (have.has(b.sha256)) continue;
+        const packed = packBody(b.text);
+        b.prepared = { data: packed.data, bytes: packed.bytes, refs: guestRefs([b.text]) };
+      }
+    }
+  }
 }
 
 /**
@@ -86,8 +119,10 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
     idempotency_key_bytes: r.idempotencyKeyBytes,
     replay_of: r.replayOf ?? null,
   }));
+  const toStore = [...bodies.values()];
+  await prepareBodies(db, toStore);
   await runTransaction(db, async (trx) => {
-    await storeBodies(trx, [...bodies.values()]);
+    await storeBodies(trx, toStore);
     for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
       await trx
         .insertInto('request_log')
@@ -130,13 +165,15 @@ export async function storeBodies(trx: DbOrTrx, list: BodyToStore[]): Promise<vo
         .insertInto('request_log_bodies')
         .values(
           fresh.map((b) => {
-            const packed = packBody(b.text);
-            return { hotel_id: hotelId, sha256: packed.sha256, bytes: packed.bytes, body: packed.data, last_used_at: b.at };
+            b.prepared ??= { ...packBody(b.text), refs: guestRefs([b.text]) };
+            return { hotel_id: hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
           }),
         )
         .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
         .execute();
-      const refs = fresh.flatMap((b) => guestRefs([b.text]).map((g) => ({ hotel_id: hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })));
+      const refs = fresh.flatMap((b) =>
+        (b.prepared?.refs ?? guestRefs([b.text])).map((g) => ({ hotel_id: hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })),
+      );
       for (let j = 0; j < refs.length; j += ROWS_PER_STATEMENT) {
         await trx
           .insertInto('request_log_guests')
