@@ -1,6 +1,8 @@
 import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isLockTimeout } from './database.js';
 import { CliError } from '../errors.js';
+import { packBody } from '../pms/request-log-body.js';
+import { guestRefs } from '../pms/request-log-guests.js';
 
 // Migrations live in code (not files found at run time) so the built service and the
 // tests apply exactly the same list. Never edit a released migration: add a new one.
@@ -395,6 +397,44 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('request_log').addColumn('replay_of', 'text').execute();
     },
   },
+  '0016_request_log_bodies': {
+    async up(db: Kysely<unknown>) {
+      // Request and response bodies leave the rows: each is kept once per hotel in
+      // request_log_bodies, brotli-compressed, addressed by the SHA-256 of its text, and
+      // every row that sent or answered it names it (pms/request-log-body.ts). The guests a
+      // body names are indexed in request_log_guests (pms/request-log-guests.ts), so erasure
+      // and export read only those rows. Every existing row is converted, then the old columns go.
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      await db.schema
+        .createTable('request_log_bodies')
+        .addColumn('hotel_id', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('bytes', 'integer', (c) => c.notNull())
+        .addColumn('body', pg ? 'bytea' : 'blob', (c) => c.notNull())
+        .addColumn('last_used_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('request_log_bodies_pk', ['hotel_id', 'sha256'])
+        .execute();
+      await sql`create index request_log_bodies_last_used_idx on request_log_bodies (last_used_at)`.execute(db);
+      await db.schema
+        .createTable('request_log_guests')
+        .addColumn('hotel_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('pms', 'guest', 'holder')`))
+        .addColumn('ref', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('request_log_guests_pk', ['hotel_id', 'kind', 'ref', 'sha256'])
+        // SQLite: the table is its primary key (one B-tree, not a table and an index). The
+        // entries of one body are found again from its text (pms/request-log-guests.ts).
+        .$call((t) => (pg ? t : t.modifyEnd(sql`without rowid`)))
+        .execute();
+      await db.schema.alterTable('request_log').addColumn('request_sha256', 'text').execute();
+      await db.schema.alterTable('request_log').addColumn('response_sha256', 'text').execute();
+      await sql`create index request_log_request_body_idx on request_log (hotel_id, request_sha256) where request_sha256 is not null`.execute(db);
+      await sql`create index request_log_response_body_idx on request_log (hotel_id, response_sha256) where response_sha256 is not null`.execute(db);
+      await convertRequestLogBodies(db);
+      await db.schema.alterTable('request_log').dropColumn('request_body').execute();
+      await db.schema.alterTable('request_log').dropColumn('response_body').execute();
+    },
+  },
   '0017_room_assignments_by_hotel': {
     async up(db: Kysely<unknown>) {
       // The rooms a hotel's roster has held (the Rooms page's "rooms to adopt") are read from
@@ -403,6 +443,49 @@ const migrations: Record<string, Migration> = {
     },
   },
 };
+
+/** 0016: moves every row's bodies into request_log_bodies (and their guests into request_log_guests), 500 rows at a time. */
+async function convertRequestLogBodies(db: Kysely<unknown>): Promise<void> {
+  interface OldRow {
+    id: string;
+    hotel_id: string | null;
+    created_at: string;
+    request_body: string | null;
+    response_body: string | null;
+  }
+  let after = '';
+  const indexed = new Set<string>();
+  for (;;) {
+    const { rows } = await sql<OldRow>`select id, hotel_id, created_at, request_body, response_body from request_log
+      where id > ${after} and (request_body is not null or response_body is not null) order by id limit 500`.execute(db);
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]?.id ?? after;
+    for (const r of rows) {
+      // A row that no key of a hotel sent keeps no body (pms/request-log-body.ts); one written so by an old build keeps none now.
+      const hotelId = r.hotel_id;
+      const address = async (text: string | null): Promise<string | null> => {
+        if (text === null || hotelId === null) return null;
+        const packed = packBody(text);
+        await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at)
+          values (${hotelId}, ${packed.sha256}, ${packed.bytes}, ${packed.data}, ${r.created_at})
+          on conflict (hotel_id, sha256) do update set last_used_at = case when excluded.last_used_at > request_log_bodies.last_used_at
+            then excluded.last_used_at else request_log_bodies.last_used_at end`.execute(db);
+        if (indexed.size > 100_000) indexed.clear();
+        const key = `${hotelId} ${packed.sha256}`;
+        if (indexed.has(key)) return packed.sha256;
+        indexed.add(key);
+        for (const g of guestRefs([text])) {
+          await sql`insert into request_log_guests (hotel_id, kind, ref, sha256) values (${hotelId}, ${g.kind}, ${g.ref}, ${packed.sha256})
+            on conflict do nothing`.execute(db);
+        }
+        return packed.sha256;
+      };
+      const requestSha = await address(r.request_body);
+      const responseSha = await address(r.response_body);
+      await sql`update request_log set request_sha256 = ${requestSha}, response_sha256 = ${responseSha} where id = ${r.id}`.execute(db);
+    }
+  }
+}
 
 /** The names of the migrations this build knows, in the order they apply. */
 export function knownMigrations(): string[] {

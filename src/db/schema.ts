@@ -103,8 +103,9 @@ export interface RequestLogTable {
   method: string;
   path: string;
   status_code: number;
-  request_body: string | null;
-  response_body: string | null;
+  /** The stored request and response bodies, by their address in request_log_bodies (null: none kept). */
+  request_sha256: Optional<string>;
+  response_sha256: Optional<string>;
   client_ip: string;
   user_agent: string | null;
   duration_ms: number;
@@ -118,6 +119,28 @@ export interface RequestLogTable {
   idempotency_key_bytes: Optional<number>;
   /** An answer replayed from the idempotency store: the id of the request whose answer it is (null: not a replay, or a row older than the column). */
   replay_of: Optional<string>;
+}
+
+/**
+ * A request-log body, stored once per hotel whatever the number of rows that name it
+ * (pms/request-log-body.ts): its text's UTF-8 bytes, brotli-compressed, addressed by their SHA-256.
+ */
+export interface RequestLogBodyTable {
+  hotel_id: string;
+  sha256: string;
+  /** Size of the text in bytes, uncompressed. */
+  bytes: number;
+  body: Buffer;
+  /** The newest created_at of the rows that named it: the purge takes it once that is past retention and no row names it. */
+  last_used_at: string;
+}
+
+/** A guest a stored body names (pms/request-log-guests.ts): erasure and export find its rows by it. */
+export interface RequestLogGuestTable {
+  hotel_id: string;
+  kind: 'pms' | 'guest' | 'holder';
+  ref: string;
+  sha256: string;
 }
 
 /** One behaviour a key has shown, first seen in the request `request_id` (pms/key-checklist.ts). */
@@ -235,6 +258,8 @@ export interface Database {
   activity_log: ActivityLogTable;
   idempotency_records: IdempotencyRecordTable;
   request_log: RequestLogTable;
+  request_log_bodies: RequestLogBodyTable;
+  request_log_guests: RequestLogGuestTable;
   staff_users: StaffUserTable;
   staff_sessions: StaffSessionTable;
   rate_limit_counters: RateLimitCounterTable;

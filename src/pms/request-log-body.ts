@@ -14,6 +14,7 @@
 //   answered (null: no body).
 
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 
 /** The most bytes of a body a row keeps (decisions.md: 64 KiB). */
 export const BODY_CAP_BYTES = 64 * 1024;
@@ -122,6 +123,17 @@ export function readStoredBody(stored: string | null): StoredBody {
   return { cut: m ? { bytes: Number(m[1]), sha256: m[2] ?? '' } : null };
 }
 
+/** A stored text split into the body kept and its cut marker ('' when it was not cut). */
+export function splitCutMarker(stored: string): { kept: string; marker: string } {
+  const m = MARKER.exec(stored);
+  return m ? { kept: stored.slice(0, m.index), marker: m[0] } : { kept: stored, marker: '' };
+}
+
+/** Says whether a stored text is a GET /guests digest (`{"count":n,"ids":[…]}`, perhaps cut). */
+export function isDigestText(stored: string): boolean {
+  return /^\{"count":\d+,"ids":\[/.test(stored);
+}
+
 /** Says whether a stored response body is a GET /guests digest (not the answer as sent). */
 export function isRosterDigest(row: { method: string; path: string; status_code: number; response_body: string | null }): boolean {
   return (
@@ -131,4 +143,47 @@ export function isRosterDigest(row: { method: string; path: string; status_code:
     row.response_body !== null &&
     row.response_body.startsWith('{"count":')
   );
+}
+
+// ---------------------------------------------------------------- storage of a body
+//
+// A row does not hold its bodies: it names each by the SHA-256 of its stored text (the
+// body as sent, or its capped form above), and the text lives once per hotel in
+// request_log_bodies, brotli-compressed (docs/architecture.md, "Request log"). A PMS that
+// sends the same roster every 5 minutes costs a row of metadata per sync, not a body.
+
+/** Brotli at quality 5: ~10-11x on full-roster syncs at ~1 ms per 64 KiB; quality 9 gains ~10% for ~100x the time. */
+const BROTLI_QUALITY = 5;
+
+/** A stored text as the bodies table keeps it. */
+export interface PackedBody {
+  /** SHA-256 (hex) of the text's UTF-8 bytes: the body's address. */
+  sha256: string;
+  /** Size in bytes of the text (uncompressed). */
+  bytes: number;
+  /** The text's UTF-8 bytes, brotli-compressed. */
+  data: Buffer;
+}
+
+/** The address of a stored text: SHA-256 of its UTF-8 bytes. */
+export function bodyAddress(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Compresses a stored text for the bodies table. */
+export function packBody(text: string): PackedBody {
+  const raw = Buffer.from(text, 'utf8');
+  const data = brotliCompressSync(raw, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+    },
+  });
+  return { sha256: createHash('sha256').update(raw).digest('hex'), bytes: raw.length, data };
+}
+
+/** The text of a packed body, exactly as it was stored. */
+export function unpackBody(data: Uint8Array): string {
+  return brotliDecompressSync(data).toString('utf8');
 }

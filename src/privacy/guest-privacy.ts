@@ -15,16 +15,15 @@ import * as repo from '../db/repositories/privacy.repository.js';
 import { toSummary } from '../db/repositories/request-log.repository.js';
 import { guestMatcher, onlyAbout, redactChanges, redactMentions, type GuestMatcher } from '../domain/personal-data.js';
 import { ApiError } from '../errors.js';
-import { isRosterDigest } from '../pms/request-log-body.js';
+import { isDigestText, unpackBody } from '../pms/request-log-body.js';
+import { holderRef, refKey, type GuestRef } from '../pms/request-log-guests.js';
+import { redactStoredBody } from './request-log-redaction.js';
 
 export type GuestSelector = { pmsGuestId: string } | { guestId: string };
 
 /** Idempotency records live 24 h: stays checked out longer ago than this have none left (the purge runs first). */
 const IDEMPOTENCY_REACH_MS = 25 * 60 * 60 * 1000;
 const BATCH = 200;
-
-/** What a request-log body that named an erased guest is replaced with. */
-export const ERASED_BODY = '[erased: this body named a guest whose personal data was erased on request]';
 
 // ---------------------------------------------------------------- retention
 
@@ -81,13 +80,7 @@ export interface ErasureResult {
  * data. Refused (409 GUEST_ACTIVE) while a stay is active; 404 when no stay matches.
  */
 export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelector, actor: Actor): Promise<ErasureResult> {
-  // Request-log bodies are searched before the transaction (the log is large; the write
-  // lock is held only for the updates). A row written later names a checked-out guest
-  // only if a client sent its data again after the erasure.
-  const before = await repo.findStays(db, hotel.id, selector);
-  const stays0 = checkErasable(before);
-  // A stored GET /guests answer is the roster's count and guest ids: no personal data in it.
-  const logRows = (await repo.requestLogMentioning(db, hotel, mentionTexts(stays0))).filter((r) => !isRosterDigest(r));
+  checkErasable(await repo.findStays(db, hotel.id, selector));
   const result = await runTransaction(db, async (trx) => {
     const stays = checkErasable(await repo.findStays(trx, hotel.id, selector, true));
     const ids = stays.map((s) => s.id);
@@ -96,11 +89,7 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
     await repo.anonymiseGuestRows(trx, ids, now);
     const activity = await redactActivity(trx, ids);
     const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
-    const requestLog = await repo.replaceRequestLogBodies(
-      trx,
-      logRows.map((r) => r.id),
-      ERASED_BODY,
-    );
+    const requestLog = await redactRequestLog(trx, hotel.id, stays);
     const webhookEvents = await redactOutbox(trx, hotel.id, ids);
     const erased = { guests: stays.length, activity, idempotency, requestLog, webhookEvents };
     const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
@@ -138,6 +127,49 @@ function checkErasable(stays: repo.GuestRow[]): repo.GuestRow[] {
   if (stays.length === 0) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in this hotel.' });
   if (stays.some((s) => s.status === 'active')) throw new ApiError('GUEST_ACTIVE');
   return stays;
+}
+
+/**
+ * The request-log bodies that name the guest (found through request_log_guests, not by
+ * searching the log) lose its personal values, and only its: a full-roster sync keeps
+ * every other guest. Each body is stored once per hotel, so every row that sent or
+ * answered it reads the redacted text, and the old text is deleted. Returns how many rows
+ * name the guest (a GET /guests digest holds ids only and is left as it is).
+ */
+async function redactRequestLog(trx: DbOrTrx, hotelId: string, stays: repo.GuestRow[]): Promise<number> {
+  const ids = stays.map((s) => s.id);
+  const pmsGuestId = stays[0]?.pms_guest_id ?? null;
+  const holders = new Set(stays.filter((s) => s.pms_guest_id === null).map((s) => holderRef(s.last_name, s.check_in_date)));
+  const byIds = guestMatcher(pmsGuestId, ids);
+  const matcher: GuestMatcher = (o) => {
+    const m = byIds(o);
+    if (m !== null) return m;
+    if (o.pmsGuestId === null && typeof o.lastName === 'string' && typeof o.checkInDate === 'string')
+      return holders.has(holderRef(o.lastName, o.checkInDate)) || null;
+    return null;
+  };
+  const ownValues = new Set(stays.flatMap((s) => [s.email, s.phone]).filter((v): v is string => typeof v === 'string' && v !== ''));
+  const rows = new Set<string>();
+  for (const b of await repo.bodiesNaming(trx, hotelId, guestRefsOf(stays))) {
+    const text = unpackBody(b.body);
+    if (isDigestText(text)) continue;
+    for (const id of await repo.rowsOfBody(trx, hotelId, b.sha256)) rows.add(id);
+    const redacted = redactStoredBody(text, { matcher, ownValues });
+    if (redacted !== text) await repo.replaceBody(trx, hotelId, b.sha256, redacted, b.last_used_at);
+  }
+  return rows.size;
+}
+
+/** The references by which request_log_guests names the guest's stays (pms/request-log-guests.ts). */
+function guestRefsOf(stays: repo.GuestRow[]): GuestRef[] {
+  const refs = new Map<string, GuestRef>();
+  const add = (r: GuestRef) => refs.set(`${r.kind} ${r.ref}`, r);
+  for (const s of stays) {
+    add({ kind: 'guest', ref: refKey(s.id) });
+    if (s.pms_guest_id !== null) add({ kind: 'pms', ref: refKey(s.pms_guest_id) });
+    else add({ kind: 'holder', ref: holderRef(s.last_name, s.check_in_date) });
+  }
+  return [...refs.values()];
 }
 
 /**
@@ -205,7 +237,7 @@ export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelect
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  const logRows = await repo.requestLogMentioning(db, hotel, [...mentionTexts(stays), ...ids.map((id) => JSON.stringify(id))]);
+  const logRows = await repo.requestLogNaming(db, hotel.id, guestRefsOf(stays));
   const requestLog = logRows
     .map((r) => ({ row: r, requestBody: bodyAbout(r.request_body, matcher, ids), responseBody: bodyAbout(r.response_body, matcher, ids) }))
     .filter((x) => x.requestBody !== undefined || x.responseBody !== undefined)

@@ -415,8 +415,6 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       method: 'GET',
       path: '/api/pms/v1/purge-hotel/guests',
       status_code: 401,
-      request_body: null,
-      response_body: null,
       client_ip: '127.0.0.1',
       user_agent: null,
       duration_ms: 1.5,

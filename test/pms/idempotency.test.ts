@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { withBodies } from '../../src/db/repositories/request-log.repository.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { randomId } from '../../src/domain/ids.js';
@@ -84,7 +85,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
       await sleep(50);
       rows = await db().selectFrom('request_log').selectAll().where('idempotency_key', '=', key).orderBy('created_at').execute();
     }
-    return rows;
+    return withBodies(db(), rows);
   }
 
   // ---------------------------------------------------------------- header rules

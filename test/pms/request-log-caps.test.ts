@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withBodies } from '../../src/db/repositories/request-log.repository.js';
 import type { Db } from '../../src/db/database.js';
 import { issueKeyPair } from '../../src/operations.js';
 import { capBody } from '../../src/pms/request-log-body.js';
@@ -217,9 +218,10 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     // HEAD is answered by the same route: its row holds the same digest, not the roster.
     const headReq = await t.api('HEAD', `${base}/guests`, { key: pair.live });
     expect(headReq.status).toBe(200);
-    const headRow = await eventually(async () =>
-      db().selectFrom('request_log').selectAll().where('method', '=', 'HEAD').where('api_key_id', '=', pair.keyId).executeTakeFirst(),
-    );
+    const headRow = await eventually(async () => {
+      const found = await db().selectFrom('request_log').selectAll().where('method', '=', 'HEAD').where('api_key_id', '=', pair.keyId).executeTakeFirst();
+      return found ? (await withBodies(db(), [found]))[0] : undefined;
+    });
     expect(headRow.response_body?.startsWith(`{"count":${ROSTER},"ids":["`)).toBe(true);
     expect(Number(headRow.response_bytes)).toBeGreaterThan(20 * CAP);
   }, 120_000);

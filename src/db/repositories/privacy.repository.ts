@@ -1,6 +1,9 @@
 import { sql, type Selectable } from 'kysely';
 import { isPostgres, type DbOrTrx } from '../database.js';
-import type { GuestTable, RequestLogTable } from '../schema.js';
+import type { GuestTable } from '../schema.js';
+import { bodyAddress } from '../../pms/request-log-body.js';
+import type { GuestRef } from '../../pms/request-log-guests.js';
+import { deleteBody, storeBodies, withBodies, type RequestLogRowWithBodies } from './request-log.repository.js';
 
 // The queries of retention, erasure and export (README.md, Personal data): where a guest's personal data
 // lives besides the guest row (activity entries, idempotent responses, request-log bodies).
@@ -95,39 +98,85 @@ export async function setIdempotencyResponse(trx: DbOrTrx, apiKeyId: string, key
   await trx.updateTable('idempotency_records').set({ response_body: body }).where('api_key_id', '=', apiKeyId).where('idempotency_key', '=', key).execute();
 }
 
-export type RequestLogRowFull = Selectable<RequestLogTable>;
+/**
+ * The hotel's request-log rows whose bodies name any of these guests, oldest first: the
+ * bodies' addresses from request_log_guests, then the rows that sent or answered one of
+ * them by their indexes. The log itself is not searched.
+ */
+export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
+  const naming = (column: 'request_sha256' | 'response_sha256') =>
+    db
+      .selectFrom('request_log as r')
+      .selectAll('r')
+      .where('r.hotel_id', '=', hotelId)
+      .where(`r.${column}`, 'in', bodiesNamingQuery(db, hotelId, refs));
+  return naming('request_sha256').union(naming('response_sha256')).orderBy('created_at').orderBy('id');
+}
 
-/** The hotel's request-log rows (its keys' and those addressed to its slug) whose bodies contain any of `texts`, oldest first. */
-export async function requestLogMentioning(db: DbOrTrx, hotel: { id: string; slug: string }, texts: string[]): Promise<RequestLogRowFull[]> {
-  if (texts.length === 0) return [];
-  const patterns = texts.map(containsPattern);
+/** The addresses of the hotel's stored bodies that name any of these guests. */
+export function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
+  const kinds = [...new Set(refs.map((r) => r.kind))];
   return db
-    .selectFrom('request_log')
-    .selectAll()
-    .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
+    .selectFrom('request_log_guests as g')
+    .select('g.sha256')
+    .where('g.hotel_id', '=', hotelId)
     .where((eb) =>
-      eb.or(patterns.flatMap((p) => [eb('request_body', 'like', sql<string>`${p} escape '\\'`), eb('response_body', 'like', sql<string>`${p} escape '\\'`)])),
-    )
-    .orderBy('created_at')
-    .orderBy('id')
+      eb.or(
+        kinds.map((kind) =>
+          eb.and([
+            eb('g.kind', '=', kind),
+            eb(
+              'g.ref',
+              'in',
+              refs.filter((r) => r.kind === kind).map((r) => r.ref),
+            ),
+          ]),
+        ),
+      ),
+    );
+}
+
+/** The request-log rows that name any of these guests, with their bodies' texts. */
+export async function requestLogNaming(db: DbOrTrx, hotelId: string, refs: GuestRef[]): Promise<RequestLogRowWithBodies[]> {
+  if (refs.length === 0) return [];
+  return withBodies(db, await requestLogNamingQuery(db, hotelId, refs).execute());
+}
+
+/** The hotel's stored bodies that name any of these guests, locked for the erasure's transaction. */
+export async function bodiesNaming(trx: DbOrTrx, hotelId: string, refs: GuestRef[]): Promise<Array<{ sha256: string; body: Buffer; last_used_at: string }>> {
+  if (refs.length === 0) return [];
+  return trx
+    .selectFrom('request_log_bodies')
+    .select(['sha256', 'body', 'last_used_at'])
+    .where('hotel_id', '=', hotelId)
+    .where('sha256', 'in', bodiesNamingQuery(trx, hotelId, refs))
+    .$if(isPostgres(trx), (q) => q.forUpdate())
     .execute();
 }
 
-/** Replaces the bodies of these rows (metadata and sizes stay). */
-export async function replaceRequestLogBodies(trx: DbOrTrx, ids: string[], text: string): Promise<number> {
-  let n = 0;
-  for (let i = 0; i < ids.length; i += 500) {
-    const res = await trx
-      .updateTable('request_log')
-      .set((eb) => ({
-        request_body: eb.case().when('request_body', 'is', null).then(null).else(text).end(),
-        response_body: eb.case().when('response_body', 'is', null).then(null).else(text).end(),
-      }))
-      .where('id', 'in', ids.slice(i, i + 500))
-      .executeTakeFirst();
-    n += Number(res.numUpdatedRows);
-  }
-  return n;
+/** Ids of the hotel's rows that sent or answered this body. */
+export async function rowsOfBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('request_log')
+    .select('id')
+    .where('hotel_id', '=', hotelId)
+    .where('request_sha256', '=', sha256)
+    .union(trx.selectFrom('request_log').select('id').where('hotel_id', '=', hotelId).where('response_sha256', '=', sha256))
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Every row of the hotel that sent or answered the body at `oldSha` names `text` instead
+ * (stored and indexed as any body); the old body and its index entries are gone.
+ */
+export async function replaceBody(trx: DbOrTrx, hotelId: string, oldSha: string, text: string, lastUsedAt: string): Promise<void> {
+  const newSha = bodyAddress(text);
+  if (newSha === oldSha) return;
+  await storeBodies(trx, [{ hotelId, text, sha256: newSha, at: lastUsedAt }]);
+  await trx.updateTable('request_log').set({ request_sha256: newSha }).where('hotel_id', '=', hotelId).where('request_sha256', '=', oldSha).execute();
+  await trx.updateTable('request_log').set({ response_sha256: newSha }).where('hotel_id', '=', hotelId).where('response_sha256', '=', oldSha).execute();
+  await deleteBody(trx, hotelId, oldSha);
 }
 
 /** SQLite: copies the WAL into the database file and truncates it, so erased bytes leave the WAL (best effort while readers hold it). */

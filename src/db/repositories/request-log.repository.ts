@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
-import type { DbOrTrx } from '../database.js';
+import { sql, type Selectable } from 'kysely';
+import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
-import { BODY_CAP_BYTES, isRosterDigest, readStoredBody, ROSTER_DIGEST } from '../../pms/request-log-body.js';
+import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
+import { guestRefs, type GuestRef } from '../../pms/request-log-guests.js';
 
 /** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
 export interface LoggedRequest {
@@ -36,51 +37,208 @@ export interface LoggedRequest {
 
 // SQLite allows 32,766 bound values per statement; 21 columns per row.
 const ROWS_PER_STATEMENT = 500;
+const BODIES_PER_STATEMENT = 100;
 
 /** Rows one statement of the retention purge deletes (a few milliseconds on SQLite). */
 export const PURGE_BATCH_ROWS = 2000;
 
-export async function insertLoggedRequests(db: DbOrTrx, rows: LoggedRequest[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    await db
-      .insertInto('request_log')
-      .values(
-        rows.slice(i, i + ROWS_PER_STATEMENT).map((r) => ({
-          id: r.id,
-          created_at: r.at,
-          hotel_id: r.hotelId,
-          slug: r.slug,
-          api_key_id: r.keyId,
-          key_mode: r.mode,
-          method: r.method,
-          path: r.path,
-          status_code: r.statusCode,
-          request_body: r.requestBody,
-          response_body: r.responseBody,
-          request_bytes: r.requestBytes,
-          response_bytes: r.responseBytes,
-          client_ip: r.clientIp,
-          user_agent: r.userAgent,
-          duration_ms: r.durationMs,
-          idempotency_key: r.idempotencyKey,
-          path_bytes: r.pathBytes,
-          user_agent_bytes: r.userAgentBytes,
-          idempotency_key_bytes: r.idempotencyKeyBytes,
-          replay_of: r.replayOf ?? null,
-        })),
-      )
-      .execute();
+/** A body to store: its hotel, text, address, and the newest time a row of the batch named it. */
+interface BodyToStore {
+  hotelId: string;
+  text: string;
+  sha256: string;
+  at: string;
+  /** Compressed, with the guests it names, ahead of the transaction (see prepareBodies). */
+  prepared?: { data: Buffer; bytes: number; refs: GuestRef[] };
+}
+
+/**
+ * Compresses and indexes, before the transaction, the bodies not yet stored: the
+ * transaction (on SQLite, the one connection) is then held only for the writes. A body
+ * already stored, the usual case of a repeated sync, costs one lookup.
+ */
+async function prepareBodies(db: DbOrTrx, list: BodyToStore[]): Promise<void> {
+  const byHotel = new Map<string, BodyToStore[]>();
+  for (const b of list) byHotel.set(b.hotelId, [...(byHotel.get(b.hotelId) ?? []), b]);
+  for (const [hotelId, hotelBodies] of byHotel) {
+    for (let i = 0; i < hotelBodies.length; i += BODIES_PER_STATEMENT) {
+      const chunk = hotelBodies.slice(i, i + BODIES_PER_STATEMENT);
+      const stored = await db
+        .selectFrom('request_log_bodies')
+        .select('sha256')
+        .where('hotel_id', '=', hotelId)
+        .where(
+          'sha256',
+          'in',
+          chunk.map((b) => b.sha256),
+        )
+        .execute();
+      const have = new Set(stored.map((r) => r.sha256));
+      for (const b of chunk) {
+        if (have.has(b.sha256)) continue;
+        const packed = packBody(b.text);
+        b.prepared = { data: packed.data, bytes: packed.bytes, refs: guestRefs([b.text]) };
+      }
+    }
   }
 }
 
-/** Deletes rows created before `cutoff`; returns how many. */
+/**
+ * Writes the rows, their bodies (each distinct one once: pms/request-log-body.ts) and the
+ * guests new bodies name (pms/request-log-guests.ts), in one transaction.
+ */
+export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promise<void> {
+  const bodies = new Map<string, BodyToStore>();
+  const address = (hotelId: string | null, text: string | null): string | null => {
+    // A row that no key of a hotel sent keeps no body (pms/request-log-body.ts).
+    if (text === null || hotelId === null) return null;
+    const sha256 = bodyAddress(text);
+    const key = `${hotelId} ${sha256}`;
+    const known = bodies.get(key);
+    if (!known) bodies.set(key, { hotelId, text, sha256, at: rowsAt });
+    return sha256;
+  };
+  const rowsAt = rows.reduce((max, r) => (r.at > max ? r.at : max), '');
+  const values = rows.map((r) => ({
+    id: r.id,
+    created_at: r.at,
+    hotel_id: r.hotelId,
+    slug: r.slug,
+    api_key_id: r.keyId,
+    key_mode: r.mode,
+    method: r.method,
+    path: r.path,
+    status_code: r.statusCode,
+    request_sha256: address(r.hotelId, r.requestBody),
+    response_sha256: address(r.hotelId, r.responseBody),
+    request_bytes: r.requestBytes,
+    response_bytes: r.responseBytes,
+    client_ip: r.clientIp,
+    user_agent: r.userAgent,
+    duration_ms: r.durationMs,
+    idempotency_key: r.idempotencyKey,
+    path_bytes: r.pathBytes,
+    user_agent_bytes: r.userAgentBytes,
+    idempotency_key_bytes: r.idempotencyKeyBytes,
+    replay_of: r.replayOf ?? null,
+  }));
+  const toStore = [...bodies.values()];
+  await prepareBodies(db, toStore);
+  await runTransaction(db, async (trx) => {
+    await storeBodies(trx, toStore);
+    for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
+      await trx
+        .insertInto('request_log')
+        .values(values.slice(i, i + ROWS_PER_STATEMENT))
+        .execute();
+    }
+  });
+}
+
+/** `last_used_at` only moves forward. */
+const laterLastUse = sql<string>`case when excluded.last_used_at > request_log_bodies.last_used_at then excluded.last_used_at else request_log_bodies.last_used_at end`;
+
+/**
+ * Stores each body not yet kept for its hotel (compressed) with the guests it names, and
+ * moves the last use of those already kept. Taking the body's row (the update or the
+ * upsert) also keeps the purge and an erasure from removing it under this transaction.
+ */
+export async function storeBodies(trx: DbOrTrx, list: BodyToStore[]): Promise<void> {
+  const byHotel = new Map<string, BodyToStore[]>();
+  for (const b of list) byHotel.set(b.hotelId, [...(byHotel.get(b.hotelId) ?? []), b]);
+  for (const [hotelId, hotelBodies] of byHotel) {
+    for (let i = 0; i < hotelBodies.length; i += BODIES_PER_STATEMENT) {
+      const chunk = hotelBodies.slice(i, i + BODIES_PER_STATEMENT);
+      const at = chunk.reduce((max, b) => (b.at > max ? b.at : max), '');
+      const kept = await trx
+        .updateTable('request_log_bodies')
+        .set({ last_used_at: sql<string>`case when last_used_at < ${at} then ${at} else last_used_at end` })
+        .where('hotel_id', '=', hotelId)
+        .where(
+          'sha256',
+          'in',
+          chunk.map((b) => b.sha256),
+        )
+        .returning('sha256')
+        .execute();
+      const have = new Set(kept.map((k) => k.sha256));
+      const fresh = chunk.filter((b) => !have.has(b.sha256));
+      if (fresh.length === 0) continue;
+      await trx
+        .insertInto('request_log_bodies')
+        .values(
+          fresh.map((b) => {
+            b.prepared ??= { ...packBody(b.text), refs: guestRefs([b.text]) };
+            return { hotel_id: hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
+          }),
+        )
+        .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
+        .execute();
+      const refs = fresh.flatMap((b) =>
+        (b.prepared?.refs ?? guestRefs([b.text])).map((g) => ({ hotel_id: hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })),
+      );
+      for (let j = 0; j < refs.length; j += ROWS_PER_STATEMENT) {
+        await trx
+          .insertInto('request_log_guests')
+          .values(refs.slice(j, j + ROWS_PER_STATEMENT))
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+      }
+    }
+  }
+}
+
+/** The texts of these stored bodies of a hotel, by address. */
+export async function readBodies(db: DbOrTrx, hotelId: string, addresses: Array<string | null | undefined>): Promise<Map<string, string>> {
+  const wanted = [...new Set(addresses.filter((a): a is string => typeof a === 'string'))];
+  const out = new Map<string, string>();
+  for (let i = 0; i < wanted.length; i += BODIES_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('request_log_bodies')
+      .select(['sha256', 'body'])
+      .where('hotel_id', '=', hotelId)
+      .where('sha256', 'in', wanted.slice(i, i + BODIES_PER_STATEMENT))
+      .execute();
+    for (const r of rows) out.set(r.sha256, unpackBody(r.body));
+  }
+  return out;
+}
+
+/** A request-log row with the texts of its bodies (null: none kept). */
+export type RequestLogRowWithBodies = Selectable<RequestLogTable> & { request_body: string | null; response_body: string | null };
+
+/** The rows with the texts of their bodies, exactly as stored. */
+export async function withBodies(db: DbOrTrx, rows: Selectable<RequestLogTable>[]): Promise<RequestLogRowWithBodies[]> {
+  const byHotel = new Map<string, Selectable<RequestLogTable>[]>();
+  for (const r of rows) if (r.hotel_id !== null) byHotel.set(r.hotel_id, [...(byHotel.get(r.hotel_id) ?? []), r]);
+  const texts = new Map<string, Map<string, string>>();
+  for (const [hotelId, list] of byHotel)
+    texts.set(
+      hotelId,
+      await readBodies(
+        db,
+        hotelId,
+        list.flatMap((r) => [r.request_sha256, r.response_sha256]),
+      ),
+    );
+  return rows.map((r) => {
+    const t = r.hotel_id === null ? undefined : texts.get(r.hotel_id);
+    return {
+      ...r,
+      request_body: r.request_sha256 ? (t?.get(r.request_sha256) ?? null) : null,
+      response_body: r.response_sha256 ? (t?.get(r.response_sha256) ?? null) : null,
+    };
+  });
+}
+
 /**
  * Deletes the rows older than `cutoff` in batches of `batchRows` (oldest first), one
  * statement each, giving the event loop a turn between two: a purge of hundreds of
  * thousands of rows never holds SQLite's one writer, nor the process, for longer than
- * one batch (docs/architecture.md).
+ * one batch (docs/architecture.md). Then the bodies no row names any more (and their
+ * guests) go in the same run. Returns how many rows.
  */
-export async function purgeRequestLog(db: DbOrTrx, cutoff: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
+export async function purgeRequestLog(db: Db, cutoff: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
   let total = 0;
   for (;;) {
     const res = await db
@@ -89,9 +247,83 @@ export async function purgeRequestLog(db: DbOrTrx, cutoff: string, batchRows = P
       .executeTakeFirst();
     const n = Number(res.numDeletedRows);
     total += n;
-    if (n < batchRows) return total;
+    if (n < batchRows) break;
     await new Promise((resolve) => setImmediate(resolve));
   }
+  await purgeUnusedBodies(db, cutoff);
+  return total;
+}
+
+/** Bodies last named before `cutoff` that no row names: gone, with the guests they named. */
+async function purgeUnusedBodies(db: Db, cutoff: string): Promise<number> {
+  const PURGE_BATCH = 500;
+  let total = 0;
+  for (;;) {
+    const candidates = await unusedBodies(db, cutoff).limit(PURGE_BATCH).execute();
+    if (candidates.length === 0) return total;
+    total += await runTransaction(db, async (trx) => {
+      let n = 0;
+      for (const c of candidates) {
+        // Asked again under the delete: a row written meanwhile keeps its body.
+        const gone = await unusedBodies(trx, cutoff, c).executeTakeFirst();
+        if (!gone) continue;
+        await deleteBody(trx, c.hotel_id, c.sha256);
+        n++;
+      }
+      return n;
+    });
+    if (candidates.length < PURGE_BATCH) return total;
+  }
+}
+
+/** Deletes a stored body and the guest-index entries its text gave (found again from the text, by the index's key). */
+export async function deleteBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<void> {
+  const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
+  if (!stored) return;
+  const refs = guestRefs([unpackBody(stored.body)]);
+  for (const kind of ['pms', 'guest', 'holder'] as const) {
+    const of = refs.filter((r) => r.kind === kind).map((r) => r.ref);
+    for (let i = 0; i < of.length; i += ROWS_PER_STATEMENT) {
+      await trx
+        .deleteFrom('request_log_guests')
+        .where('hotel_id', '=', hotelId)
+        .where('kind', '=', kind)
+        .where('ref', 'in', of.slice(i, i + ROWS_PER_STATEMENT))
+        .where('sha256', '=', sha256)
+        .execute();
+    }
+  }
+  await trx.deleteFrom('request_log_bodies').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).execute();
+}
+
+/** Bodies last named before `cutoff` that no row names (or that one, if given). */
+function unusedBodies(db: DbOrTrx, cutoff: string, one?: { hotel_id: string; sha256: string }) {
+  return db
+    .selectFrom('request_log_bodies as b')
+    .select(['b.hotel_id', 'b.sha256'])
+    .where('b.last_used_at', '<', cutoff)
+    .$if(one !== undefined, (q) => q.where('b.hotel_id', '=', one?.hotel_id ?? '').where('b.sha256', '=', one?.sha256 ?? ''))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('request_log as r')
+            .select(sql`1`.as('one'))
+            .whereRef('r.hotel_id', '=', 'b.hotel_id')
+            .whereRef('r.request_sha256', '=', 'b.sha256'),
+        ),
+      ),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('request_log as r')
+            .select(sql`1`.as('one'))
+            .whereRef('r.hotel_id', '=', 'b.hotel_id')
+            .whereRef('r.response_sha256', '=', 'b.sha256'),
+        ),
+      ),
+    )
+    .$if(one !== undefined && isPostgres(db), (q) => q.forUpdate());
 }
 
 export interface RequestLogFilter {
@@ -210,12 +442,14 @@ export function toSummary(r: SummaryColumns): RequestLogSummary {
 const sizeOrNull = (n: number | null | undefined): number | null => (n === null || n === undefined ? null : Number(n));
 
 export async function findHotelRequest(db: DbOrTrx, hotel: { id: string; slug: string }, id: string): Promise<RequestLogDetail | null> {
-  const r = await db
+  const found = await db
     .selectFrom('request_log')
     .selectAll()
     .where('id', '=', id)
     .where((eb) => eb.or([eb('hotel_id', '=', hotel.id), eb.and([eb('hotel_id', 'is', null), eb('slug', '=', hotel.slug)])]))
     .executeTakeFirst();
+  if (!found) return null;
+  const [r] = await withBodies(db, [found]);
   if (!r) return null;
   const requestBytes = r.request_bytes === null || r.request_bytes === undefined ? null : Number(r.request_bytes);
   const responseBytes = r.response_bytes === null || r.response_bytes === undefined ? null : Number(r.response_bytes);

@@ -1,0 +1,105 @@
+// Which guests a stored request-log body names (README.md, Personal data): erasure and
+// export find a guest's rows through request_log_guests, written with the body, instead of
+// searching every body. Pure functions, no I/O.
+//
+// A body names a guest by
+// - `pmsGuestId` (kind `pms`): any object member of that name holding a string;
+// - `guestId` (kind `guest`): any such member, and the `ids` of a stored GET /guests digest;
+// - its last name and arrival date (kind `holder`): the `currentGuest` of a ROOM_OCCUPIED
+//   answer about a guest staff checked in, which has no pmsGuestId. Kept as a SHA-256 of
+//   the two, so the index itself holds no name.
+// A body that is not complete JSON (cut at 64 KiB, or malformed as sent) is read for the
+// same members as text, so a cut roster still names every guest it got to.
+
+import { createHash } from 'node:crypto';
+
+export type GuestRefKind = 'pms' | 'guest' | 'holder';
+
+export interface GuestRef {
+  kind: GuestRefKind;
+  ref: string;
+}
+
+/** Longer references (a client may send anything as a pmsGuestId) are indexed by their SHA-256. */
+const MAX_REF_CHARS = 128;
+
+/** The indexed form of an identifier: itself, or `sha256:<hex>` when long or holding a NUL. */
+export function refKey(value: string): string {
+  return value.length <= MAX_REF_CHARS && !value.includes('\u0000') ? value : `sha256:${createHash('sha256').update(value, 'utf8').digest('hex')}`;
+}
+
+/** The reference of a staff-checked-in guest named by its last name and arrival date. */
+export function holderRef(lastName: string, checkInDate: string): string {
+  return createHash('sha256').update(`${lastName}\n${checkInDate}`, 'utf8').digest('hex');
+}
+
+/** Every guest the stored texts name, each once. */
+export function guestRefs(texts: Array<string | null>): GuestRef[] {
+  const out = new Map<string, GuestRef>();
+  const add = (kind: GuestRefKind, value: string) => {
+    const ref = kind === 'holder' ? value : refKey(value);
+    out.set(`${kind}\u0000${ref}`, { kind, ref });
+  };
+  for (const text of texts) {
+    if (text === null || text === '') continue;
+    let parsed: unknown;
+    let complete = true;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      complete = false;
+    }
+    if (complete) walk(parsed, add);
+    else scan(text, add);
+  }
+  return [...out.values()];
+}
+
+function walk(value: unknown, add: (kind: GuestRefKind, value: string) => void): void {
+  if (Array.isArray(value)) {
+    for (const v of value) walk(v, add);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const o = value as Record<string, unknown>;
+  if (typeof o.pmsGuestId === 'string') add('pms', o.pmsGuestId);
+  if (typeof o.guestId === 'string') add('guest', o.guestId);
+  if (o.pmsGuestId === null && typeof o.lastName === 'string' && typeof o.checkInDate === 'string') add('holder', holderRef(o.lastName, o.checkInDate));
+  if (typeof o.count === 'number' && Array.isArray(o.ids)) for (const id of o.ids) if (typeof id === 'string') add('guest', id);
+  for (const v of Object.values(o)) walk(v, add);
+}
+
+const STRING = '"(?:[^"\\\\]|\\\\.)*"';
+const MEMBER = new RegExp(`"(pmsGuestId|guestId)"\\s*:\\s*(${STRING})`, 'g');
+const HOLDER = new RegExp(`"pmsGuestId"\\s*:\\s*null\\s*,\\s*"lastName"\\s*:\\s*(${STRING})\\s*,\\s*"checkInDate"\\s*:\\s*(${STRING})`, 'g');
+const ANY_STRING = new RegExp(STRING, 'g');
+
+/** The same members read from text that does not parse (a cut body): every complete one. */
+function scan(text: string, add: (kind: GuestRefKind, value: string) => void): void {
+  for (const m of text.matchAll(MEMBER)) {
+    const v = decode(m[2] ?? '');
+    if (v !== null) add(m[1] === 'pmsGuestId' ? 'pms' : 'guest', v);
+  }
+  for (const m of text.matchAll(HOLDER)) {
+    const lastName = decode(m[1] ?? '');
+    const checkInDate = decode(m[2] ?? '');
+    if (lastName !== null && checkInDate !== null) add('holder', holderRef(lastName, checkInDate));
+  }
+  // A cut GET /guests digest: every complete string after `"ids":[` is a guestId.
+  const digest = /^\{"count":\d+,"ids":\[/.exec(text);
+  if (digest) {
+    for (const m of text.slice(digest[0].length).matchAll(ANY_STRING)) {
+      const v = decode(m[0]);
+      if (v !== null) add('guest', v);
+    }
+  }
+}
+
+function decode(literal: string): string | null {
+  try {
+    const v: unknown = JSON.parse(literal);
+    return typeof v === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
