@@ -128,7 +128,8 @@ run('SQLite: long work beside short requests', () => {
        values (?, ?, null, 'old', 'POST', '/guests/checkin', 200, '127.0.0.1', 1.5)`,
     );
     const oldest = cutoffMs - 24 * 60 * 60 * 1000;
-    observer.pragma('busy_timeout = 10000');
+    // The server may be writing (its request log, its own first retention run): wait for the lock.
+    observer.pragma('busy_timeout = 60000');
     observer.transaction(() => {
       for (let i = 0; i < PURGE_ROWS; i++) insert.run(`req_old_${i}`, new Date(oldest + i).toISOString());
     })();
@@ -148,7 +149,10 @@ run('SQLite: long work beside short requests', () => {
     purging = false;
     const seen = await probes.stop();
 
-    expect(result.requestLog).toBe(PURGE_ROWS);
+    // The service's own retention run (5 s after its start) may purge beside this one and
+    // take a share of the rows: together they delete every old row.
+    expect(result.requestLog).toBeGreaterThan(0);
+    expect(result.requestLog).toBeLessThanOrEqual(PURGE_ROWS);
     expect(remaining()).toBe(0);
     expect(seen.statuses.every((s) => s === 200)).toBe(true);
     // Answered while part of the rows was deleted and part still there.
