@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -31,7 +31,24 @@ export function launchChromium(): Promise<Browser> {
  * "Front-desk display".
  */
 export async function logInToDashboard(page: Page, baseUrl: string, email: string, password: string, { display = false } = {}): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard/#/login`);
+  // The page's requests still unanswered, named when the form never appears.
+  const pending = new Map<Request, string>();
+  const onRequest = (r: Request): void => void pending.set(r, `${r.method()} ${new URL(r.url()).pathname}`);
+  const onDone = (r: Request): void => void pending.delete(r);
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  try {
+    await page.goto(`${baseUrl}/dashboard/#/login`);
+    await page.locator('input[name=email]').waitFor();
+  } catch (err) {
+    const waiting = [...pending.values()].join(', ') || 'none';
+    throw new Error(`The login form did not appear (requests still unanswered: ${waiting}): ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    page.off('request', onRequest);
+    page.off('requestfinished', onDone);
+    page.off('requestfailed', onDone);
+  }
   await page.locator('input[name=email]').fill(email);
   await page.locator('input[name=password]').fill(password);
   if (display) await page.locator('input[name=display]').check();

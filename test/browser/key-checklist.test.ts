@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, go-live checklist, in a real browser: the Keys page shows the API base
@@ -45,11 +45,7 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
     try {
-      await page.goto(`${t.baseUrl}/dashboard/#/login`);
-      await page.locator('input[name=email]').fill(admin);
-      await page.locator('input[name=password]').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      await logInToDashboard(page, t.baseUrl, admin, PASSWORD);
       await page.getByRole('link', { name: 'Keys' }).click();
 
       const baseUrl = `${t.baseUrl}${base}`;
