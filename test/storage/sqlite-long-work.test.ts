@@ -1,4 +1,5 @@
 import SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFile } from '../../src/db/database.js';
 import { REQUEST_LOG_RETENTION_MS, runRetention } from '../../src/jobs/retention.js';
@@ -122,17 +123,14 @@ run('SQLite: long work beside short requests', () => {
 
   it('probes and another hotel’s dashboard read are answered while the retention purge deletes 500,000 request-log rows; every old row goes', async () => {
     const cutoffMs = Date.now() - REQUEST_LOG_RETENTION_MS;
-    // The old rows, written straight into the database file in one transaction.
-    const insert = observer.prepare(
-      `insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms)
-       values (?, ?, null, 'old', 'POST', '/guests/checkin', 200, '127.0.0.1', 1.5)`,
-    );
+    // The old rows, written in one statement through the server's own writer (a connection
+    // of the test's own would wait for the write lock beside the server's work).
     const oldest = cutoffMs - 24 * 60 * 60 * 1000;
-    // The server may be writing (its request log, its own first retention run): wait for the lock.
-    observer.pragma('busy_timeout = 60000');
-    observer.transaction(() => {
-      for (let i = 0; i < PURGE_ROWS; i++) insert.run(`req_old_${i}`, new Date(oldest + i).toISOString());
-    })();
+    await sql`insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms)
+      with recursive n(i) as (select 0 union all select i + 1 from n where i < ${PURGE_ROWS - 1})
+      select 'req_old_' || i, strftime('%Y-%m-%dT%H:%M:%fZ', (${oldest} + i) / 1000.0, 'unixepoch'), null, 'old', 'POST', '/guests/checkin', 200, '127.0.0.1', 1.5 from n`.execute(
+      t.server.database.db,
+    );
     observer.pragma('wal_checkpoint(TRUNCATE)');
     observer.pragma('busy_timeout = 0');
     const count = observer.prepare(`select count(*) as n from request_log where slug = 'old'`);
