@@ -1,4 +1,4 @@
-import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { isLockTimeout } from './database.js';
 import { CliError } from '../errors.js';
 import { packBody } from '../pms/request-log-body.js';
@@ -530,6 +530,20 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     ({ error, results } = await migrator.migrateToLatest());
   }
+  return appliedOrThrow({ error, results });
+}
+
+/**
+ * Applies the migrations up to and including `name` and no further: the schema of the
+ * release that ended with it (the migration tests build an earlier release's database so).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
+export async function migrateTo(db: Kysely<any>, name: string): Promise<string[]> {
+  return appliedOrThrow(await new Migrator({ db, provider }).migrateTo(name));
+}
+
+/** The names a migrator run applied; its first failure thrown, named. */
+function appliedOrThrow({ error, results }: MigrationResultSet): string[] {
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     const reason = error instanceof Error ? error.message : String(error);

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { holdExclusive } from '../../src/db/data-dir-lock.js';
-import { knownMigrations, migrateToLatest } from '../../src/db/migrations.js';
+import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
@@ -15,18 +15,6 @@ import { getJson, parseJsonOutput, postJson, runCli, spawnServe, waitForExit, wa
 // `innsync restore <file>` (README "Operating it", docs/backup-restore.md): the counterpart
 // of `innsync backup`. Every restore here is the real command; servers are real
 // `innsync serve` processes.
-
-/** The migrator, stopped at a named migration (unset: the real migrator); only in this process, never in the CLI's. */
-const stop = vi.hoisted(() => ({ at: null as string | null }));
-vi.mock('kysely', async (importOriginal) => {
-  const kysely = await importOriginal<typeof import('kysely')>();
-  class StoppingMigrator extends kysely.Migrator {
-    override migrateToLatest() {
-      return stop.at === null ? super.migrateToLatest() : this.migrateTo(stop.at);
-    }
-  }
-  return { ...kysely, Migrator: StoppingMigrator };
-});
 
 const dirs: string[] = [];
 const running: ServeProcess[] = [];
@@ -55,13 +43,10 @@ async function dataDirWithHotel(migration: string | null = null): Promise<{ data
   const dataDir = tempDir('innsync-restore-');
   const handle = openDatabase({ databaseUrl: null, dataDir });
   try {
-    stop.at = migration;
-    await migrateToLatest(handle.db);
-    stop.at = null;
+    await (migration === null ? migrateToLatest(handle.db) : migrateTo(handle.db, migration));
     await createHotel(handle.db, 'restore-hotel', 'Restore Hotel');
     return { dataDir, slug: 'restore-hotel', keys: await issueKeyPair(handle.db, 'restore-hotel') };
   } finally {
-    stop.at = null;
     await handle.close();
   }
 }

@@ -3,10 +3,10 @@ import path from 'node:path';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { Agent } from 'undici';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
-import { knownMigrations, migrateToLatest } from '../../src/db/migrations.js';
+import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { capBody } from '../../src/pms/request-log-body.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
@@ -16,18 +16,6 @@ import { createTestStorage, testEngines } from '../support/harness.js';
 // holding their bodies as text) is upgraded: every body moves to request_log_bodies, each
 // row names its own, the guests they name are indexed, and the request explorer shows each
 // old body exactly as it was stored.
-
-/** The migrator, stopped at a named migration (unset: the real migrator). */
-const stop = vi.hoisted(() => ({ at: null as string | null }));
-vi.mock('kysely', async (importOriginal) => {
-  const kysely = await importOriginal<typeof import('kysely')>();
-  class StoppingMigrator extends kysely.Migrator {
-    override migrateToLatest() {
-      return stop.at === null ? super.migrateToLatest() : this.migrateTo(stop.at);
-    }
-  }
-  return { ...kysely, Migrator: StoppingMigrator };
-});
 
 describe.each(testEngines())('migration 0016_request_log_bodies (%s)', (engine) => {
   const dirs: string[] = [];
@@ -66,9 +54,7 @@ describe.each(testEngines())('migration 0016_request_log_bodies (%s)', (engine) 
     ];
     const handle = openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir });
     try {
-      stop.at = '0015_request_log_replays';
-      expect((await migrateToLatest(handle.db)).at(-1)).toBe('0015_request_log_replays');
-      stop.at = null;
+      expect((await migrateTo(handle.db, '0015_request_log_replays')).at(-1)).toBe('0015_request_log_replays');
       await sql`insert into hotels (id, slug, name, created_at) values ('hotel_old', ${slug}, 'Old', '2026-11-01T00:00:00.000Z')`.execute(handle.db);
       for (const r of old) {
         await sql`insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, request_body, response_body, client_ip, duration_ms, request_bytes, response_bytes)

@@ -303,23 +303,17 @@ function unusedBodies(db: DbOrTrx, cutoff: string, one?: { hotel_id: string; sha
     .select(['b.hotel_id', 'b.sha256'])
     .where('b.last_used_at', '<', cutoff)
     .$if(one !== undefined, (q) => q.where('b.hotel_id', '=', one?.hotel_id ?? '').where('b.sha256', '=', one?.sha256 ?? ''))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('request_log as r')
-            .select(sql`1`.as('one'))
-            .whereRef('r.hotel_id', '=', 'b.hotel_id')
-            .whereRef('r.request_sha256', '=', 'b.sha256'),
-        ),
-      ),
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('request_log as r')
-            .select(sql`1`.as('one'))
-            .whereRef('r.hotel_id', '=', 'b.hotel_id')
-            .whereRef('r.response_sha256', '=', 'b.sha256'),
+    .where(({ and, not, exists, selectFrom }) =>
+      and(
+        (['r.request_sha256', 'r.response_sha256'] as const).map((column) =>
+          not(
+            exists(
+              selectFrom('request_log as r')
+                .select(sql`1`.as('one'))
+                .whereRef('r.hotel_id', '=', 'b.hotel_id')
+                .whereRef(column, '=', 'b.sha256'),
+            ),
+          ),
         ),
       ),
     )
