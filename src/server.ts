@@ -18,6 +18,7 @@ import { scheduleRetention } from './jobs/retention.js';
 import { DatabaseRateLimitStore, MemoryRateLimitStore, type RateLimitStore } from './rate-limit/stores.js';
 import { SetupLink } from './dashboard/setup-link.js';
 import { countHotels } from './db/repositories/staff.repository.js';
+import { ensurePartitionsAhead } from './db/partitions.js';
 import { DEFAULT_REQUEST_LOG_OPTIONS, RequestLogWriter } from './pms/request-log.js';
 import { listenMetrics, Metrics } from './http/metrics.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -159,6 +160,8 @@ async function openStorage(config: Config, logger: Logger, steps: StartSteps): P
   steps.onFailure(() => database.close());
   const applied = await steps.run(migrateToLatest(database.db));
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  // PostgreSQL: today's and the next days' request-log partitions, before the first request (db/partitions.ts).
+  await steps.run(ensurePartitionsAhead(database.db));
   return database;
 }
 

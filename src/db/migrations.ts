@@ -1,5 +1,6 @@
 import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { isLockTimeout } from './database.js';
+import { createDayPartitions, dayOf, PARTITION_DAYS_AHEAD } from './partitions.js';
 import { CliError } from '../errors.js';
 import { packBody } from '../pms/request-log-body.js';
 import { guestRefs } from '../pms/request-log-guests.js';
@@ -442,6 +443,64 @@ const migrations: Record<string, Migration> = {
       await sql`create index room_assignments_hotel_room_idx on room_assignments (hotel_id, room_number)`.execute(db);
     },
   },
+  '0018_request_log_by_day': {
+    async up(db: Kysely<unknown>) {
+      // PostgreSQL keeps the request log by the day, so retention drops whole days instead
+      // of deleting rows (db/partitions.ts; docs/architecture.md, "Request log storage").
+      // The table is rebuilt as a partitioned one with the same columns, every existing row
+      // copied into its day's partition in this migration's transaction. SQLite keeps one
+      // table and purges in batches.
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql`alter table request_log rename to request_log_unpartitioned`.execute(db);
+      // created_at compares byte by byte (collation "C"), whatever the database's own
+      // collation: the partition bounds are days as ISO text.
+      await sql`create table request_log (
+        id text not null,
+        created_at text collate "C" not null,
+        hotel_id text,
+        slug text,
+        api_key_id text,
+        key_mode text,
+        method text not null,
+        path text not null,
+        status_code integer not null,
+        client_ip text not null,
+        user_agent text,
+        duration_ms real not null,
+        idempotency_key text,
+        request_bytes integer,
+        response_bytes integer,
+        path_bytes integer,
+        user_agent_bytes integer,
+        idempotency_key_bytes integer,
+        replay_of text,
+        request_sha256 text,
+        response_sha256 text
+      ) partition by range (created_at)`.execute(db);
+      const { rows } = await sql<{ day: string }>`select distinct substr(created_at, 1, 10) as day from request_log_unpartitioned`.execute(db);
+      const now = Date.now();
+      const ahead = Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => dayOf(now + i * 24 * 60 * 60 * 1000));
+      await createDayPartitions(db, 'request_log', [...rows.map((r) => r.day), ...ahead]);
+      const columns = sql.raw(REQUEST_LOG_COLUMNS.join(', '));
+      await sql`insert into request_log (${columns}) select ${columns} from request_log_unpartitioned`.execute(db);
+      await sql`drop table request_log_unpartitioned`.execute(db);
+      // A partitioned table's unique keys hold its partition key: (id, created_at). Ids are
+      // drawn at random per request (domain/ids.ts), so id alone stays unique in practice.
+      await sql`alter table request_log add primary key (id, created_at)`.execute(db);
+      await sql`create index request_log_created_idx on request_log (created_at)`.execute(db);
+      await sql`create index request_log_hotel_time_idx on request_log (hotel_id, created_at)`.execute(db);
+      await sql`create index request_log_slug_time_idx on request_log (slug, created_at)`.execute(db);
+      await sql`create index request_log_request_body_idx on request_log (hotel_id, request_sha256) where request_sha256 is not null`.execute(db);
+      await sql`create index request_log_response_body_idx on request_log (hotel_id, response_sha256) where response_sha256 is not null`.execute(db);
+    },
+  },
+  '0019_webhook_events_by_time': {
+    async up(db: Kysely<unknown>) {
+      // The retention purge finds the webhook events past 30 days by time, a batch at a
+      // time (db/batches.ts), without reading the whole history.
+      await sql`create index webhook_events_created_idx on webhook_events (created_at)`.execute(db);
+    },
+  },
 };
 
 /** 0016: moves every row's bodies into request_log_bodies (and their guests into request_log_guests), 500 rows at a time. */
@@ -486,6 +545,31 @@ async function convertRequestLogBodies(db: Kysely<unknown>): Promise<void> {
     }
   }
 }
+
+/** The columns of request_log since 0016, in their order (0018 copies them). */
+const REQUEST_LOG_COLUMNS = [
+  'id',
+  'created_at',
+  'hotel_id',
+  'slug',
+  'api_key_id',
+  'key_mode',
+  'method',
+  'path',
+  'status_code',
+  'client_ip',
+  'user_agent',
+  'duration_ms',
+  'idempotency_key',
+  'request_bytes',
+  'response_bytes',
+  'path_bytes',
+  'user_agent_bytes',
+  'idempotency_key_bytes',
+  'replay_of',
+  'request_sha256',
+  'response_sha256',
+];
 
 /** The names of the migrations this build knows, in the order they apply. */
 export function knownMigrations(): string[] {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
+import { ensurePartitionsAhead } from '../db/partitions.js';
 import { purgeRequestLog } from '../db/repositories/request-log.repository.js';
 import { purgeExpired } from '../db/repositories/idempotency.repository.js';
 import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
@@ -29,6 +30,8 @@ export interface PurgeResult {
  * outgoing webhook events are kept 30 days, and expired dashboard sessions are deleted.
  */
 export async function runRetention(db: Db, guestRetentionDays: number | null, nowMs: number = Date.now()): Promise<PurgeResult> {
+  // PostgreSQL: the next days' request-log partitions exist before their first row (db/partitions.ts).
+  await ensurePartitionsAhead(db, nowMs);
   const requestLog = await purgeRequestLog(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
   const idempotency = await purgeExpired(db, new Date(nowMs).toISOString());
   const guests = guestRetentionDays === null ? 0 : await anonymiseExpiredGuests(db, guestRetentionDays, nowMs);

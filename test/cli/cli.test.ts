@@ -11,6 +11,7 @@ import { createHotel as createHotelInProcess, createStaffUser, issueKeyPair, ver
 import { startServer } from '../../src/server.js';
 import { createTestStorage, guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
+import { ensureDaysOf } from '../../src/db/partitions.js';
 import { getJson, lines, parseJsonOutput, postJson, runCli, storageEnv, trustingAgent, type CliResult, type Storage } from './cli-helpers.js';
 
 // operations.md, "Command line: npx innsync <command>": with --json one JSON object on
@@ -429,10 +430,14 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       created_at: iso(-2 * day),
       expires_at: expiresAt,
     });
-    await db()
-      .insertInto('request_log')
-      .values([logRow('req_purge_old1', iso(-91 * day)), logRow('req_purge_old2', iso(-400 * day)), logRow('req_purge_recent', iso(-89 * day))])
-      .execute();
+    const logRows = [logRow('req_purge_old1', iso(-91 * day)), logRow('req_purge_old2', iso(-400 * day)), logRow('req_purge_recent', iso(-89 * day))];
+    // PostgreSQL keeps the log by the day: the service creates only the days it writes.
+    await ensureDaysOf(
+      db(),
+      'request_log',
+      logRows.map((r) => r.created_at),
+    );
+    await db().insertInto('request_log').values(logRows).execute();
     await db()
       .insertInto('idempotency_records')
       .values([

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withBodies } from '../../src/db/repositories/request-log.repository.js';
 import type { RosterChange } from '../../src/events/roster-events.js';
 import { runRetention } from '../../src/jobs/retention.js';
+import { ensureDaysOf } from '../../src/db/partitions.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { awaitLoggedForPair, loggedRows } from '../support/request-log.js';
@@ -211,10 +212,14 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     });
     const oldId = `req_old_${uniqueKey()}`;
     const keptId = `req_kept_${uniqueKey()}`;
-    await db()
-      .insertInto('request_log')
-      .values([row(oldId, 91 * DAY), row(keptId, 89 * DAY)])
-      .execute();
+    const rows = [row(oldId, 91 * DAY), row(keptId, 89 * DAY)];
+    // PostgreSQL keeps the log by the day: the service creates only the days it writes.
+    await ensureDaysOf(
+      db(),
+      'request_log',
+      rows.map((r) => r.created_at),
+    );
+    await db().insertInto('request_log').values(rows).execute();
     const recent = await t.api('GET', `${base}/guests`);
     await logRows([recent.body.requestId as string]);
 

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
+import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 
 /**
  * Inserts the record of (API key, key) inside the caller's transaction, or takes over a
@@ -63,7 +65,11 @@ export async function storeResponse(
 }
 
 /** Deletes records past their lifetime; returns how many. */
-export async function purgeExpired(db: DbOrTrx, now: string): Promise<number> {
-  const res = await db.deleteFrom('idempotency_records').where('expires_at', '<', now).executeTakeFirst();
-  return Number(res.numDeletedRows);
+export async function purgeExpired(db: DbOrTrx, now: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
+  // In batches (db/batches.ts): a day of a fleet's answers expires every day.
+  return deleteInBatches(async (limit) => {
+    const res = await sql`delete from idempotency_records where (api_key_id, idempotency_key) in
+      (select api_key_id, idempotency_key from idempotency_records where expires_at < ${now} order by expires_at limit ${limit})`.execute(db);
+    return Number(res.numAffectedRows ?? 0);
+  }, batchRows);
 }

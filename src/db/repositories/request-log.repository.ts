@@ -1,6 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
 import type { RequestLogTable } from '../schema.js';
+import { dropDaysBefore, ensureDaysOf, isMissingPartition } from '../partitions.js';
+import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
 import { guestRefs, type GuestRef } from '../../pms/request-log-guests.js';
@@ -38,9 +40,6 @@ export interface LoggedRequest {
 // SQLite allows 32,766 bound values per statement; 21 columns per row.
 const ROWS_PER_STATEMENT = 500;
 const BODIES_PER_STATEMENT = 100;
-
-/** Rows one statement of the retention purge deletes (a few milliseconds on SQLite). */
-export const PURGE_BATCH_ROWS = 2000;
 
 /** A body to store: its hotel, text, address, and the newest time a row of the batch named it. */
 interface BodyToStore {
@@ -124,15 +123,28 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
   }));
   const toStore = [...bodies.values()];
   await prepareBodies(db, toStore);
-  await runTransaction(db, async (trx) => {
-    await storeBodies(trx, toStore);
-    for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
-      await trx
-        .insertInto('request_log')
-        .values(values.slice(i, i + ROWS_PER_STATEMENT))
-        .execute();
-    }
-  });
+  const write = () =>
+    runTransaction(db, async (trx) => {
+      await storeBodies(trx, toStore);
+      for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
+        await trx
+          .insertInto('request_log')
+          .values(values.slice(i, i + ROWS_PER_STATEMENT))
+          .execute();
+      }
+    });
+  try {
+    await write();
+  } catch (err) {
+    // PostgreSQL: a day the service has not created ahead (db/partitions.ts) is created now.
+    if (!isMissingPartition(err)) throw err;
+    await ensureDaysOf(
+      db,
+      'request_log',
+      rows.map((r) => r.at),
+    );
+    await write();
+  }
 }
 
 /** `last_used_at` only moves forward. */
@@ -232,24 +244,27 @@ export async function withBodies(db: DbOrTrx, rows: Selectable<RequestLogTable>[
 }
 
 /**
- * Deletes the rows older than `cutoff` in batches of `batchRows` (oldest first), one
- * statement each, giving the event loop a turn between two: a purge of hundreds of
- * thousands of rows never holds SQLite's one writer, nor the process, for longer than
- * one batch (docs/architecture.md). Then the bodies no row names any more (and their
- * guests) go in the same run. Returns how many rows.
+ * Removes the rows older than `cutoff`. PostgreSQL drops the days that ended before it,
+ * whole (db/partitions.ts): a row stays 90 to 91 days. SQLite deletes them in batches of
+ * `batchRows` (oldest first), one statement each, giving the event loop a turn between
+ * two: a purge of hundreds of thousands of rows never holds SQLite's one writer, nor the
+ * process, for longer than one batch (docs/architecture.md). Then the bodies no row names
+ * any more (and their guests) go in the same run. Returns how many rows.
  */
 export async function purgeRequestLog(db: Db, cutoff: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
-  let total = 0;
-  for (;;) {
+  if (isPostgres(db)) {
+    // PostgreSQL drops whole days (db/partitions.ts).
+    const dropped = await dropDaysBefore(db, 'request_log', cutoff);
+    await purgeUnusedBodies(db, cutoff);
+    return dropped;
+  }
+  const total = await deleteInBatches(async (limit) => {
     const res = await db
       .deleteFrom('request_log')
-      .where('id', 'in', (eb) => eb.selectFrom('request_log').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(batchRows))
+      .where('id', 'in', (eb) => eb.selectFrom('request_log').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(limit))
       .executeTakeFirst();
-    const n = Number(res.numDeletedRows);
-    total += n;
-    if (n < batchRows) break;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+    return Number(res.numDeletedRows);
+  }, batchRows);
   await purgeUnusedBodies(db, cutoff);
   return total;
 }

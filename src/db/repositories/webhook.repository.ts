@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { WebhookEndpointTable } from '../schema.js';
-import { isPostgres, type DbOrTrx } from '../database.js';
+import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
+import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import { newId } from '../../domain/ids.js';
 
 export interface WebhookEndpoint {
@@ -408,14 +409,25 @@ export async function oldestPendingDelivery(db: DbOrTrx): Promise<string | null>
   return (r?.oldest as string | null | undefined) ?? null;
 }
 
-/** Deletes the events created before `before` with their deliveries (a delivery still pending that long is dropped too). Returns the events deleted. */
-export async function purgeWebhookHistory(db: DbOrTrx, before: string): Promise<number> {
-  await db
-    .deleteFrom('webhook_deliveries')
-    .where('event_id', 'in', (eb) => eb.selectFrom('webhook_events').select('id').where('created_at', '<', before))
-    .execute();
-  const r = await db.deleteFrom('webhook_events').where('created_at', '<', before).executeTakeFirst();
-  return Number(r.numDeletedRows);
+/**
+ * Deletes the events created before `before` with their deliveries (a delivery still
+ * pending that long is dropped too), `batchRows` events a transaction (db/batches.ts).
+ * Returns the events deleted.
+ */
+export async function purgeWebhookHistory(db: Db, before: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {
+  return deleteInBatches(
+    (limit) =>
+      runTransaction(db, async (trx) => {
+        const ids = (await trx.selectFrom('webhook_events').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit).execute()).map(
+          (r) => r.id,
+        );
+        if (ids.length === 0) return 0;
+        await trx.deleteFrom('webhook_deliveries').where('event_id', 'in', ids).execute();
+        await trx.deleteFrom('webhook_events').where('id', 'in', ids).execute();
+        return ids.length;
+      }),
+    batchRows,
+  );
 }
 
 /** SQLite has one sender (its one process): at its start, any claim is a crashed run's, and is released. */
