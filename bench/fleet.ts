@@ -480,8 +480,11 @@ async function tableBytes(storage: DrillStorage): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (storage.engine === 'postgres') {
     const r = await sql<{ name: string; bytes: string }>`
-      select c.relname as name, pg_total_relation_size(c.oid) as bytes from pg_class c
-      join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind = 'r'`.execute(storage.db);
+      select coalesce(p.relname, c.relname) as name, sum(pg_total_relation_size(c.oid)) as bytes from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      left join pg_inherits i on i.inhrelid = c.oid left join pg_class p on p.oid = i.inhparent
+      where n.nspname = current_schema() and c.relkind = 'r' group by 1`.execute(storage.db);
+    // A partitioned table (the request log by the day) counts as the sum of its days.
     for (const row of r.rows) out.set(row.name, Number(row.bytes));
   } else {
     const r = await sql<{ name: string; bytes: number }>`

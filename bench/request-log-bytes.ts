@@ -22,6 +22,7 @@
  * sizes of the request log's tables with their indexes and TOAST), rows, distinct bodies,
  * and the ratio new / old.
  */
+import { ensureDaysOf } from '../src/db/partitions.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -236,7 +237,9 @@ async function openStorage(engine: 'sqlite' | 'postgres', name: string): Promise
     async bytes() {
       await sql`vacuum analyze`.execute(handle.db);
       const { rows } = await sql<{ n: string }>`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as n from pg_class c
-        where c.relkind = 'r' and c.relname in ('request_log', 'request_log_bodies', 'request_log_guests')`.execute(handle.db);
+        where c.relkind = 'r' and (c.relname in ('request_log', 'request_log_bodies', 'request_log_guests') or c.relname ~ '^request_log_[0-9]{8}$')`.execute(
+        handle.db,
+      );
       return Number(rows[0]?.n ?? 0);
     },
     async cleanup() {
@@ -247,6 +250,12 @@ async function openStorage(engine: 'sqlite' | 'postgres', name: string): Promise
 }
 
 async function insertOldForm(handle: DatabaseHandle, rows: LoggedRequest[]): Promise<void> {
+  // PostgreSQL keeps the log by the day: the days of the model's traffic (src/db/partitions.ts).
+  await ensureDaysOf(
+    handle.db,
+    'request_log',
+    rows.map((r) => r.at),
+  );
   for (const r of rows) {
     await sql`insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, request_body, response_body,
       request_bytes, response_bytes, client_ip, user_agent, duration_ms, idempotency_key)
