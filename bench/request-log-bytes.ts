@@ -22,12 +22,12 @@
  * sizes of the request log's tables with their indexes and TOAST), rows, distinct bodies,
  * and the ratio new / old.
  */
-import { ensureDaysOf } from '../src/db/partitions.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { ensureDaysOf } from '../src/db/partitions.js';
 import { migrateToLatest } from '../src/db/migrations.js';
 import { insertLoggedRequests, type LoggedRequest } from '../src/db/repositories/request-log.repository.js';
 import { capBody } from '../src/pms/request-log-body.js';
