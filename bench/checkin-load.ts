@@ -110,6 +110,7 @@ async function runPipelineServer(dataDir: string): Promise<void> {
     LOG_LEVEL: 'silent',
     DATABASE_URL: process.env.DATABASE_URL,
     SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS,
+    SQLITE_READER: process.env.SQLITE_READER,
   };
   const config = loadConfig(env);
   const server = await startServer(config, pino({ level: 'silent' }));

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import {
@@ -28,6 +29,9 @@ const READ_SQL = /^\s*(select|with)\b/i;
 /** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
 const CACHEABLE_SQL_LENGTH = 2000;
 const STATEMENT_CACHE_SIZE = 200;
+
+/** The longest run of the writer's statements in this thread before the event loop gets a turn (InlineSqlite). */
+const INLINE_TURN_MS = 10;
 
 /**
  * The worker's program (run with `eval`, so it needs no file of its own beside the
@@ -80,7 +84,7 @@ interface WorkerAnswer {
  * while the event loop goes on serving requests. Statements are answered in the order
  * they were sent. The worker keeps the process alive only while a statement is pending.
  */
-export class SqliteWorker {
+export class SqliteWorker implements SqliteConnection {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve: (a: WorkerAnswer) => void; reject: (err: Error) => void }>();
   #next = 0;
@@ -132,6 +136,100 @@ export class SqliteWorker {
   }
 }
 
+/** A connection statements are sent to: in a worker thread (SqliteWorker) or in this one (InlineSqlite). */
+export interface SqliteConnection {
+  execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>>;
+  close(): Promise<void>;
+}
+
+/**
+ * A better-sqlite3 connection in this thread: each statement runs on the event loop, at
+ * once, without a message to another thread. The writer is one (docs/architecture.md):
+ * a transaction holds it from BEGIN to COMMIT, so its statements must not wait for a
+ * thread between them.
+ */
+export class InlineSqlite implements SqliteConnection {
+  readonly #cache = new Map<string, SqliteDatabase.Statement>();
+  /** Milliseconds spent in statements since the event loop's last turn (null: none since). */
+  #spentMs: number | null = null;
+
+  constructor(private readonly sqlite: SqliteDatabase.Database) {}
+
+  #prepare(sql: string): SqliteDatabase.Statement {
+    if (sql.length > CACHEABLE_SQL_LENGTH) return this.sqlite.prepare(sql);
+    const cached = this.#cache.get(sql);
+    if (cached) {
+      this.#cache.delete(sql);
+      this.#cache.set(sql, cached);
+      return cached;
+    }
+    const stmt = this.sqlite.prepare(sql);
+    this.#cache.set(sql, stmt);
+    if (this.#cache.size > STATEMENT_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
+    return stmt;
+  }
+
+  execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    if (this.#spentMs === null) {
+      this.#spentMs = 0;
+      setImmediate(() => (this.#spentMs = null));
+    }
+    const started = performance.now();
+    let result: QueryResult<R>;
+    try {
+      const stmt = this.#prepare(sql);
+      if (stmt.reader) result = { rows: stmt.all(parameters) as R[] };
+      else {
+        const r = stmt.run(parameters);
+        result = { numAffectedRows: BigInt(r.changes), insertId: BigInt(r.lastInsertRowid), rows: [] };
+      }
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      this.#spentMs += performance.now() - started;
+    }
+    // A long transaction (a 20,000-guest sync, an erasure) runs statement after statement
+    // without the event loop taking a turn: past INLINE_TURN_MS of statements, the next
+    // waits for one, so requests that need no writer are answered meanwhile. Counted in
+    // the statements' own time: a short transaction never waits for a turn.
+    if (this.#spentMs < INLINE_TURN_MS) return Promise.resolve(result);
+    return new Promise((resolve) => setImmediate(() => resolve(result)));
+  }
+
+  close(): Promise<void> {
+    this.#cache.clear();
+    this.sqlite.close();
+    return Promise.resolve();
+  }
+}
+
+/** A read answered within this is short (RoutedConnection): it may run in this thread next time. */
+const SHORT_READ_MS = 2;
+
+/**
+ * What reads took, by SQL text: those the reader answered quickly (short), and those that
+ * once took long in this thread (long, for good). Bounded: forgotten all at once past 1,000.
+ */
+class ReadTimes {
+  readonly #short = new Set<string>();
+  readonly #long = new Set<string>();
+
+  /** Known short, and never seen long. */
+  isShort(sql: string): boolean {
+    return this.#short.has(sql) && !this.#long.has(sql);
+  }
+
+  record(sql: string, ms: number, inline: boolean): void {
+    if (this.#short.size >= 1000 || this.#long.size >= 1000) {
+      this.#short.clear();
+      this.#long.clear();
+    }
+    if (ms > SHORT_READ_MS) {
+      if (inline) this.#long.add(sql);
+    } else if (!this.#long.has(sql)) this.#short.add(sql);
+  }
+}
+
 class Mutex {
   #held: Promise<void> | null = null;
   #release: (() => void) | null = null;
@@ -141,6 +239,10 @@ class Mutex {
     this.#held = new Promise((resolve) => {
       this.#release = resolve;
     });
+  }
+
+  get held(): boolean {
+    return this.#held !== null;
   }
 
   unlock(): void {
@@ -196,17 +298,18 @@ class ReadClassifier {
  */
 class WorkerSqliteDriver implements Driver {
   readonly #writeLock = new Mutex();
+  readonly #readTimes = new ReadTimes();
 
   constructor(
-    private readonly writer: SqliteWorker,
-    private readonly reader: SqliteWorker,
+    private readonly writer: SqliteConnection,
+    private readonly reader: SqliteConnection,
     private readonly classifier: ReadClassifier,
   ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock);
+    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock, this.#readTimes);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -241,10 +344,11 @@ class RoutedConnection implements DatabaseConnection {
   #holdsWriter = false;
 
   constructor(
-    private readonly writer: SqliteWorker,
-    private readonly reader: SqliteWorker,
+    private readonly writer: SqliteConnection,
+    private readonly reader: SqliteConnection,
     private readonly classifier: ReadClassifier,
     private readonly writeLock: Mutex,
+    private readonly readTimes: ReadTimes,
   ) {}
 
   async begin(): Promise<void> {
@@ -261,7 +365,17 @@ class RoutedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#holdsWriter) return this.writer.execute<R>(query.sql, query.parameters);
-    if (this.classifier.isPlainRead(query.sql)) return this.reader.execute<R>(query.sql, query.parameters);
+    if (this.classifier.isPlainRead(query.sql)) {
+      // A read known to be short, while no transaction is open, runs on the writer in this
+      // thread at once (no message to a thread; no dirty read: the writer holds no
+      // uncommitted change). Any other read goes to the reader: one not seen yet, one that
+      // once took long here, and every read while a transaction is open.
+      const inline = this.writer instanceof InlineSqlite && !this.writeLock.held && this.readTimes.isShort(query.sql);
+      const started = performance.now();
+      const result = await (inline ? this.writer : this.reader).execute<R>(query.sql, query.parameters);
+      this.readTimes.record(query.sql, performance.now() - started, inline);
+      return result;
+    }
     // A write outside a transaction: autocommitted on the writer, in turn.
     await this.writeLock.lock();
     try {
@@ -280,14 +394,16 @@ class RoutedConnection implements DatabaseConnection {
 /** Kysely's SQLite dialect over a writer and a reader in worker threads (WorkerSqliteDriver). */
 export class WorkerSqliteDialect implements Dialect {
   constructor(
-    private readonly writer: WorkerConnectionSetup,
+    /** The writer: a connection opened here (it runs in this thread), or how a worker opens one. */
+    private readonly writer: SqliteDatabase.Database | WorkerConnectionSetup,
     private readonly reader: WorkerConnectionSetup,
     /** A query-only connection here, to ask SQLite whether a statement only reads. */
     private readonly classifier: SqliteDatabase.Database,
   ) {}
 
   createDriver(): Driver {
-    return new WorkerSqliteDriver(new SqliteWorker(this.writer), new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
+    const writer = this.writer instanceof SqliteDatabase ? new InlineSqlite(this.writer) : new SqliteWorker(this.writer);
+    return new WorkerSqliteDriver(writer, new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
   }
 
   createQueryCompiler(): QueryCompiler {
