@@ -12,8 +12,9 @@
  * guests are checked in and out through the HTTPS API (so their own rows are the
  * service's). Then the request log is filled to its size by prepared statements (SQLite:
  * better-sqlite3 on the database file; PostgreSQL: batched `insert … select from unnest`)
- * with bodies and guest-index entries made by the service's own functions (packBody:
- * brotli; guestRefs): 10 % of the rows in the targets' hotel, the rest in hotels of 1,000
+ * with bodies stored and indexed as the service stores them (addressed by bodyAddress,
+ * brotli-compressed, at quality 2 for speed: BENCH_ERASURE_BROTLI; indexed by guestRefs),
+ * written in the same pass to every engine: 10 % of the rows in the targets' hotel, the rest in hotels of 1,000
  * rows each; 60 % check-ins, updates and check-outs (a distinct request body naming one
  * guest, a distinct answer naming its ids), 40 % full syncs (a roster of 20 guests shared by
  * a run of 10 syncs, a distinct answer each); created_at within the last 3 days. In every
@@ -128,7 +129,13 @@ function guestData(hotel: string, n: number): Record<string, unknown> {
 }
 
 /** Rows of one hotel's log, in order, `count` of them. */
-function* hotelRows(slug: string, key: string, count: number, rand: () => number, targets: Target[]): Generator<{
+function* hotelRows(
+  slug: string,
+  key: string,
+  count: number,
+  rand: () => number,
+  targets: Target[],
+): Generator<{
   method: string;
   path: string;
   request: string;
@@ -347,7 +354,13 @@ async function openStore(engine: Engine, size: number, cluster: PostgresCluster 
       await client.query(
         `insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at)
          select * from unnest($1::text[], $2::text[], $3::int[], $4::bytea[], $5::text[]) on conflict do nothing`,
-        [c.bodies.map((b) => hotelIds[b.hotel]), c.bodies.map((b) => b.sha256), c.bodies.map((b) => b.bytes), c.bodies.map((b) => b.data), c.bodies.map((b) => b.at)],
+        [
+          c.bodies.map((b) => hotelIds[b.hotel]),
+          c.bodies.map((b) => b.sha256),
+          c.bodies.map((b) => b.bytes),
+          c.bodies.map((b) => b.data),
+          c.bodies.map((b) => b.at),
+        ],
       );
       await client.query(
         `insert into request_log_guests (hotel_id, kind, ref, sha256)
@@ -526,7 +539,12 @@ const ratio = (a: number[], b: number[]): string => (describe(a).median / descri
 
 async function main(): Promise<void> {
   console.log(`erasure at scale: sizes ${SIZES.map((s) => s.toLocaleString('en')).join(' and ')} rows; ${REPS} dashboard and ${CLI_REPS} CLI runs each`);
-  console.log(`load average at start: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (${os.cpus().length} CPUs)`);
+  console.log(
+    `load average at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (${os.cpus().length} CPUs)`,
+  );
   const cluster = ENGINES.includes('postgres') ? await startPostgresCluster() : null;
   try {
     if (cluster) console.log(`PostgreSQL: ${cluster.description}`);
@@ -562,7 +580,12 @@ async function main(): Promise<void> {
   } finally {
     cluster?.stop();
   }
-  console.log(`load average at end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+  console.log(
+    `load average at end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`,
+  );
 }
 
 await main();
