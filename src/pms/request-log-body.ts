@@ -4,7 +4,11 @@
 //
 // - A body is stored as sent up to BODY_CAP_BYTES (64 KiB of UTF-8). A longer one keeps
 //   its first part, cut on a character boundary (at most 64 KiB), followed by the marker
-//   `\n…[cut: <full size> bytes in all, sha256 <hex of the whole body>]`.
+//   `\n…[cut: <full size> bytes in all, sha256 <hex of the whole body>]`. When the cut falls
+//   directly inside an object that names no guest (a roster's guest whose `pmsGuestId`
+//   comes after the cut), and no object around it names one, the first part ends before
+//   that object: erasure finds a body's guests by the ids it names
+//   (pms/request-log-guests.ts), so a name kept without its id could never be erased.
 // - A 200 answer of GET /guests is stored as `{"count":n,"ids":["guest_…",…]}`: the
 //   roster's count and each guest's `guestId` (in the roster's order), never the roster;
 //   the cap then applies to this digest.
@@ -15,6 +19,7 @@
 
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { namesAGuest, objectSpans, ownText } from './request-log-guests.js';
 
 /** The most bytes of a body a row keeps (decisions.md: 64 KiB). */
 export const BODY_CAP_BYTES = 64 * 1024;
@@ -87,7 +92,19 @@ export function capBody(text: string): string {
   let end = BODY_CAP_BYTES;
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return `${bytes.subarray(0, end).toString('utf8')}\n…[cut: ${size} bytes in all, sha256 ${sha256}]`;
+  return `${withoutUnnamedTail(bytes.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${sha256}]`;
+}
+
+/**
+ * The first part of a cut body, ending before the object the cut fell in when neither it
+ * nor an object around it names a guest: nothing is kept that erasure could not find.
+ */
+export function withoutUnnamedTail(head: string): string {
+  const spans = objectSpans(head);
+  const tail = spans.find((s) => s.tail);
+  if (!tail) return head;
+  for (let s: (typeof spans)[number] | undefined = tail; s !== undefined; s = spans[s.parent]) if (namesAGuest(ownText(head, s))) return head;
+  return head.slice(0, tail.start);
 }
 
 /**

@@ -9,7 +9,9 @@
 //   answer about a guest staff checked in, which has no pmsGuestId. Kept as a SHA-256 of
 //   the two, so the index itself holds no name.
 // A body that is not complete JSON (cut at 64 KiB, or malformed as sent) is read for the
-// same members as text, so a cut roster still names every guest it got to.
+// same members as text, so a cut roster still names every guest it got to. A body cut at
+// 64 KiB never ends inside an object that names no guest (pms/request-log-body.ts), so
+// every personal value a cut body keeps stands in an object this index names.
 
 import { createHash } from 'node:crypto';
 
@@ -102,4 +104,93 @@ function decode(literal: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Says whether a text names a guest as the index reads it (a complete `pmsGuestId` or `guestId`, or a walk-in's last name and arrival date). */
+export function namesAGuest(text: string): boolean {
+  let found = false;
+  scan(text, () => {
+    found = true;
+  });
+  return found;
+}
+
+// ---------------------------------------------------------------- objects of a JSON text
+//
+// A cut body does not parse, so the cut (pms/request-log-body.ts) and erasure
+// (privacy/request-log-redaction.ts) read its objects from the text: where each starts and
+// ends, which object holds it under which member name, and the text of its own members.
+
+/** An object of a JSON text, complete or cut off at the end of the text. */
+export interface ObjectSpan {
+  /** Index of its `{`. */
+  start: number;
+  /** Index after its `}`; the text's length when it is cut off. */
+  end: number;
+  /** The innermost object holding it (its index in the list), -1 for none. */
+  parent: number;
+  /** The member name it is the value of; null for an array item or the outermost value. */
+  key: string | null;
+  /** [start, end) of the text of its own members, nested objects and arrays left out. */
+  own: Array<[number, number]>;
+  /** The text ends among its own members: the cut fell directly inside it. */
+  tail: boolean;
+}
+
+/** Every object of a JSON text (complete or cut off at the end), in the order they open. */
+export function objectSpans(text: string): ObjectSpan[] {
+  const spans: ObjectSpan[] = [];
+  // `from`: where the open object's current run of own members began; `object`: the innermost object at or above.
+  const stack: Array<{ kind: '{' | '['; span: number; from: number; object: number }> = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      const top = stack[stack.length - 1];
+      let key: string | null = null;
+      if (top?.kind === '{') {
+        spans[top.span]?.own.push([top.from, i]);
+        key = memberName(text.slice(top.from, i));
+      }
+      const object = top?.object ?? -1;
+      if (c === '{') {
+        spans.push({ start: i, end: text.length, parent: object, key, own: [], tail: false });
+        stack.push({ kind: '{', span: spans.length - 1, from: i, object: spans.length - 1 });
+      } else stack.push({ kind: '[', span: -1, from: i + 1, object });
+    } else if (c === '}' || c === ']') {
+      const closed = stack.pop();
+      const span = closed?.kind === '{' ? spans[closed.span] : undefined;
+      if (closed && span) {
+        span.own.push([closed.from, i + 1]);
+        span.end = i + 1;
+      }
+      const top = stack[stack.length - 1];
+      if (top) top.from = i + 1;
+    }
+  }
+  // Cut off: only the innermost open container runs on to the end of the text.
+  const last = stack[stack.length - 1];
+  const tail = last?.kind === '{' ? spans[last.span] : undefined;
+  if (last && tail) {
+    tail.own.push([last.from, text.length]);
+    tail.tail = true;
+  }
+  return spans;
+}
+
+/** The text of an object's own members, each nested object or array written as `0`. */
+export function ownText(text: string, span: ObjectSpan): string {
+  return span.own.map(([a, b]) => text.slice(a, b)).join('0');
+}
+
+/** The member name a text of members ends with (`…,"name":`), if it does. */
+function memberName(members: string): string | null {
+  const m = /"((?:[^"\\]|\\.)*)"\s*:\s*$/.exec(members);
+  return m ? decode(`"${m[1] ?? ''}"`) : null;
 }

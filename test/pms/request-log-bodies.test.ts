@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
@@ -213,7 +213,11 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
       select ${hotelId}, 'pms', 'PLAN-' || (i % 10000), md5('b' || (i % 2000)) from generate_series(1, 10000) as i`.execute(db());
       await sql`analyze request_log`.execute(db());
       await sql`analyze request_log_guests`.execute(db());
-      const refs = [{ kind: 'pms' as const, ref: 'PLAN-42' }];
+      // A guest is named by several kinds of reference (its pmsGuestId and guestId).
+      const refs = [
+        { kind: 'pms' as const, ref: 'PLAN-42' },
+        { kind: 'guest' as const, ref: 'guest_plan_42' },
+      ];
       // request_log is kept by the day (request_log_YYYYMMDD): the day holding the rows is
       // read by its indexes. The empty days ahead are scanned at no cost (nothing to read).
       const filled = `request_log_${now.slice(0, 10).replaceAll('-', '')}`;
@@ -236,5 +240,29 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
       expect((await requestLogNamingQuery(db(), hotelId, refs).execute()).length).toBe(10);
     },
     120_000,
+  );
+
+  it.runIf(engine === 'sqlite')(
+    "SQLite: the erasure and export lookups read the guest index by its whole key (hotel, kind, reference) for a guest named by several kinds of reference, not every entry of the hotel's log",
+    async () => {
+      const refs = [
+        { kind: 'pms' as const, ref: 'PLAN-42' },
+        { kind: 'guest' as const, ref: 'guest_plan_42' },
+      ];
+      for (const query of [
+        requestLogNamingQuery(db(), hotelId, refs),
+        db()
+          .selectFrom('request_log_bodies')
+          .select('sha256')
+          .where('sha256', 'in', bodiesNamingQuery(db(), hotelId, refs)),
+      ]) {
+        const compiled = query.compile();
+        const { rows } = await db().executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+        const reads = rows.map((r) => r.detail).filter((d) => / g USING /.test(d));
+        expect(reads.length, rows.map((r) => r.detail).join('\n')).toBeGreaterThanOrEqual(2);
+        for (const d of reads) expect(d).toMatch(/USING PRIMARY KEY \(hotel_id=\? AND kind=\? AND ref=\?\)/);
+        expect(rows.map((r) => r.detail).join('\n')).not.toMatch(/SCAN r\b/);
+      }
+    },
   );
 });

@@ -77,6 +77,27 @@ describe('capBody', () => {
     const full = 'é'.repeat(CAP / 2);
     expect(capBody(full)).toBe(full);
   });
+
+  it('never ends inside an object that names no guest: a guest cut before its pmsGuestId is left out, one cut after it is kept', () => {
+    const filler = (i: number) => ({ pmsGuestId: `F-${i}`, lastName: `Filler${i}` });
+    const guests = Array.from({ length: 3000 }, (_, i) => filler(i));
+    const at = (text: string, marker: string) => text.indexOf(marker);
+    // Pad the body so that byte 65,536 falls inside guest 1000's last name.
+    const shape = (pad: number, order: 'name-first' | 'id-first') => {
+      const target = order === 'name-first' ? { lastName: 'Zyxwvut', pmsGuestId: 'T-1' } : { pmsGuestId: 'T-1', lastName: 'Zyxwvut' };
+      return JSON.stringify({ syncMode: 'full', pad: 'x'.repeat(pad), guests: [...guests.slice(0, 1000), target, ...guests.slice(1000)] });
+    };
+    for (const order of ['name-first', 'id-first'] as const) {
+      const unpadded = shape(0, order);
+      const text = shape(CAP - at(unpadded, 'Zyxw') - 2, order);
+      expect(text.slice(CAP - 4, CAP + 2)).toBe(':"Zyxw');
+      const head = capBody(text).slice(0, MARKER.exec(capBody(text))?.index);
+      if (order === 'name-first') {
+        expect(head).not.toContain('Zy');
+        expect(head.endsWith('{"pmsGuestId":"F-999","lastName":"Filler999"},')).toBe(true);
+      } else expect(head.endsWith('{"pmsGuestId":"T-1","lastName":"Zy')).toBe(true);
+    }
+  });
 });
 
 describe.each(testEngines())('request-log caps (%s)', (engine) => {
@@ -157,8 +178,10 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     expect(m?.[2]).toBe(sha256(sent));
     const head = stored.slice(0, m?.index);
     expect(bytes(head)).toBeLessThanOrEqual(CAP);
-    expect(bytes(head)).toBeGreaterThan(CAP - 4);
+    // The cut keeps a guest it falls in only once its pmsGuestId is complete: at most that guest's beginning is left out.
+    expect(bytes(head)).toBeGreaterThan(CAP - 100);
     expect(sent.startsWith(head)).toBe(true);
+    expect(head).toMatch(/(\},?|\{"pmsGuestId":"[^"]+"[^{}]*)$/);
     expect(Number(row?.request_bytes)).toBe(bytes(sent));
     // The answer (every guest checked in) is over 64 KiB too: cut the same way.
     expect(bytes(res.text)).toBeGreaterThan(CAP);

@@ -113,27 +113,27 @@ export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestR
   return naming('request_sha256').union(naming('response_sha256')).orderBy('created_at').orderBy('id');
 }
 
-/** The addresses of the hotel's stored bodies that name any of these guests. */
+/**
+ * The addresses of the hotel's stored bodies that name any of these guests: one select per
+ * kind, each reading the guest index by its whole key (hotel, kind, ref). An `or` of the
+ * kinds in one select would let SQLite read the index by the hotel alone, every entry of the
+ * hotel's log (docs/architecture.md, Request log storage).
+ */
 export function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
-  const kinds = [...new Set(refs.map((r) => r.kind))];
-  return db
-    .selectFrom('request_log_guests as g')
-    .select('g.sha256')
-    .where('g.hotel_id', '=', hotelId)
-    .where((eb) =>
-      eb.or(
-        kinds.map((kind) =>
-          eb.and([
-            eb('g.kind', '=', kind),
-            eb(
-              'g.ref',
-              'in',
-              refs.filter((r) => r.kind === kind).map((r) => r.ref),
-            ),
-          ]),
-        ),
-      ),
-    );
+  const ofKind = (kind: GuestRef['kind']) =>
+    db
+      .selectFrom('request_log_guests as g')
+      .select('g.sha256')
+      .where('g.hotel_id', '=', hotelId)
+      .where('g.kind', '=', kind)
+      .where(
+        'g.ref',
+        'in',
+        refs.filter((r) => r.kind === kind).map((r) => r.ref),
+      );
+  const [first, ...more] = [...new Set(refs.map((r) => r.kind))].map(ofKind);
+  if (!first) throw new Error('bodiesNamingQuery: no guest reference given');
+  return more.reduce((q, next) => q.unionAll(next), first);
 }
 
 /** The request-log rows that name any of these guests, with their bodies' texts. */
