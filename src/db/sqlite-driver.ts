@@ -285,16 +285,16 @@ class ReadClassifier {
 }
 
 /**
- * SQLite off the event loop (docs/architecture.md, SQLite: long work beside short
- * requests). Two better-sqlite3 connections, each in a worker thread of its own:
- * - the writer runs every transaction and every statement that writes, one at a time (a
- *   mutex here, as Kysely's own SQLite driver does for its single connection);
- * - the reader runs a plain read outside a transaction (`select`/`with` that SQLite
- *   reports read-only) at once: WAL lets it read the last committed state beside an open
- *   write transaction, so a probe or a dashboard read never queues behind a long sync
- *   or purge.
- * A 20,000-guest sync's statements and its COMMIT run in the writer's thread, so the
- * event loop keeps answering requests meanwhile.
+ * SQLite beside the event loop (docs/architecture.md, SQLite: long work beside short
+ * requests). Two better-sqlite3 connections:
+ * - the writer (in this thread, or in a worker for measuring) runs every transaction and
+ *   every statement that writes, one at a time (a mutex here, as Kysely's own SQLite
+ *   driver has for its single connection);
+ * - the reader, in a worker thread, runs a plain read outside a transaction (`select`/
+ *   `with` that SQLite reports read-only): WAL lets it read the last committed state
+ *   beside an open write transaction, so a probe or a dashboard read never queues behind
+ *   a long sync or purge. A read it answered quickly runs on the writer next time while no
+ *   transaction is open (ReadTimes).
  */
 class WorkerSqliteDriver implements Driver {
   readonly #writeLock = new Mutex();
