@@ -150,7 +150,7 @@ export interface SqliteConnection {
  */
 export class InlineSqlite implements SqliteConnection {
   readonly #cache = new Map<string, SqliteDatabase.Statement>();
-  /** Milliseconds spent in statements since the event loop's last turn (null: none since). */
+  /** Milliseconds the open transaction's statements have run since it began or last gave the event loop a turn (null: no transaction open). */
   #spentMs: number | null = null;
 
   constructor(private readonly sqlite: SqliteDatabase.Database) {}
@@ -170,10 +170,8 @@ export class InlineSqlite implements SqliteConnection {
   }
 
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
-    if (this.#spentMs === null) {
-      this.#spentMs = 0;
-      setImmediate(() => (this.#spentMs = null));
-    }
+    if (sql === 'begin') this.#spentMs = 0;
+    else if (sql === 'commit' || sql === 'rollback') this.#spentMs = null;
     const started = performance.now();
     let result: QueryResult<R>;
     try {
@@ -185,14 +183,15 @@ export class InlineSqlite implements SqliteConnection {
       }
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    } finally {
-      this.#spentMs += performance.now() - started;
     }
     // A long transaction (a 20,000-guest sync, an erasure) runs statement after statement
-    // without the event loop taking a turn: past INLINE_TURN_MS of statements, the next
-    // waits for one, so requests that need no writer are answered meanwhile. Counted in
-    // the statements' own time: a short transaction never waits for a turn.
+    // without the event loop taking a turn: past INLINE_TURN_MS of its own statements, the
+    // next waits for one, so requests that need no writer are answered meanwhile. A short
+    // transaction never waits for a turn while it holds the writer.
+    if (this.#spentMs === null) return Promise.resolve(result);
+    this.#spentMs += performance.now() - started;
     if (this.#spentMs < INLINE_TURN_MS) return Promise.resolve(result);
+    this.#spentMs = 0;
     return new Promise((resolve) => setImmediate(() => resolve(result)));
   }
 
