@@ -44,6 +44,9 @@ export const NO_HOOKS: TransactionHooks<unknown> = { begin: () => Promise.resolv
 
 type ChangedGuests = RosterChange['changes'];
 
+/** Activity entries written per statement by writeRoster. */
+const ACTIVITY_PER_STATEMENT = 500;
+
 /**
  * The one shape of every write to a hotel's roster: a transaction that runs `hooks.begin`,
  * takes the hotel's roster lock, does `work`, runs `hooks.end` and sends the change's
@@ -70,7 +73,9 @@ export async function writeRoster<T>(
     const out = await work(trx, now);
     // What the change records and tells, in its own transaction: its activity entries, its
     // webhook events (the outbox) and its idempotent answer.
-    await insertActivity(trx, out.activity);
+    // In parts: a sync's 20,000 entries are many statements, each built in a short slice
+    // while the event loop turns as each runs (docs/architecture.md, SQLite: long work).
+    for (let i = 0; i < out.activity.length; i += ACTIVITY_PER_STATEMENT) await insertActivity(trx, out.activity.slice(i, i + ACTIVITY_PER_STATEMENT));
     const sent = out.activity.length > 0 ? await recordEvents(trx, hotelId, () => rosterEvents(trx, out.activity, out.guests), now) : [];
     await hooks.end(trx, out.result);
     // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
