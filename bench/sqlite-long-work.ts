@@ -320,6 +320,12 @@ async function side(reader: 'on' | 'off'): Promise<SideFigures> {
       await call('POST', `/api/pms/v1/${BIG}/guests/sync`, { ...auth, 'idempotency-key': `sync-${reader}` }, body);
     });
 
+    // The same list again, every guest's departure a day later: 20,000 updates against a full roster.
+    const again = JSON.stringify({ syncMode: 'full', guests: Array.from({ length: SYNC_GUESTS }, (_, i) => ({ ...guestOf(i), checkOutDate: '2026-11-27' })) });
+    await measure(`${SYNC_GUESTS.toLocaleString('en')}-guest full sync, every guest updated`, async () => {
+      await call('POST', `/api/pms/v1/${BIG}/guests/sync`, { ...auth, 'idempotency-key': `sync-again-${reader}` }, again);
+    });
+
     // One guest of the sync leaves; an admin exports, then erases, its personal data.
     const out = (await call(
       'POST',
