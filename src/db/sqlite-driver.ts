@@ -116,6 +116,11 @@ export class SqliteWorker {
     });
   }
 
+  /** Statements sent and not yet answered. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
   async execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
     const answer = await this.#send({ sql, parameters });
     if (answer.error) {
@@ -182,15 +187,33 @@ class ReadClassifier {
   }
 }
 
+/** Read connections, each in a worker thread of its own: a long read (a request-log search, an export) occupies one. */
+export const SQLITE_READERS = 3;
+
+/** The readers; a read goes to the one with the fewest statements pending (the first of those), so a short read does not queue behind a long one while another reader is free. */
+class ReaderPool {
+  constructor(private readonly readers: SqliteWorker[]) {}
+
+  execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    let best = this.readers[0] as SqliteWorker;
+    for (const r of this.readers) if (r.pending < best.pending) best = r;
+    return best.execute<R>(sql, parameters);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.readers.map((r) => r.close()));
+  }
+}
+
 /**
  * SQLite off the event loop (docs/architecture.md, SQLite: long work beside short
- * requests). Two better-sqlite3 connections, each in a worker thread of its own:
+ * requests). better-sqlite3 connections, each in a worker thread of its own:
  * - the writer runs every transaction and every statement that writes, one at a time (a
  *   mutex here, as Kysely's own SQLite driver does for its single connection);
- * - the reader runs a plain read outside a transaction (`select`/`with` that SQLite
- *   reports read-only) at once: WAL lets it read the last committed state beside an open
- *   write transaction, so a probe or a dashboard read never queues behind a long sync
- *   or purge.
+ * - SQLITE_READERS readers run the plain reads outside a transaction (`select`/`with`
+ *   that SQLite reports read-only), each on the least busy reader: WAL lets them read the
+ *   last committed state beside an open write transaction, so a probe or a dashboard read
+ *   never queues behind a long sync or purge, nor behind one long read.
  * A 20,000-guest sync's statements and its COMMIT run in the writer's thread, so the
  * event loop keeps answering requests meanwhile.
  */
@@ -199,7 +222,7 @@ class WorkerSqliteDriver implements Driver {
 
   constructor(
     private readonly writer: SqliteWorker,
-    private readonly reader: SqliteWorker,
+    private readonly reader: ReaderPool,
     private readonly classifier: ReadClassifier,
   ) {}
 
@@ -242,7 +265,7 @@ class RoutedConnection implements DatabaseConnection {
 
   constructor(
     private readonly writer: SqliteWorker,
-    private readonly reader: SqliteWorker,
+    private readonly reader: ReaderPool,
     private readonly classifier: ReadClassifier,
     private readonly writeLock: Mutex,
   ) {}
@@ -277,7 +300,7 @@ class RoutedConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's SQLite dialect over a writer and a reader in worker threads (WorkerSqliteDriver). */
+/** Kysely's SQLite dialect over a writer and SQLITE_READERS readers in worker threads (WorkerSqliteDriver). */
 export class WorkerSqliteDialect implements Dialect {
   constructor(
     private readonly writer: WorkerConnectionSetup,
@@ -287,7 +310,8 @@ export class WorkerSqliteDialect implements Dialect {
   ) {}
 
   createDriver(): Driver {
-    return new WorkerSqliteDriver(new SqliteWorker(this.writer), new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
+    const readers = Array.from({ length: SQLITE_READERS }, () => new SqliteWorker(this.reader));
+    return new WorkerSqliteDriver(new SqliteWorker(this.writer), new ReaderPool(readers), new ReadClassifier(this.classifier));
   }
 
   createQueryCompiler(): QueryCompiler {

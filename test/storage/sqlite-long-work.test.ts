@@ -165,6 +165,30 @@ run('SQLite: long work beside short requests', () => {
     expect(replay.text).toBe(`${res.text.slice(0, -1)},"_idempotent":true}`);
   }, 240_000);
 
+  it('probes and another hotel’s dashboard read are answered while a long read (a search, an export) runs on a reader', async () => {
+    // A read of the server's own that runs for seconds on a read connection (a plain read:
+    // SQLite reports it read-only). Its statement is posted to a reader before the next turn
+    // of the event loop; every probe is sent after that. Were there one reader, every probe's
+    // read would queue behind it and be answered only after it.
+    const ROWS = 20_000_000;
+    let done = false;
+    const long = sql<{ c: number }>`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${ROWS - 1}) select count(*) as c from n`
+      .execute(t.server.database.db)
+      .finally(() => {
+        done = true;
+      });
+    await new Promise((resolve) => setImmediate(resolve));
+    const probes = startProbes(t, desk, 1, () => !done);
+    const counted = await long;
+    const seen = await probes.stop();
+
+    expect(counted.rows[0]?.c).toBe(ROWS);
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    // Sent after the long read was posted and answered before it ended.
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+
   it('probes and another hotel’s dashboard read are answered while the retention purge deletes 500,000 request-log rows; every old row goes', async () => {
     const cutoffMs = Date.now() - REQUEST_LOG_RETENTION_MS;
     // The old rows, written in one statement through the server's own writer (a connection
