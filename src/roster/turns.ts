@@ -63,13 +63,23 @@ export class Turns {
   }
 
   /**
-   * Calls `write` on consecutive parts of `items` (at most `size` each), one after the
-   * other: building and compiling one part's statement is one slice, and the event loop
-   * turns while the statement runs.
+   * Calls `write` on consecutive parts of `items` (at most `size` each): building and
+   * compiling one part's statement is one slice, and the event loop turns while it runs.
+   * The next part is built while the one before runs (one ahead at most; the database runs
+   * them in the order sent); the first failure is the one thrown, and no part after the
+   * one already under way is started.
    */
   async inParts<T, R>(items: readonly T[], size: number, write: (part: T[]) => Promise<R>): Promise<R[]> {
     const out: R[] = [];
-    for (let i = 0; i < items.length; i += size) out.push(await write(items.slice(i, i + size)));
+    let running: Promise<R> | null = null;
+    for (let i = 0; i < items.length; i += size) {
+      const next = write(items.slice(i, i + size));
+      // Reported below when its turn comes, unless one before it failed first.
+      next.catch(() => undefined);
+      if (running) out.push(await running);
+      running = next;
+    }
+    if (running) out.push(await running);
     this.#since = performance.now();
     return out;
   }

@@ -56,4 +56,20 @@ describe('Turns: long in-memory work in slices', () => {
     expect(otherRan).toBe(true);
     expect(turns.given).toBeGreaterThanOrEqual(9);
   });
+
+  it('inParts writes the parts in order, one ahead at most, and throws the first failure', async () => {
+    const started: number[] = [];
+    const write = async (part: number[]): Promise<number> => {
+      started.push(part[0] ?? -1);
+      await new Promise((resolve) => setImmediate(resolve));
+      if ((part[0] ?? 0) >= 4) throw new Error(`part from ${part[0]} failed`);
+      return part.length;
+    };
+    expect(await new Turns().inParts([0, 1, 2, 3], 2, write)).toEqual([2, 2]);
+    expect(started).toEqual([0, 2]);
+    started.length = 0;
+    await expect(new Turns().inParts([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 2, write)).rejects.toThrow('part from 4 failed');
+    // The failing part and the one built while it ran; none after.
+    expect(started).toEqual([0, 2, 4, 6]);
+  });
 });
