@@ -44,6 +44,8 @@ const SIDES = (process.env.BENCH_SIDES ?? 'off,on').split(',').filter((s): s is 
 const PASSWORD = 'bench-password-long-work';
 const BIG = 'long-work-big';
 const SMALL = 'long-work-small';
+/** A third hotel, whose check-ins are sent beside the long work (the small hotel's board stays one guest). */
+const WRITES = 'long-work-writes';
 
 type ToServer =
   | { type: 'keys'; slug: string; count: number }
@@ -78,6 +80,7 @@ async function runServer(dataDir: string, reader: 'on' | 'off'): Promise<void> {
   const db = server.database.db;
   const big = await createHotel(db, BIG, 'Big hotel');
   await createHotel(db, SMALL, 'Small hotel');
+  await createHotel(db, WRITES, 'Third hotel');
   await createStaffUser(db, SMALL, 'desk@example.com', 'receptionist', PASSWORD);
   await createStaffUser(db, BIG, 'admin@example.com', 'admin', PASSWORD);
   let loop: IntervalHistogram | null = null;
@@ -189,6 +192,8 @@ interface LongWork {
   ms: number;
   readyz: ProbeFigures;
   dashboard: ProbeFigures;
+  /** Check-ins of a third hotel: writes, which wait for the one writer. */
+  checkin: ProbeFigures;
   /** The server's longest event-loop delay (and its p99) while the work ran. */
   loop: { max: number; p99: number };
 }
@@ -198,15 +203,23 @@ interface SideFigures {
   checkin: { mean: number; median: number; p99: number };
 }
 
-/** Polls `url` every PROBE_EVERY_MS until `stop()`; the latency of each answer. */
-function poll(agent: Agent, url: string, headers: Record<string, string>): { stop: () => Promise<ProbeFigures> } {
+interface ProbeRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Sends `next()` every PROBE_EVERY_MS after the last answer until `stop()`; the latency of each answer. */
+function poll(agent: Agent, next: () => ProbeRequest): { stop: () => Promise<ProbeFigures> } {
   let done = false;
   const latencies: number[] = [];
   let ok = 0;
   const loop = (async () => {
     while (!done) {
+      const { url, method = 'GET', headers, body } = next();
       const started = performance.now();
-      const res = await request(url, { dispatcher: agent, headers });
+      const res = await request(url, { method, dispatcher: agent, headers, body });
       await res.body.text();
       latencies.push(performance.now() - started);
       if (res.statusCode === 200) ok++;
@@ -268,10 +281,30 @@ async function side(reader: 'on' | 'off'): Promise<SideFigures> {
     const desk = await login(agent, base, 'desk@example.com');
     const admin = await login(agent, base, 'admin@example.com');
 
+    // Keys for the check-ins sent beside the long work (a new one every 50: the limit is 60 a minute per key).
+    const writeKeys = await server.keys(WRITES, 40);
+    let written = 0;
+
     /** Runs `work` between probes and the server's event-loop monitor; its own time. */
     const measure = async (name: string, work: () => Promise<void>): Promise<void> => {
       await server.ask({ type: 'loopStart' });
-      const running = [poll(agent, `${base}/readyz`, {}), poll(agent, `${base}/dashboard/api/guests`, { cookie: desk.cookie })];
+      const running = [
+        poll(agent, () => ({ url: `${base}/readyz`, headers: {} })),
+        poll(agent, () => ({ url: `${base}/dashboard/api/guests`, headers: { cookie: desk.cookie } })),
+        poll(agent, () => {
+          const n = written++;
+          return {
+            url: `${base}/api/pms/v1/${WRITES}/guests/checkin`,
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${writeKeys[Math.floor(n / 50) % writeKeys.length]}`,
+              'content-type': 'application/json',
+              'idempotency-key': `w-${reader}-${n}`,
+            },
+            body: JSON.stringify({ ...guestOf(n), pmsGuestId: `W${n}`, roomNumber: `W${n}` }),
+          };
+        }),
+      ];
       await new Promise((resolve) => setTimeout(resolve, 100));
       const started = performance.now();
       const outcome = await work().then(
@@ -279,11 +312,11 @@ async function side(reader: 'on' | 'off'): Promise<SideFigures> {
         (err: unknown) => err,
       );
       const ms = performance.now() - started;
-      const [readyz, dashboard] = await Promise.all(running.map((p) => p.stop()));
+      const [readyz, dashboard, checkin] = await Promise.all(running.map((p) => p.stop()));
       if (outcome !== null) throw outcome;
       const loop = await server.ask({ type: 'loopStop' });
       if (loop.type !== 'loop') throw new Error(`unexpected reply ${loop.type}`);
-      works.push({ name, ms, readyz: readyz!, dashboard: dashboard!, loop: { max: loop.max, p99: loop.p99 } });
+      works.push({ name, ms, readyz: readyz!, dashboard: dashboard!, checkin: checkin!, loop: { max: loop.max, p99: loop.p99 } });
     };
     const call = async (method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: string): Promise<unknown> => {
       const res = await request(`${base}${url}`, { method, dispatcher: agent, headers, body });
@@ -395,6 +428,7 @@ async function main(): Promise<void> {
       console.log(`  ${w.name}: ${w.ms.toFixed(0)} ms; server event loop: longest delay ${w.loop.max.toFixed(1)} ms, p99 ${w.loop.p99.toFixed(1)} ms`);
       console.log(probeLine('GET /readyz', w.readyz));
       console.log(probeLine('GET /dashboard/api/guests', w.dashboard));
+      console.log(probeLine('POST /guests/checkin', w.checkin));
     }
     console.log(
       `  ${CHECKINS} sequential check-ins: mean ${r.checkin.mean.toFixed(2)} ms, median ${r.checkin.median.toFixed(2)} ms, p99 ${r.checkin.p99.toFixed(2)} ms`,
