@@ -76,7 +76,10 @@ export async function writeRoster<T>(
     // In parts: a sync's 20,000 entries are many statements, each built in a short slice
     // while the event loop turns as each runs (docs/architecture.md, SQLite: long work).
     for (let i = 0; i < out.activity.length; i += ACTIVITY_PER_STATEMENT) await insertActivity(trx, out.activity.slice(i, i + ACTIVITY_PER_STATEMENT));
-    const sent = out.activity.length > 0 ? await recordEvents(trx, hotelId, () => rosterEvents(trx, out.activity, out.guests), now) : [];
+    const sent =
+      out.activity.length > 0
+        ? await recordEvents(trx, hotelId, async () => rosterEvents(trx, out.activity, typeof out.guests === 'function' ? await out.guests() : out.guests), now)
+        : [];
     await hooks.end(trx, out.result);
     // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
     const change: RosterChange | null = out.changed.length > 0 ? { hotelId, at: now, changes: out.changed } : null;
@@ -96,8 +99,12 @@ export interface RosterWrite<T> {
   result: T;
   changed: ChangedGuests;
   activity: ActivityEntry[];
-  /** The guests the activity entries name, after the change (for the webhook events). */
-  guests: GuestSnapshot[];
+  /**
+   * The guests the activity entries name, after the change (for the webhook events): a
+   * function when they are many to build (a sync's), called only when the hotel has an
+   * endpoint to tell.
+   */
+  guests: GuestSnapshot[] | (() => Promise<GuestSnapshot[]>);
 }
 
 export interface CheckInResult {

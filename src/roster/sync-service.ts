@@ -111,9 +111,8 @@ export async function syncRoster(
       const result: SyncResult = { plan, summary, checkedInIds };
       const changed = await eventsForSync(result, turns);
       const activity = await activityForSync(hotelId, actor, plan, checkedInIds, summary, now, turns);
-      const guests = await syncedGuests(result, now, turns);
       await turns.turn();
-      return { result, changed, activity, guests };
+      return { result, changed, activity, guests: () => syncedGuests(result, now, turns) };
     });
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);
