@@ -120,6 +120,11 @@ export class SqliteWorker implements SqliteConnection {
     });
   }
 
+  /** Statements sent and not yet answered. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
   async execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
     const answer = await this.#send({ sql, parameters });
     if (answer.error) {
@@ -283,17 +288,36 @@ class ReadClassifier {
   }
 }
 
+/** Read connections, each in a worker thread of its own: a long read (a request-log search, an export) occupies one. */
+export const SQLITE_READERS = 3;
+
+/** The readers; a read goes to the one with the fewest statements pending (the first of those), so a short read does not queue behind a long one while another reader is free. */
+class ReaderPool implements SqliteConnection {
+  constructor(private readonly readers: SqliteWorker[]) {}
+
+  execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    let best = this.readers[0] as SqliteWorker;
+    for (const r of this.readers) if (r.pending < best.pending) best = r;
+    return best.execute<R>(sql, parameters);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.readers.map((r) => r.close()));
+  }
+}
+
 /**
  * SQLite beside the event loop (docs/architecture.md, SQLite: long work beside short
- * requests). Two better-sqlite3 connections:
+ * requests). better-sqlite3 connections:
  * - the writer (in this thread, or in a worker for measuring) runs every transaction and
  *   every statement that writes, one at a time (a mutex here, as Kysely's own SQLite
  *   driver has for its single connection);
- * - the reader, in a worker thread, runs a plain read outside a transaction (`select`/
- *   `with` that SQLite reports read-only): WAL lets it read the last committed state
- *   beside an open write transaction, so a probe or a dashboard read never queues behind
- *   a long sync or purge. A read it answered quickly runs on the writer next time while no
- *   transaction is open (ReadTimes).
+ * - SQLITE_READERS readers, each in a worker thread of its own, run the plain reads
+ *   outside a transaction (`select`/`with` that SQLite reports read-only), each on the
+ *   least busy reader: WAL lets them read the last committed state beside an open write
+ *   transaction, so a probe or a dashboard read never queues behind a long sync or purge,
+ *   nor behind one long read. A read they answered quickly runs on the writer next time
+ *   while no transaction is open (ReadTimes).
  */
 class WorkerSqliteDriver implements Driver {
   readonly #writeLock = new Mutex();
@@ -390,7 +414,7 @@ class RoutedConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's SQLite dialect over a writer and a reader in worker threads (WorkerSqliteDriver). */
+/** Kysely's SQLite dialect over a writer and SQLITE_READERS readers in worker threads (WorkerSqliteDriver). */
 export class WorkerSqliteDialect implements Dialect {
   constructor(
     /** The writer: a connection opened here (it runs in this thread), or how a worker opens one. */
@@ -402,7 +426,8 @@ export class WorkerSqliteDialect implements Dialect {
 
   createDriver(): Driver {
     const writer = this.writer instanceof SqliteDatabase ? new InlineSqlite(this.writer) : new SqliteWorker(this.writer);
-    return new WorkerSqliteDriver(writer, new SqliteWorker(this.reader), new ReadClassifier(this.classifier));
+    const readers = Array.from({ length: SQLITE_READERS }, () => new SqliteWorker(this.reader));
+    return new WorkerSqliteDriver(writer, new ReaderPool(readers), new ReadClassifier(this.classifier));
   }
 
   createQueryCompiler(): QueryCompiler {

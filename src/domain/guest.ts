@@ -126,8 +126,21 @@ export function applyChanges(stored: GuestData, changes: ChangeSet): GuestData {
 
 /** Full data of a new stay from a validated check-in body; optional absent fields become null. */
 export function guestDataFromCheckin(body: NewGuestData): GuestData {
-  const data = Object.fromEntries(GUEST_DATA_FIELDS.map((f) => [f, body[f] ?? null])) as GuestData;
-  return { ...data, roomNumber: normalizeRoomNumber(body.roomNumber) };
+  // One object literal, in GUEST_DATA_FIELDS' order (a sync builds 20,000 of these; a copy
+  // through Object.fromEntries and a spread costs V8 many times more).
+  return {
+    firstName: body.firstName ?? null,
+    lastName: body.lastName,
+    phone: body.phone ?? null,
+    roomNumber: normalizeRoomNumber(body.roomNumber),
+    checkInDate: body.checkInDate,
+    checkOutDate: body.checkOutDate,
+    language: body.language ?? null,
+    adults: body.adults ?? null,
+    children: body.children ?? null,
+    nationality: body.nationality ?? null,
+    email: body.email ?? null,
+  };
 }
 
 /** Natural order of room numbers (decisions.md: `2` before `10`). */

@@ -51,16 +51,33 @@ export interface SyncPlan {
   conflicts: RoomConflict[];
 }
 
+/** Listed guests planned between two yields of planSyncSteps. */
+export const PLAN_STEP = 250;
+
 /**
  * The reconciliation of a hotel's active roster against a PMS's full list. Pure: no
  * I/O. Assumes the list has no duplicate pmsGuestId or roomNumber (validated before).
  * Fields absent from a listed guest are not compared (decisions.md: absent keeps).
  */
 export function planSync(roster: readonly RosterEntry[], list: readonly ListedGuest[]): SyncPlan {
+  const steps = planSyncSteps(roster, list);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * planSync in steps: the generator yields after every PLAN_STEP roster entries or listed
+ * guests, so its caller can let other work run between two (roster/turns.ts); its result is
+ * planSync's plan.
+ */
+export function* planSyncSteps(roster: readonly RosterEntry[], list: readonly ListedGuest[]): Generator<void, SyncPlan, void> {
   const pmsById = new Map<string, RosterEntry>();
   const manualSkipped: RosterEntry[] = [];
   const receptionistRooms = new Map<string, RosterEntry>();
-  for (const entry of roster) {
+  for (const [i, entry] of roster.entries()) {
+    if (i % PLAN_STEP === PLAN_STEP - 1) yield;
     if (entry.source === 'receptionist' || entry.pmsGuestId === null) {
       manualSkipped.push(entry);
       receptionistRooms.set(entry.data.roomNumber, entry);
@@ -74,7 +91,8 @@ export function planSync(roster: readonly RosterEntry[], list: readonly ListedGu
   const checkIn: PlannedCheckIn[] = [];
   const unchanged: RosterEntry[] = [];
   const conflicts: RoomConflict[] = [];
-  for (const item of list) {
+  for (const [i, item] of list.entries()) {
+    if (i % PLAN_STEP === PLAN_STEP - 1) yield;
     const pmsGuestId = item.pmsGuestId;
     listed.add(pmsGuestId);
     const room = normalizeRoomNumber(item.roomNumber);
@@ -91,6 +109,7 @@ export function planSync(roster: readonly RosterEntry[], list: readonly ListedGu
     if (Object.keys(changes).length === 0) unchanged.push(current);
     else update.push({ guest: current, changes, next: applyChanges(current.data, changes) });
   }
+  yield;
   const checkOut = [...pmsById.values()].filter((g) => !listed.has(g.pmsGuestId ?? ''));
   return { checkOut, update, checkIn, unchanged, manualSkipped, conflicts };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { JsonShapeScanner } from './json-shape.js';
@@ -20,7 +21,10 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
     return;
   }
   const scanner = new JsonShapeScanner();
-  const chunks: Buffer[] = [];
+  // Decoded as it arrives, a chunk per event: a 4 MB sync body is not copied and decoded
+  // in one block at its end (docs/architecture.md, SQLite: long work beside short requests).
+  const decoder = new StringDecoder('utf8');
+  let text = '';
   let received = 0;
   const finish = (err: Error | null, body?: unknown): void => {
     payload.removeListener('data', onData);
@@ -32,16 +36,16 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
   const onData = (chunk: Buffer): void => {
     received += chunk.length;
     if (received > limit) return finish(new ApiError('PAYLOAD_TOO_LARGE'));
-    chunks.push(chunk);
+    text += decoder.write(chunk);
     const refusal = scanner.push(chunk);
     if (refusal) {
       // The request log keeps what was read of a refused body.
-      req.rawBody = Buffer.concat(chunks).toString('utf8');
+      req.rawBody = text + decoder.end();
       finish(refusal);
     }
   };
   const onEnd = (): void => {
-    const text = Buffer.concat(chunks).toString('utf8');
+    text += decoder.end();
     req.rawBody = text;
     let parsed: unknown;
     try {

@@ -17,6 +17,8 @@ export interface IdempotencyScope {
   apiKeyId: string;
   key: string;
   fingerprint: string;
+  /** The JSON text of the 2xx answer stored on the record, once the change's transaction has stored it. */
+  answer?: string;
 }
 
 /**
@@ -168,7 +170,11 @@ export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) =>
   if (!scope) return NO_HOOKS;
   return {
     begin: (trx) => claimIdempotencyKey(trx, scope, Date.now()),
-    end: (trx, result) => storeIdempotentResponse(trx, scope, 200, JSON.stringify(respond(result)), Date.now()),
+    end: async (trx, result) => {
+      const answer = JSON.stringify(respond(result));
+      await storeIdempotentResponse(trx, scope, 200, answer, Date.now());
+      scope.answer = answer;
+    },
   };
 }
 
@@ -193,6 +199,11 @@ export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequ
  * the header. The request is noted as the replay of the stored answer's request (its
  * requestId), for the request log.
  */
+/** Sends an answer's JSON text as it is: the route's serialiser does not write it a second time. */
+export function sendAnswerText(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text);
+}
+
 export function sendStoredResponse(reply: FastifyReply, stored: StoredResponse): FastifyReply {
   const body = JSON.parse(stored.body) as Record<string, unknown>;
   if (typeof body.requestId === 'string') reply.request.replayOf = body.requestId;

@@ -16,6 +16,7 @@ import {
   type UpdateResult,
 } from '../roster/roster-service.js';
 import { syncRoster, type SyncResult } from '../roster/sync-service.js';
+import { Turns } from '../roster/turns.js';
 import { answerInSandbox, idempotencyHooks } from './idempotency.js';
 import type { Static } from '@sinclair/typebox';
 import type {
@@ -64,7 +65,8 @@ function withNormalizedIds(mode: PmsMode): PmsMode {
     checkIn: (body) => mode.checkIn(normalized(body)),
     update: (body) => mode.update(normalized(body)),
     checkOut: (body) => mode.checkOut(normalized(body)),
-    sync: (body) => mode.sync({ ...body, guests: body.guests.map(normalized) }),
+    // A 20,000-guest list a slice at a time (roster/turns.ts).
+    sync: async (body) => mode.sync({ ...body, guests: await new Turns().map(body.guests, normalized) }),
     list: (query) => mode.list(query.pmsGuestId === undefined ? query : { ...query, pmsGuestId: normalizeIdentifier(query.pmsGuestId) }),
   };
 }

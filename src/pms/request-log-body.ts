@@ -87,11 +87,14 @@ export function capBody(text: string): string {
   if (text.length * 3 <= BODY_CAP_BYTES) return text;
   const size = Buffer.byteLength(text, 'utf8');
   if (size <= BODY_CAP_BYTES) return text;
-  const bytes = Buffer.from(text, 'utf8');
+  // Only the kept part is encoded here (its first BODY_CAP_BYTES + 1 UTF-16 units take more
+  // than BODY_CAP_BYTES bytes, the same ones as in the whole text's encoding); the hash
+  // encodes the whole text itself: a 4 MB sync body is not copied into a buffer of its own.
+  const bytes = Buffer.from(text.slice(0, BODY_CAP_BYTES + 1), 'utf8');
   // Back off to the first byte of the character that would be cut (10xxxxxx continues one).
   let end = BODY_CAP_BYTES;
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const sha256 = createHash('sha256').update(text, 'utf8').digest('hex');
   return `${withoutUnnamedTail(bytes.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${sha256}]`;
 }
 

@@ -44,6 +44,9 @@ export const NO_HOOKS: TransactionHooks<unknown> = { begin: () => Promise.resolv
 
 type ChangedGuests = RosterChange['changes'];
 
+/** Activity entries written per statement by writeRoster. */
+const ACTIVITY_PER_STATEMENT = 500;
+
 /**
  * The one shape of every write to a hotel's roster: a transaction that runs `hooks.begin`,
  * takes the hotel's roster lock, does `work`, runs `hooks.end` and sends the change's
@@ -70,8 +73,13 @@ export async function writeRoster<T>(
     const out = await work(trx, now);
     // What the change records and tells, in its own transaction: its activity entries, its
     // webhook events (the outbox) and its idempotent answer.
-    await insertActivity(trx, out.activity);
-    const sent = out.activity.length > 0 ? await recordEvents(trx, hotelId, () => rosterEvents(trx, out.activity, out.guests), now) : [];
+    // In parts: a sync's 20,000 entries are many statements, each built in a short slice
+    // while the event loop turns as each runs (docs/architecture.md, SQLite: long work).
+    for (let i = 0; i < out.activity.length; i += ACTIVITY_PER_STATEMENT) await insertActivity(trx, out.activity.slice(i, i + ACTIVITY_PER_STATEMENT));
+    const sent =
+      out.activity.length > 0
+        ? await recordEvents(trx, hotelId, async () => rosterEvents(trx, out.activity, typeof out.guests === 'function' ? await out.guests() : out.guests), now)
+        : [];
     await hooks.end(trx, out.result);
     // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
     const change: RosterChange | null = out.changed.length > 0 ? { hotelId, at: now, changes: out.changed } : null;
@@ -91,8 +99,12 @@ export interface RosterWrite<T> {
   result: T;
   changed: ChangedGuests;
   activity: ActivityEntry[];
-  /** The guests the activity entries name, after the change (for the webhook events). */
-  guests: GuestSnapshot[];
+  /**
+   * The guests the activity entries name, after the change (for the webhook events): a
+   * function when they are many to build (a sync's), called only when the hotel has an
+   * endpoint to tell.
+   */
+  guests: GuestSnapshot[] | (() => Promise<GuestSnapshot[]>);
 }
 
 export interface CheckInResult {

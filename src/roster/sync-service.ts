@@ -1,6 +1,6 @@
 import { uniqueViolation } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import { planSync, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
+import { planSync, planSyncSteps, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
 import type { ActivityEntry, Actor } from '../db/repositories/activity.repository.js';
 import {
   checkOutMany,
@@ -21,10 +21,11 @@ import {
   type RosterDeps,
   type TransactionHooks,
 } from './roster-service.js';
-import type { GuestSnapshot } from './guest-object.js';
-import type { GuestData } from '../domain/guest.js';
+import { guestSnapshot, type GuestSnapshot } from './guest-object.js';
+import { Turns } from './turns.js';
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Rows per statement of the sync's writes: one part's statement is built in one slice (roster/turns.ts). */
+const ROWS_PER_PART = 500;
 
 export interface SyncResult {
   plan: SyncPlan;
@@ -63,49 +64,55 @@ export async function syncRoster(
   const started = performance.now();
   try {
     const synced = await writeRoster(deps, hotelId, hooks, async (trx, now) => {
-      const plan = planSync(await readActiveRoster(trx, hotelId), list);
+      // A list of 20,000 guests makes each phase a long stretch of work: it runs in slices,
+      // other requests get turns of the event loop between them, and each statement carries
+      // a part of the rows (docs/architecture.md, SQLite: long work beside short requests).
+      const turns = new Turns();
+      const plan = await turns.run(planSyncSteps(await readActiveRoster(trx, hotelId), list));
       const [conflict] = plan.conflicts;
       if (conflict) throw syncRoomConflictError(conflict);
-      await nextTurn();
+      await turns.turn();
 
-      await checkOutMany(
-        trx,
-        plan.checkOut.map((g) => g.id),
-        now,
+      await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
+        checkOutMany(
+          trx,
+          part.map((g) => g.id),
+          now,
+        ),
       );
 
-      await updateManyGuestData(
-        trx,
-        plan.update.map((u) => ({ id: u.guest.id, data: u.next })),
-        now,
+      await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
+        updateManyGuestData(
+          trx,
+          part.map((u) => ({ id: u.guest.id, data: u.next })),
+          now,
+        ),
       );
       const movers = plan.update.filter((u) => u.changes.roomNumber);
-      await releaseRoomsOf(
-        trx,
-        movers.map((u) => u.guest.id),
-        now,
+      await turns.inParts(movers, ROWS_PER_PART, (part) =>
+        releaseRoomsOf(
+          trx,
+          part.map((u) => u.guest.id),
+          now,
+        ),
       );
-      await insertAssignments(
-        trx,
-        hotelId,
-        movers.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
-        now,
+      await turns.inParts(movers, ROWS_PER_PART, (part) =>
+        insertAssignments(
+          trx,
+          hotelId,
+          part.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
+          now,
+        ),
       );
 
-      const checkedInIds = await insertManyPmsGuests(trx, hotelId, plan.checkIn, now);
+      const checkedInIds = (await turns.inParts(plan.checkIn, ROWS_PER_PART, (part) => insertManyPmsGuests(trx, hotelId, part, now))).flat();
 
       const summary = summarize(plan, list.length);
       const result: SyncResult = { plan, summary, checkedInIds };
-      // A list of 20,000 guests makes each of these a long stretch of work: other requests
-      // get a turn of the event loop between them (docs/architecture.md, SQLite: long work).
-      await nextTurn();
-      const changed = eventsForSync(result);
-      await nextTurn();
-      const activity = activityForSync(hotelId, actor, plan, checkedInIds, summary, now);
-      await nextTurn();
-      const guests = syncedGuests(result, now);
-      await nextTurn();
-      return { result, changed, activity, guests };
+      const changed = await eventsForSync(result, turns);
+      const activity = await activityForSync(hotelId, actor, plan, checkedInIds, summary, now, turns);
+      await turns.turn();
+      return { result, changed, activity, guests: () => syncedGuests(result, now, turns) };
     });
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);
@@ -125,30 +132,31 @@ export async function syncRoster(
 }
 
 /** The guests a sync changed, as they are after it (their creation time is read only if an event needs it). */
-function syncedGuests(r: SyncResult, now: string): GuestSnapshot[] {
-  const snapshot = (id: string, pmsGuestId: string | null, data: GuestData, createdAt: string | null): GuestSnapshot => ({
-    ...data,
-    id,
-    pmsGuestId,
-    source: 'pms',
-    createdAt,
-    updatedAt: now,
-  });
+async function syncedGuests(r: SyncResult, now: string, turns: Turns): Promise<GuestSnapshot[]> {
   return [
-    ...r.plan.checkOut.map((g) => snapshot(g.id, g.pmsGuestId, g.data, null)),
-    ...r.plan.update.map((u) => snapshot(u.guest.id, u.guest.pmsGuestId, u.next, null)),
-    ...r.plan.checkIn.map((c, i) => snapshot(r.checkedInIds[i] ?? '', c.pmsGuestId, c.data, now)),
+    ...(await turns.map(r.plan.checkOut, (g) => guestSnapshot(g.data, { id: g.id, pmsGuestId: g.pmsGuestId, source: 'pms', createdAt: null, updatedAt: now }))),
+    ...(await turns.map(r.plan.update, (u) =>
+      guestSnapshot(u.next, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId, source: 'pms', createdAt: null, updatedAt: now }),
+    )),
+    ...(await turns.map(r.plan.checkIn, (c, i) =>
+      guestSnapshot(c.data, { id: r.checkedInIds[i] ?? '', pmsGuestId: c.pmsGuestId, source: 'pms', createdAt: now, updatedAt: now }),
+    )),
   ];
 }
 
-function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedInIds: string[], summary: SyncResult['summary'], at: string): ActivityEntry[] {
-  const entries: ActivityEntry[] = [];
-  for (const g of plan.checkOut) entries.push(checkOutEntry(hotelId, actor, { id: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber }, at));
-  for (const u of plan.update) {
-    entries.push(...activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at));
-  }
-  plan.checkIn.forEach((c, i) => {
-    entries.push({
+async function activityForSync(
+  hotelId: string,
+  actor: Actor,
+  plan: SyncPlan,
+  checkedInIds: string[],
+  summary: SyncResult['summary'],
+  at: string,
+  turns: Turns,
+): Promise<ActivityEntry[]> {
+  return [
+    ...(await turns.map(plan.checkOut, (g) => checkOutEntry(hotelId, actor, { id: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber }, at))),
+    ...(await turns.flatMap(plan.update, (u) => activityForUpdate(hotelId, actor, { id: u.guest.id, pmsGuestId: u.guest.pmsGuestId }, u.changes, at))),
+    ...(await turns.map(plan.checkIn, (c, i): ActivityEntry => ({
       hotelId,
       actor,
       action: 'guest.checked_in',
@@ -156,25 +164,30 @@ function activityForSync(hotelId: string, actor: Actor, plan: SyncPlan, checkedI
       pmsGuestId: c.pmsGuestId,
       changes: initialChanges(c.data),
       at,
-    });
-  });
-  entries.push({ hotelId, actor, action: 'sync.completed', guestId: null, pmsGuestId: null, changes: summary, at });
-  return entries;
+    }))),
+    { hotelId, actor, action: 'sync.completed', guestId: null, pmsGuestId: null, changes: summary, at },
+  ];
 }
 
-function eventsForSync(r: SyncResult): RosterChange['changes'] {
-  const out: RosterChange['changes'] = [];
-  for (const g of r.plan.checkOut) out.push({ action: 'guest.checked_out', guestId: g.id, pmsGuestId: g.pmsGuestId, roomNumber: g.data.roomNumber });
-  for (const u of r.plan.update) {
-    out.push({
+async function eventsForSync(r: SyncResult, turns: Turns): Promise<RosterChange['changes']> {
+  return [
+    ...(await turns.map(r.plan.checkOut, (g) => ({
+      action: 'guest.checked_out' as const,
+      guestId: g.id,
+      pmsGuestId: g.pmsGuestId,
+      roomNumber: g.data.roomNumber,
+    }))),
+    ...(await turns.map(r.plan.update, (u) => ({
       action: updateAction(u.changes),
       guestId: u.guest.id,
       pmsGuestId: u.guest.pmsGuestId,
       roomNumber: u.next.roomNumber,
-    });
-  }
-  r.plan.checkIn.forEach((c, i) =>
-    out.push({ action: 'guest.checked_in', guestId: r.checkedInIds[i] ?? '', pmsGuestId: c.pmsGuestId, roomNumber: c.data.roomNumber }),
-  );
-  return out;
+    }))),
+    ...(await turns.map(r.plan.checkIn, (c, i) => ({
+      action: 'guest.checked_in' as const,
+      guestId: r.checkedInIds[i] ?? '',
+      pmsGuestId: c.pmsGuestId,
+      roomNumber: c.data.roomNumber,
+    }))),
+  ];
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { guestDataFromCheckin, normalizeRoomNumber, type GuestData } from '../../src/domain/guest.js';
-import { planSync, summarize, type ListedGuest, type RosterEntry } from '../../src/domain/sync-plan.js';
+import { PLAN_STEP, planSync, planSyncSteps, summarize, type ListedGuest, type RosterEntry } from '../../src/domain/sync-plan.js';
 
 // Small value pools so that generated rosters and lists overlap often.
 const roomArb = fc.constantFrom(...Array.from({ length: 30 }, (_, i) => String(i + 1)));
@@ -157,5 +157,27 @@ describe('sync planner (pure), generated rosters and lists', () => {
         );
       }),
     );
+  });
+});
+
+describe('sync planner in steps (a 20,000-guest list planned a slice at a time)', () => {
+  it('yields after every PLAN_STEP roster entries and listed guests, and plans what planSync plans', () => {
+    const n = 2 * PLAN_STEP + 17;
+    const data = (i: number): GuestData =>
+      guestDataFromCheckin({ lastName: 'Lovelace', roomNumber: String(i), checkInDate: '2026-11-23', checkOutDate: i % 3 === 0 ? '2026-11-27' : '2026-11-26' });
+    // Half of the roster listed again (a third of those changed), half gone; as many new guests.
+    const roster: RosterEntry[] = Array.from({ length: n }, (_, i) => ({ id: `g${i}`, source: 'pms', pmsGuestId: `P${i}`, data: data(i) }));
+    const list: ListedGuest[] = Array.from({ length: n }, (_, i) => {
+      const j = i % 2 === 0 ? i : n + i;
+      return { pmsGuestId: `P${j}`, lastName: 'Lovelace', roomNumber: String(j), checkInDate: '2026-11-23', checkOutDate: '2026-11-26' };
+    });
+    const steps = planSyncSteps(roster, list);
+    let yields = 0;
+    let next = steps.next();
+    for (; !next.done; next = steps.next()) yields++;
+    // Two full steps of the roster, two of the list, and one before the check-outs are collected.
+    expect(yields).toBe(5);
+    expect(next.value).toEqual(planSync(roster, list));
+    expect(summarize(next.value, n)).toMatchObject({ checkedIn: n - Math.ceil(n / 2), checkedOut: n - Math.ceil(n / 2) });
   });
 });

@@ -98,6 +98,25 @@ describe('capBody', () => {
       } else expect(head.endsWith('{"pmsGuestId":"T-1","lastName":"Zy')).toBe(true);
     }
   });
+
+  it('keeps the bytes the whole text encodes to, whatever characters stand at the cut (a lone surrogate included)', () => {
+    // The whole text encoded, cut on a character boundary at 64 KiB, hashed whole: what capBody keeps.
+    const reference = (text: string): string => {
+      const all = Buffer.from(text, 'utf8');
+      let end = CAP;
+      while (end > 0 && ((all[end] ?? 0) & 0xc0) === 0x80) end--;
+      return `${all.subarray(0, end).toString('utf8')}\n…[cut: ${all.length} bytes in all, sha256 ${createHash('sha256').update(all).digest('hex')}]`;
+    };
+    const tails = ['é', '€', '😀', '\ud83d', '\ude00', 'x'];
+    for (let lead = CAP - 4; lead <= CAP + 1; lead++) {
+      for (const a of tails) {
+        for (const b of tails) {
+          const text = `${'x'.repeat(lead)}${a}${b}${'y'.repeat(10)}`;
+          if (Buffer.byteLength(text, 'utf8') > CAP) expect(capBody(text)).toBe(reference(text));
+        }
+      }
+    }
+  });
 });
 
 describe.each(testEngines())('request-log caps (%s)', (engine) => {

@@ -121,6 +121,74 @@ run('SQLite: long work beside short requests', () => {
     expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
   }, 240_000);
 
+  it('a second 20,000-guest sync, every guest updated against the full roster, runs in one transaction while probes are answered; its entries are written in it and a replay answers the same text', async () => {
+    // After the first sync: the same 20,000 guests, each leaving a day later.
+    const guests = Array.from({ length: SYNC_GUESTS }, (_, i) => ({
+      pmsGuestId: `G${i}`,
+      roomNumber: `${1000 + i}`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      checkInDate: '2026-11-23',
+      checkOutDate: '2026-11-27',
+    }));
+    const idempotencyKey = uniqueKey('sync-again');
+    const entries = observer.prepare(
+      `select count(*) as n from activity_log a join hotels h on h.id = a.hotel_id where h.slug = ? and a.action = 'guest.updated'`,
+    );
+    const updatedBefore = (entries.get(t.slug) as { n: number }).n;
+    let syncing = false;
+    const probes = startProbes(t, desk, 1, () => syncing && writeLocked());
+    syncing = true;
+    const res = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
+    syncing = false;
+    const seen = await probes.stop();
+
+    expect(res.status).toBe(200);
+    expect(res.body.summary).toMatchObject({ received: SYNC_GUESTS, checkedIn: 0, updated: SYNC_GUESTS, checkedOut: 0, unchanged: 0 });
+    expect(res.body.details.updated).toHaveLength(SYNC_GUESTS);
+    expect((entries.get(t.slug) as { n: number }).n - updatedBefore).toBe(SYNC_GUESTS);
+    const departing = observer
+      .prepare(
+        `select count(*) as n from guests g join hotels h on h.id = g.hotel_id
+         where h.slug = ? and g.checked_out_at is null and g.check_out_date = '2026-11-27'`,
+      )
+      .get(t.slug) as { n: number };
+    expect(departing.n).toBe(SYNC_GUESTS);
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
+
+    // The replay sends the stored answer: the first answer's text, marked as a replay.
+    const replay = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.text).toBe(`${res.text.slice(0, -1)},"_idempotent":true}`);
+  }, 240_000);
+
+  it('probes and another hotel’s dashboard read are answered while a long read (a search, an export) runs on a reader', async () => {
+    // A read of the server's own that runs for seconds on a read connection (a plain read:
+    // SQLite reports it read-only). Its statement is posted to a reader before the next turn
+    // of the event loop; every probe is sent after that. Were there one reader, every probe's
+    // read would queue behind it and be answered only after it.
+    const ROWS = 20_000_000;
+    let done = false;
+    const long = sql<{ c: number }>`with recursive n(i) as (select 0 union all select i + 1 from n where i < ${ROWS - 1}) select count(*) as c from n`
+      .execute(t.server.database.db)
+      .finally(() => {
+        done = true;
+      });
+    await new Promise((resolve) => setImmediate(resolve));
+    const probes = startProbes(t, desk, 1, () => !done);
+    const counted = await long;
+    const seen = await probes.stop();
+
+    expect(counted.rows[0]?.c).toBe(ROWS);
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    // Sent after the long read was posted and answered before it ended.
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+
   it('probes and another hotel’s dashboard read are answered while the retention purge deletes 500,000 request-log rows; every old row goes', async () => {
     const cutoffMs = Date.now() - REQUEST_LOG_RETENTION_MS;
     // The old rows, written in one statement through the server's own writer (a connection

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { normalizeIdentifier, normalizeRoomNumber, refineGuestFields } from '../../domain/guest.js';
 import { fieldError, type FieldError } from '../../errors.js';
 import { refinedItems } from '../../http/validation.js';
+import { sendAnswerText } from '../idempotency.js';
 import { pmsMode } from '../modes.js';
 import { SyncInput, SyncResponse } from '../schemas.js';
 import type { PmsRouteDeps } from './guest-list.js';
@@ -48,6 +49,13 @@ export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, d
         errors: ['INVALID_DATE_FORMAT', 'ROOM_OCCUPIED'],
       }),
     },
-    (req) => pmsMode(deps, req).sync(req.body),
+    async (req, reply) => {
+      const answer = await pmsMode(deps, req).sync(req.body);
+      // The answer's JSON as stored on the idempotency record is the answer sent, as a
+      // replay sends it: a 20,000-guest answer is written once, not a second time by the
+      // route's serialiser (docs/architecture.md, SQLite: long work beside short requests).
+      const stored = req.idempotency?.answer;
+      return stored === undefined ? answer : sendAnswerText(reply, stored);
+    },
   );
 };
