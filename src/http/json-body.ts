@@ -2,10 +2,41 @@ import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import { JsonShapeScanner } from './json-shape.js';
+import { JsonShapeScanner, type ListBounds } from './json-shape.js';
 import { wasCut } from './transport.js';
 
 type Done = (err: Error | null, body?: unknown) => void;
+
+/**
+ * A top-level list with at least this many items (a sync's guests) is parsed this many
+ * items at a time, a turn of the event loop between two parts: a 4 MB body is not one
+ * JSON.parse that holds every other request (docs/architecture.md, SQLite: long work
+ * beside short requests).
+ */
+export const SLICED_LIST_ITEMS = 1000;
+
+/**
+ * JSON.parse of a body whose top-level object has the list `b` (the scanner's bounds, in
+ * `bytes`): the object with that list empty, then the list SLICED_LIST_ITEMS items at a
+ * time. The same value as JSON.parse of the whole (its member order too), and invalid where
+ * it is: the object around the list is valid with the list empty, and the list is valid
+ * when each part of its items is. The parts are cut at commas, which never split a character.
+ */
+export async function parseListInParts(bytes: Buffer, b: ListBounds): Promise<Record<string, unknown>> {
+  const root = JSON.parse(bytes.toString('utf8', 0, b.open + 1) + bytes.toString('utf8', b.close)) as Record<string, unknown>;
+  const items: unknown[] = [];
+  const ends = [...b.commas, b.close];
+  let start = b.open + 1;
+  for (let i = 0; i < ends.length; i += SLICED_LIST_ITEMS) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const end = ends[Math.min(i + SLICED_LIST_ITEMS, ends.length) - 1] as number;
+    for (const item of JSON.parse(`[${bytes.toString('utf8', start, end)}]`) as unknown[]) items.push(item);
+    start = end + 1;
+  }
+  // A plain name (a letter first): an own member, never the prototype.
+  root[b.name] = items;
+  return root;
+}
 
 /**
  * The JSON body parser (decisions.md: JSON objects only). Reads the body as it arrives
@@ -25,6 +56,8 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
   // in one block at its end (docs/architecture.md, SQLite: long work beside short requests).
   const decoder = new StringDecoder('utf8');
   let text = '';
+  // The bytes too: a long top-level list is parsed from them a part at a time.
+  const chunks: Buffer[] = [];
   let received = 0;
   const finish = (err: Error | null, body?: unknown): void => {
     payload.removeListener('data', onData);
@@ -37,6 +70,7 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
     received += chunk.length;
     if (received > limit) return finish(new ApiError('PAYLOAD_TOO_LARGE'));
     text += decoder.write(chunk);
+    chunks.push(chunk);
     const refusal = scanner.push(chunk);
     if (refusal) {
       // The request log keeps what was read of a refused body.
@@ -47,11 +81,20 @@ export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, don
   const onEnd = (): void => {
     text += decoder.end();
     req.rawBody = text;
+    const invalid = (): ApiError => new ApiError('INVALID_JSON', { message: 'The request body is not parseable JSON.' });
+    const list = scanner.listBounds(SLICED_LIST_ITEMS);
+    if (list) {
+      parseListInParts(Buffer.concat(chunks), list).then(
+        (parsed) => finish(null, parsed),
+        () => finish(invalid()),
+      );
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return finish(new ApiError('INVALID_JSON', { message: 'The request body is not parseable JSON.' }));
+      return finish(invalid());
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       return finish(new ApiError('INVALID_JSON', { message: 'The request body must be a JSON object.' }));

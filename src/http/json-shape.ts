@@ -25,6 +25,19 @@ const MAX_NAME_BYTES = 64;
 const tooMany = (field: string, message: string): ApiError => validationError([fieldError(field, 'TOO_MANY', message)]);
 
 /**
+ * Where a list that is a member of the body's top-level object lies in the body's bytes:
+ * the offsets of its `[`, of the commas between its items and of its `]` (http/json-body.ts
+ * parses a long one a slice of items at a time).
+ */
+export interface ListBounds {
+  /** The member's name (a plain name, given once in the object). */
+  name: string;
+  open: number;
+  commas: number[];
+  close: number;
+}
+
+/**
  * Watches a JSON body as its bytes arrive and refuses it the moment it nests deeper than
  * MAX_JSON_DEPTH (400 INVALID_JSON), an object gets more than MAX_OBJECT_MEMBERS members,
  * a list more than MAX_LIST_ITEMS items or the body more than MAX_JSON_VALUES values
@@ -52,6 +65,25 @@ export class JsonShapeScanner {
   private lastKey: string | null = null;
   /** The top-level member whose value is the list open at depth 2, if it is one. */
   private listName: string | null = null;
+  /** Bytes scanned in the chunks before this one. */
+  private offset = 0;
+  /** The first top-level list under a plain name, while it is read and after. */
+  private bounds: ListBounds | null = null;
+  /** The tracked list is the one open at depth 2. */
+  private inBounds = false;
+  /** How often each plain top-level member name was given; null once a name was not plain. */
+  private rootNames: Map<string, number> | null = new Map();
+
+  /**
+   * The bounds of the body's first top-level list under a plain name with at least
+   * `minItems` items, when that name is the only one of its kind in the object (every
+   * top-level name plain); else null. Valid once the whole body was pushed.
+   */
+  listBounds(minItems: number): ListBounds | null {
+    const b = this.bounds;
+    if (!b || b.close < 0 || this.members.length > 0 || b.commas.length + 1 < minItems) return null;
+    return this.rootNames?.get(b.name) === 1 ? b : null;
+  }
 
   /** The refusal, as soon as `chunk` breaks a limit; null while the shape is acceptable. */
   push(chunk: Uint8Array): ApiError | null {
@@ -75,6 +107,10 @@ export class JsonShapeScanner {
           if (this.key !== undefined) {
             this.lastKey = this.key !== null && PLAIN_NAME.test(this.key) ? this.key : null;
             this.key = undefined;
+            if (this.rootNames) {
+              if (this.lastKey === null) this.rootNames = null;
+              else this.rootNames.set(this.lastKey, (this.rootNames.get(this.lastKey) ?? 0) + 1);
+            }
           }
         } else if (typeof this.key === 'string') {
           this.key = this.key.length < MAX_NAME_BYTES ? this.key + String.fromCharCode(c) : null;
@@ -91,14 +127,25 @@ export class JsonShapeScanner {
         if (members.length >= MAX_JSON_DEPTH) return new ApiError('INVALID_JSON', { message: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.` });
         if (++this.values > MAX_JSON_VALUES) return this.tooManyValues();
         if (members.length === 0) this.keyDue = c === 0x7b;
-        if (members.length === 1) this.listName = c === 0x5b && objects[0] ? this.lastKey : null;
+        if (members.length === 1) {
+          this.listName = c === 0x5b && objects[0] ? this.lastKey : null;
+          if (this.listName !== null && this.bounds === null) {
+            this.bounds = { name: this.listName, open: this.offset + i, commas: [], close: -1 };
+            this.inBounds = true;
+          }
+        }
         members.push(0);
         objects.push(c === 0x7b);
       } else if (c === 0x7d || c === 0x5d) {
+        if (members.length === 2 && this.inBounds && this.bounds) {
+          this.bounds.close = this.offset + i;
+          this.inBounds = false;
+        }
         members.pop();
         objects.pop();
       } else if (c === COMMA && members.length > 0) {
         if (++this.values > MAX_JSON_VALUES) return this.tooManyValues();
+        if (members.length === 2 && this.inBounds) this.bounds?.commas.push(this.offset + i);
         const d = members.length - 1;
         const n = (members[d] ?? 0) + 1;
         members[d] = n;
@@ -119,6 +166,7 @@ export class JsonShapeScanner {
         }
       }
     }
+    this.offset += chunk.length;
     return null;
   }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseListInParts, SLICED_LIST_ITEMS } from '../../src/http/json-body.js';
 import { JsonShapeScanner, MAX_JSON_DEPTH, MAX_OBJECT_MEMBERS } from '../../src/http/json-shape.js';
 
 /** The verdict the scanner must reach, computed from the parsed value. */
@@ -54,5 +55,73 @@ describe('JSON shape limits, read as the bytes arrive', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('a long top-level list parsed a part at a time (http/json-body.ts)', () => {
+  /** JSON.parse of the whole, or 'invalid'. */
+  const whole = (text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return 'invalid';
+    }
+  };
+  /** What the body parser makes of `bytes` pushed in `cuts` chunks: in parts when the scanner finds a long list. */
+  const inParts = async (bytes: Buffer, cuts: number[]): Promise<{ sliced: boolean; value: unknown }> => {
+    const scanner = new JsonShapeScanner();
+    let from = 0;
+    for (const to of [...cuts.filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b), bytes.length]) {
+      if (scanner.push(bytes.subarray(from, to))) return { sliced: false, value: 'refused' };
+      from = to;
+    }
+    const list = scanner.listBounds(SLICED_LIST_ITEMS);
+    if (!list) return { sliced: false, value: whole(bytes.toString('utf8')) };
+    try {
+      return { sliced: true, value: await parseListInParts(bytes, list) };
+    } catch {
+      return { sliced: true, value: 'invalid' };
+    }
+  };
+  const item = fc.oneof(tricky, fc.integer(), fc.constant(null), fc.dictionary(fc.constantFrom('a', 'b', 'é'), tricky, { maxKeys: 3 }));
+
+  it('gives what JSON.parse of the whole gives, member order included, valid or not', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(item, { minLength: SLICED_LIST_ITEMS, maxLength: SLICED_LIST_ITEMS * 2 + 3 }),
+        fc.constantFrom('guests', 'list', '__proto__', 'g\\u0075ests'),
+        fc.constantFrom('', '"before":1,', '"guests":[],'),
+        fc.constantFrom('', ',"after":{"x":[1,2]}', ',"guests":{}'),
+        fc.option(fc.tuple(fc.nat(), fc.constantFrom(',', ']', '[', '"', '}', ' ', 'x')), { nil: null }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (items, name, before, after, damage, cuts) => {
+          const list = JSON.stringify(items).replace(/,/g, (c, i: number) => (i % 7 === 0 ? ', ' : c));
+          let text = `{${before}"${name}" : ${list}${after}}`;
+          if (damage) {
+            const at = damage[0] % text.length;
+            text = text.slice(0, at) + damage[1] + text.slice(at);
+          }
+          const bytes = Buffer.from(text, 'utf8');
+          const got = await inParts(
+            bytes,
+            cuts.map((c) => c % bytes.length),
+          );
+          // What the body parser reads is bytes: the whole decoded (a cut surrogate pair is U+FFFD there).
+          const expectedValue = whole(bytes.toString('utf8'));
+          if (got.value === 'refused') return;
+          expect(JSON.stringify(got.value)).toBe(JSON.stringify(expectedValue));
+          expect(got.value).toEqual(expectedValue);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('parses a sync body of 2,500 guests in parts, as JSON.parse would', async () => {
+    const guests = Array.from({ length: 2500 }, (_, i) => ({ pmsGuestId: `G${i}`, lastName: 'Müller', roomNumber: `${i}`, adults: 2 }));
+    const text = JSON.stringify({ syncMode: 'full', guests });
+    const got = await inParts(Buffer.from(text, 'utf8'), [100, 70_000, 70_001]);
+    expect(got.sliced).toBe(true);
+    expect(got.value).toEqual(JSON.parse(text));
   });
 });
