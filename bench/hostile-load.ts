@@ -1,5 +1,5 @@
 /**
- * Hostile-load benchmark (issue 9): a PMS client sending live check-ins, alone ("quiet")
+ * Hostile-load benchmark: a PMS client sending live check-ins, alone ("quiet")
  * and then while the service is attacked ("hostile"), in the same run against the same
  * server process:
  *

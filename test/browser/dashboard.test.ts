@@ -13,7 +13,7 @@ import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestSe
 import { loggedRows } from '../support/request-log.js';
 import { scaled } from '../support/test-run.js';
 
-// issue 4, Tests: the dashboard in a real browser (Debian's chromium through
+// Tests: the dashboard in a real browser (Debian's chromium through
 // playwright-core), against the real server over HTTPS, on both engines.
 
 const PASSWORD = 'front-desk-password-1';
@@ -61,7 +61,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     await t?.close();
   });
 
-  it('issue 4: the first-run setup link creates the first hotel and its admin in the browser, who lands on the board; afterwards the link is dead', async () => {
+  it('the first-run setup link creates the first hotel and its admin in the browser, who lands on the board; afterwards the link is dead', async () => {
     const storage = await createTestStorage(engine);
     const config = loadConfig({
       PORT: '0',
@@ -105,7 +105,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: login with e-mail and password; a wrong password shows an error and stays on the login page; logout returns to it', async () => {
+  it('login with e-mail and password; a wrong password shows an error and stays on the login page; logout returns to it', async () => {
     const { context, page, errors } = await newPage(browser);
     try {
       await page.goto(`${t.baseUrl}/dashboard/`);
@@ -130,7 +130,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: a live-key check-in through the API appears on an open room board without reload; a test-key one never does', async () => {
+  it('a live-key check-in through the API appears on an open room board without reload; a test-key one never does', async () => {
     const { context, page, errors } = await newPage(browser);
     try {
       await logIn(page, t.baseUrl, receptionist);
@@ -162,7 +162,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: a reconnecting board loses no change: a check-in made while its stream was down (server restart) is on the board once the stream is back', async () => {
+  it('a reconnecting board loses no change: a check-in made while its stream was down (server restart) is on the board once the stream is back', async () => {
     const storage = await createTestStorage(engine);
     const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' };
     let server = await startServer(loadConfig(env), pino({ level: 'silent' }));
@@ -206,7 +206,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: a receptionist adds a walk-in guest; a taken room shows the conflict next to the room field, naming who holds it', async () => {
+  it('a receptionist adds a walk-in guest; a taken room shows the conflict next to the room field, naming who holds it', async () => {
     const held = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-HOLD-1', '801', 'Holder'), {});
     expect(held.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
@@ -244,7 +244,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: staff check out a PMS guest only after a confirmation saying the PMS will send it again on its next sync', async () => {
+  it('staff check out a PMS guest only after a confirmation saying the PMS will send it again on its next sync', async () => {
     const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-OUT-1', '851', 'Departing'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
@@ -269,7 +269,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4 Craft: works with the keyboard alone: log in, reach a room tile with Tab, open it with Enter, open and close the check-out dialog with Escape', async () => {
+  it('Craft: works with the keyboard alone: log in, reach a room tile with Tab, open it with Enter, open and close the check-out dialog with Escape', async () => {
     const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-KEY-1', '861', 'Keyboard'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
@@ -310,7 +310,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4 Craft: readable at 1280 px and on a tablet (820 px): no page scrolls sideways, tiles keep their size', async () => {
+  it('Craft: readable at 1280 px and on a tablet (820 px): no page scrolls sideways, tiles keep their size', async () => {
     expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-WIDE-1', '871', 'Wide'), {})).status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -338,7 +338,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: the list sorts by a column both ways and filters as the receptionist types; a guest detail shows every field and the room history of a move made by the PMS', async () => {
+  it('the list sorts by a column both ways and filters as the receptionist types; a guest detail shows every field and the room history of a move made by the PMS', async () => {
     const tag = engine === 'sqlite' ? 'Sq' : 'Pg';
     const a = await t.post(
       `/api/pms/v1/${t.slug}/guests/checkin`,
@@ -398,7 +398,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it("issue 4: another staff member's walk-in appears on an open board, and a PMS check-in on an open activity log, without reload", async () => {
+  it("another staff member's walk-in appears on an open board, and a PMS check-in on an open activity log, without reload", async () => {
     const other = await DashboardClient.loggedIn(t, admin, PASSWORD);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -434,7 +434,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: the activity log shows a pms entry (key id, live) and a staff entry (the user) side by side', async () => {
+  it('the activity log shows a pms entry (key id, live) and a staff entry (the user) side by side', async () => {
     const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-ACT-1', '901', 'Activity'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
@@ -466,7 +466,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: issuing a key pair shows both keys once; revoking the pair makes the API answer 401', async () => {
+  it('issuing a key pair shows both keys once; revoking the pair makes the API answer 401', async () => {
     const { context, page, errors } = await newPage(browser);
     try {
       await logIn(page, t.baseUrl, admin);
@@ -499,7 +499,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     }
   });
 
-  it('issue 4: the request-log explorer shows a 422 check-in with its payload and response', async () => {
+  it('the request-log explorer shows a 422 check-in with its payload and response', async () => {
     const bad = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, {
       idempotencyKey: uniqueKey(),
       body: { pmsGuestId: 'P-BAD-1', lastName: 'Broken', roomNumber: '990', checkInDate: '2026-02-30', checkOutDate: '2026-03-02' },

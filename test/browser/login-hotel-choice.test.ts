@@ -4,7 +4,7 @@ import { createStaffUser } from '../../src/operations.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// issue 10, docs/dashboard.md "Staff accounts and login": the login page in a real browser
+// docs/dashboard.md "Staff accounts and login": the login page in a real browser
 // (Debian's chromium through playwright-core) when one e-mail and password open accounts
 // at two hotels: it shows the choice (a labelled select), and logs in to the hotel chosen.
 // The server's side is tested on both engines in test/dashboard/staff-email-per-hotel.test.ts.
@@ -42,7 +42,7 @@ describe.each(testEngines().slice(0, 1))('login page: the hotel choice (%s)', (e
     return { page, errors, close: () => context.close() };
   }
 
-  it('issue 10: the same e-mail and password at two hotels: the form asks which hotel (select labelled "Hotel", both hotels by name), and logs in to the one chosen', async () => {
+  it('the same e-mail and password at two hotels: the form asks which hotel (select labelled "Hotel", both hotels by name), and logs in to the one chosen', async () => {
     const { page, errors, close } = await openLogin();
     try {
       await page.locator('input[name=email]').fill(email);
@@ -77,7 +77,7 @@ describe.each(testEngines().slice(0, 1))('login page: the hotel choice (%s)', (e
     }
   });
 
-  it('issue 10: editing the e-mail or password drops the choice; a wrong password shows the usual message and no hotel', async () => {
+  it('editing the e-mail or password drops the choice; a wrong password shows the usual message and no hotel', async () => {
     const { page, errors, close } = await openLogin();
     try {
       await page.locator('input[name=email]').fill(email);

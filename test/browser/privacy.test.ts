@@ -44,7 +44,7 @@ describe.each(testEngines())('personal data in the browser (%s)', (engine) => {
     await t?.close();
   });
 
-  it('issue 10: an admin exports, then erases a checked-out guest after a confirmation naming what goes; the page and the activity log show it anonymised; a receptionist sees neither action', async () => {
+  it('an admin exports, then erases a checked-out guest after a confirmation naming what goes; the page and the activity log show it anonymised; a receptionist sees neither action', async () => {
     const id = randomId(8);
     const p = {
       pmsGuestId: `PMS-B-${id}`,

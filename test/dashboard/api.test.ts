@@ -4,7 +4,7 @@ import { issueKeyPair } from '../../src/operations.js';
 import { addStaffUser, DashboardClient, eventually, STAFF_PASSWORD, type DashboardResponse } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
-// issue 4 / docs/dashboard.md: CSRF on every write, roles, staff users, API keys and the
+// docs/dashboard.md: CSRF on every write, roles, staff users, API keys and the
 // request-log explorer, through real HTTPS requests on both engines.
 
 const walkIn = (over: Record<string, unknown> = {}) => ({

@@ -14,7 +14,7 @@ import {
 } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// issue 4 requires it tested / docs/dashboard.md Security, Isolation: every query is
+// docs/dashboard.md Security, Isolation: every query is
 // scoped to the session user's hotel; another hotel's guest, key pair, request or user
 // answers 404 RECORD_NOT_FOUND as if it did not exist, and its live events never reach
 // this hotel's streams. Two hotels A and B on one server, each with an admin.
@@ -111,7 +111,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
     expect(withoutRequestId(res.body), what).toEqual(withoutRequestId(reference.body));
   };
 
-  it("issue 4 / docs/dashboard.md Security Isolation: A's admin asking for B's guests (GET, PATCH, checkout), key pairs (revoke), request-log rows and users (deactivate) always gets 404 RECORD_NOT_FOUND, as for ids that exist nowhere; nothing of B changes", async () => {
+  it("docs/dashboard.md Security Isolation: A's admin asking for B's guests (GET, PATCH, checkout), key pairs (revoke), request-log rows and users (deactivate) always gets 404 RECORD_NOT_FOUND, as for ids that exist nowhere; nothing of B changes", async () => {
     const before = await snapshotB();
     const nowhere = {
       guest: await adminA.get('/guests/gst_doesnotexist'),
@@ -153,7 +153,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
     expect((await adminB.get(`/requests/${a.request}`)).status).toBe(404);
   });
 
-  it("issue 4 / docs/dashboard.md Security Isolation: A's lists (guests, activity, keys, requests, users) never contain B's rows, and B's never A's", async () => {
+  it("docs/dashboard.md Security Isolation: A's lists (guests, activity, keys, requests, users) never contain B's rows, and B's never A's", async () => {
     type Lists = { guests: string[]; activityGuests: string[]; activity: string[]; keys: string[]; requests: string[]; users: string[] };
     const lists = async (c: DashboardClient): Promise<Lists> => {
       const guests = (await c.get('/guests')).body.guests as Array<{ id: string }>;

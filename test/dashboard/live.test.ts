@@ -13,7 +13,7 @@ import {
 } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
-// issue 4 / docs/dashboard.md Live events and Security (CSP, HSTS): the event stream read
+// docs/dashboard.md Live events and Security (CSP, HSTS): the event stream read
 // incrementally over real HTTPS on both engines. "Nothing arrives" is proven by order:
 // the change that must not publish is made first, then one that must; when the second's
 // event is the next one, the first would have come before it.
@@ -249,7 +249,7 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
       .toEqual([]);
   });
 
-  it('issue 9 "Event streams": a stream whose session expires is closed within seconds, with no change to carry', async () => {
+  it('"Event streams": a stream whose session expires is closed within seconds, with no change to carry', async () => {
     const user = await addStaffUser(db(), t.slug, `expiring-${engine}@live.example`, 'receptionist');
     const client = await DashboardClient.loggedIn(t, user.email);
     const s = await stream(client);
@@ -268,7 +268,7 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
     expect(s.pending().filter((e) => e.event === 'roster')).toEqual([]);
   });
 
-  it('issue 9 "Event streams": one session holds at most 5 streams; opening a sixth closes the oldest, the other five stay open and get changes', async () => {
+  it('"Event streams": one session holds at most 5 streams; opening a sixth closes the oldest, the other five stay open and get changes', async () => {
     const user = await addStaffUser(db(), t.slug, `tabs-${engine}@live.example`, 'receptionist');
     const client = await DashboardClient.loggedIn(t, user.email);
     const tabs: EventStream[] = [];

@@ -4,7 +4,7 @@ import type { IssuedKeyPair } from '../../src/operations.js';
 import { addStaffUser, DashboardClient, type DashboardResponse } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 
-// issue 4 / docs/dashboard.md JSON API: walk-in guests (the PMS API's field rules and room
+// docs/dashboard.md JSON API: walk-in guests (the PMS API's field rules and room
 // invariant), staff edits and check-outs, sync beside walk-ins, and the activity log,
 // through real HTTPS requests on both engines.
 

@@ -22,7 +22,7 @@ import {
 } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// issue 4 / docs/dashboard.md Security: sessions, login, logout, expiry, failed-login
+// docs/dashboard.md Security: sessions, login, logout, expiry, failed-login
 // limits, and the first-run setup link, through real HTTPS requests on both engines.
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');

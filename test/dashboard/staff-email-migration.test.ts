@@ -13,7 +13,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { DashboardClient, type Target } from '../support/dashboard-client.js';
 import { createTestStorage, testEngines } from '../support/harness.js';
 
-// issue 10: migration 0005 makes staff e-mails unique per hotel. A database left at the
+// migration 0005 makes staff e-mails unique per hotel. A database left at the
 // previous migration (made by the real migrations 0001-0004), with users and live
 // sessions in it, is served by the new build: the users log in, the sessions made before
 // the migration still work, and the same e-mail can now be added at another hotel.

@@ -16,7 +16,7 @@ import {
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { lines, parseJsonOutput, runCli, storageEnv, type CliResult } from '../cli/cli-helpers.js';
 
-// issue 10, "Staff accounts": e-mails are unique per hotel (one person may hold accounts
+// "Staff accounts": e-mails are unique per hotel (one person may hold accounts
 // at two hotels); login takes the hotel from the e-mail's one account, or asks which hotel
 // when the password opens several (docs/dashboard.md: Staff accounts and login). Through
 // real HTTPS requests and the real `innsync` command (dist/: build first), both engines.
@@ -75,7 +75,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     return id;
   }
 
-  it('issue 10: the same e-mail gets an account at three hotels (two admins on the dashboard, one `innsync user create`); a second one within a hotel is 409 EMAIL_TAKEN on the dashboard and refused by the CLI; the database holds the rule', async () => {
+  it('the same e-mail gets an account at three hotels (two admins on the dashboard, one `innsync user create`); a second one within a hotel is 409 EMAIL_TAKEN on the dashboard and refused by the CLI; the database holds the rule', async () => {
     const email = `pat-${engine}@multi.example`;
     const atA = await adminA.post('/users', { email: `Pat-${engine}@Multi.example`, role: 'receptionist', password: 'password-at-a-1' });
     expect(atA.status, atA.text).toBe(201);
@@ -155,7 +155,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     }
   });
 
-  it("issue 10: an e-mail with one account logs in to that account's hotel, as before (no `hotel` needed)", async () => {
+  it("an e-mail with one account logs in to that account's hotel, as before (no `hotel` needed)", async () => {
     const client = new DashboardClient(t);
     const res = await client.login(adminAEmail.toUpperCase());
     expect(res.status, res.text).toBe(200);
@@ -163,7 +163,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     expect((await client.get('/session')).body.hotel.slug).toBe(t.slug);
   });
 
-  it('issue 10: the same e-mail and password at two hotels: 409 HOTEL_CHOICE_REQUIRED naming only those two hotels, no session; sent again with `hotel` it logs in to the chosen one', async () => {
+  it('the same e-mail and password at two hotels: 409 HOTEL_CHOICE_REQUIRED naming only those two hotels, no session; sent again with `hotel` it logs in to the chosen one', async () => {
     const email = `sam-${engine}@multi.example`;
     const [idA, idB] = [await addUser(t.slug, email, 'same-password-1'), await addUser(slugB, email, 'same-password-1')];
     await addUser(slugC, email, 'other-password-c');
@@ -221,7 +221,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     expect((await sendLogin(new DashboardClient(t), { email, password: 'same-password-1', hotel: '' })).status).toBe(422);
   });
 
-  it('issue 10: a wrong password for an e-mail with accounts at several hotels is the same 401 LOGIN_FAILED as an unknown e-mail, naming no hotel, with no cookie', async () => {
+  it('a wrong password for an e-mail with accounts at several hotels is the same 401 LOGIN_FAILED as an unknown e-mail, naming no hotel, with no cookie', async () => {
     const email = `lee-${engine}@multi.example`;
     await addUser(t.slug, email, 'lee-password-a1');
     await addUser(slugB, email, 'lee-password-b1');
@@ -240,7 +240,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
     expect(await sessionsOf(email)).toBe(0);
   });
 
-  it('issue 10: a deactivated account is not a choice: the same password at an active account of another hotel logs straight in there', async () => {
+  it('a deactivated account is not a choice: the same password at an active account of another hotel logs straight in there', async () => {
     const email = `kim-${engine}@multi.example`;
     const atA = await addUser(t.slug, email, 'kim-password-1');
     await addUser(slugB, email, 'kim-password-1');

@@ -12,7 +12,7 @@ import { testEngines } from '../support/engines.js';
 describe.each(testEngines())('drills: SIGKILL (%s)', (engine) => {
   const pgAdminUrl = () => (engine === 'postgres' ? inject('pgAdminUrl') : null);
 
-  it('issue 8: SIGKILL under mixed load at 3 random points, every unanswered request sent again with its key: nothing acknowledged lost, nothing processed twice, invariants and integrity hold, request-log loss bounded to the last second', async () => {
+  it('SIGKILL under mixed load at 3 random points, every unanswered request sent again with its key: nothing acknowledged lost, nothing processed twice, invariants and integrity hold, request-log loss bounded to the last second', async () => {
     // Load runs 1-2 s between kills (most of a short drill is the restarts): enough acknowledged
     // operations that losing or doubling one would show, on a loaded machine too.
     const result = await killDrill({ engine, pgAdminUrl: pgAdminUrl(), kills: 3, clients: 8, pairsPerHotel: 4, runMs: [1000, 2000], logLossWindowMs: 1000 });
@@ -21,7 +21,7 @@ describe.each(testEngines())('drills: SIGKILL (%s)', (engine) => {
     expect(result.figures['operations acknowledged (2xx)']).toBeGreaterThan(60);
   }, 180_000);
 
-  it('issue 8 + spec 4.5 "one transaction": SIGKILL during a 2,000-guest sync leaves the roster as before or as the list, never half applied; the sync sent again is applied once', async () => {
+  it('spec 4.5 "one transaction": SIGKILL during a 2,000-guest sync leaves the roster as before or as the list, never half applied; the sync sent again is applied once', async () => {
     const result = await syncKillDrill({ engine, pgAdminUrl: pgAdminUrl(), guests: 2_000, kills: 3 });
     printResult(result);
     expect(result.violations).toEqual([]);

@@ -7,7 +7,7 @@ import { testEngines } from '../support/engines.js';
 // drill's own, stopped (fast shutdown) and started again under load, three times.
 
 describe.skipIf(!testEngines().includes('postgres'))('drills: PostgreSQL outage (postgres)', () => {
-  it('issue 8: PostgreSQL stopped and started 3 times under load with two instances: no process exits, 503 meanwhile (never 500), recovery without a restart, nothing acknowledged lost or doubled, dashboard streams resume', async () => {
+  it('PostgreSQL stopped and started 3 times under load with two instances: no process exits, 503 meanwhile (never 500), recovery without a restart, nothing acknowledged lost or doubled, dashboard streams resume', async () => {
     const result = await outageDrill({ outages: 3, downMs: [1_000, 2_000], clients: 8 });
     printResult(result);
     expect(result.violations).toEqual([]);

@@ -17,7 +17,7 @@ describe.each(testEngines())('drills: races (%s)', (engine) => {
     expect(result.violations).toEqual([]);
   }, 180_000);
 
-  it('issue 8 "no 5xx from concurrency": 100 rounds of concurrent moves, swaps, check-ins into one room and check-outs; every answer set is explained by a serial order, never a 5xx', async () => {
+  it('"no 5xx from concurrency": 100 rounds of concurrent moves, swaps, check-ins into one room and check-outs; every answer set is explained by a serial order, never a 5xx', async () => {
     const result = await roomRaceDrill({ engine, pgAdminUrl: pgAdminUrl(), rounds: 100, instances });
     printResult(result);
     expect(result.violations).toEqual([]);

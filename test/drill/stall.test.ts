@@ -8,7 +8,7 @@ import { testEngines } from '../support/engines.js';
 // instance with PostgreSQL), then finishing or dying. The full drill stalls 65 s.
 
 describe.each(testEngines())('drills: stalled request (%s)', (engine) => {
-  it('issue 8: a request stalled 7 s in its transaction, retried meanwhile, then resumed or killed, is processed exactly once; retries get 409 IDEMPOTENCY_KEY_IN_USE or the stored response', async () => {
+  it('a request stalled 7 s in its transaction, retried meanwhile, then resumed or killed, is processed exactly once; retries get 409 IDEMPOTENCY_KEY_IN_USE or the stored response', async () => {
     const result = await stallDrill({
       engine,
       pgAdminUrl: engine === 'postgres' ? inject('pgAdminUrl') : null,

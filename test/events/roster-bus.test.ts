@@ -12,7 +12,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestStorage, testEngines } from '../support/harness.js';
 import { SseParser } from '../../scripts/sse.js';
 
-// conventions.md 7 / issue 4: the dashboard's live events are fed by the roster-change
+// conventions.md 7: the dashboard's live events are fed by the roster-change
 // bus; with PostgreSQL several instances share one database, so a change made through one
 // instance must reach dashboards connected to another.
 
@@ -28,12 +28,12 @@ describe('roster notifications fit PostgreSQL NOTIFY payloads', () => {
     })),
   });
 
-  it('issue 8 "one notification per transaction": a change that fits is sent whole', () => {
+  it('"one notification per transaction": a change that fits is sent whole', () => {
     const small = change(20);
     expect(JSON.parse(toPayload(small))).toEqual(small);
   });
 
-  it('issue 8: a 2,000-guest sync is one notification under 8,000 bytes that tells listeners to re-read (changes: [])', () => {
+  it('a 2,000-guest sync is one notification under 8,000 bytes that tells listeners to re-read (changes: [])', () => {
     const big = change(2000);
     const payload = toPayload(big);
     expect(Buffer.byteLength(payload)).toBeLessThan(8000);

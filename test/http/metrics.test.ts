@@ -85,7 +85,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 
-  it('issue 9: requests are counted and timed by route pattern, method and status; a request no route matches is `unmatched`, never its URL', async () => {
+  it('requests are counted and timed by route pattern, method and status; a request no route matches is `unmatched`, never its URL', async () => {
     expect((await t.api('GET', '/no-such-path/quokka', { key: null })).status).toBe(404);
     const text = await metrics();
     const checkins = { route: checkinRoute, method: 'POST', status: '200' };
@@ -99,7 +99,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     expect(text).not.toContain(t.slug);
   });
 
-  it('issue 9: an idempotent replay is counted once, by endpoint; the completed live sync is one observation of its duration and of its list size', async () => {
+  it('an idempotent replay is counted once, by endpoint; the completed live sync is one observation of its duration and of its list size', async () => {
     const text = await metrics();
     expect(sample(text, 'innsync_idempotent_replays_total', { endpoint: 'checkin' })).toBe(1);
     expect(sample(text, 'innsync_sync_duration_seconds_count')).toBe(1);
@@ -112,13 +112,13 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     expect(sample(text, 'innsync_roster_events_published_total')).toBe(2);
   });
 
-  it('issue 9: request-log rows written are counted (written in batches after the answer) and the queue depth is read at each scrape', async () => {
+  it('request-log rows written are counted (written in batches after the answer) and the queue depth is read at each scrape', async () => {
     await expect.poll(async () => sample(await metrics(), 'innsync_request_log_rows_written_total')).toBeGreaterThanOrEqual(3);
     expect(sample(await metrics(), 'innsync_request_log_queue_rows')).toBeGreaterThanOrEqual(0);
     expect(sample(await metrics(), 'innsync_request_log_rows_dropped_total')).toBe(0);
   });
 
-  it("issue 9: 429 refusals are counted by scope: the key's endpoint limit (`key`) and the dashboard's failed-login limit (`login`)", async () => {
+  it("429 refusals are counted by scope: the key's endpoint limit (`key`) and the dashboard's failed-login limit (`login`)", async () => {
     // Sandbox syncs (test key): 10 an hour per key; the 11th is refused. Sandbox syncs are not measured as syncs.
     const statuses: number[] = [];
     while (!statuses.includes(429) && statuses.length < 12) {
@@ -138,7 +138,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     expect(sample(text, 'innsync_sync_duration_seconds_count')).toBe(1);
   }, 120_000);
 
-  it('issue 9: an open dashboard event stream is counted while it is open, and no longer once it is closed', async () => {
+  it('an open dashboard event stream is counted while it is open, and no longer once it is closed', async () => {
     const user = await addStaffUser(t.server.database.db, t.slug, staffEmail, 'receptionist');
     const desk = await DashboardClient.loggedIn(t, user.email);
     let stream: EventStream | null = await desk.events();
@@ -154,7 +154,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     }
   });
 
-  it('issue 9: the metrics carry no API key, e-mail, guest name, pmsGuestId, slug or Idempotency-Key sent in the requests', async () => {
+  it('the metrics carry no API key, e-mail, guest name, pmsGuestId, slug or Idempotency-Key sent in the requests', async () => {
     const text = await metrics();
     expect(sample(text, 'innsync_http_requests_total', { route: checkinRoute })).toBeGreaterThan(0);
     for (const secret of [
@@ -210,7 +210,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     }
   });
 
-  it('issue 9: connections open and refused by a cap, and requests cut by their timeout, are counted', async () => {
+  it('connections open and refused by a cap, and requests cut by their timeout, are counted', async () => {
     const capped = await startTestServer(engine, {
       METRICS_PORT: '0',
       MAX_CONNECTIONS_PER_IP: '2',

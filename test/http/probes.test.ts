@@ -43,7 +43,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
     expect(((await res.body.json()) as { code: string }).code).toBe('HTTPS_REQUIRED');
   });
 
-  it('issue 9: every PMS API and dashboard API answer carries Cache-Control: no-store (personal data, fresh keys), errors and replays included', async () => {
+  it('every PMS API and dashboard API answer carries Cache-Control: no-store (personal data, fresh keys), errors and replays included', async () => {
     const base = `/api/pms/v1/${t.slug}`;
     const g = guest();
     const created = await t.post(`${base}/guests/checkin`, g, { idempotencyKey: 'cache-1' });
@@ -57,7 +57,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
   });
 
   it.each(['TRACE', 'PROPFIND', 'PURGE', 'DELETE'])(
-    'issue 9: %s on a known path is 405 METHOD_NOT_ALLOWED naming the methods it serves; on an unknown path 404',
+    '%s on a known path is 405 METHOD_NOT_ALLOWED naming the methods it serves; on an unknown path 404',
     async (method) => {
       const known = await t.api(method, `/api/pms/v1/${t.slug}/guests`, { key: null });
       expect(known.status, known.text).toBe(405);

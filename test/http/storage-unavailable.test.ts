@@ -67,7 +67,7 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     expect(down.body).toMatchObject({ status: 'error', code: 'SERVICE_UNAVAILABLE', requestId: expect.stringMatching(/^req_/) });
     expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);
     expect(JSON.stringify(down.body)).not.toMatch(/ECONNREFUSED|at .*\.js|select /i);
-    // Counted as a database error of kind `unavailable` (issue 9 metrics).
+    // Counted as a database error of kind `unavailable`.
     expect(await unavailableErrors()).toBeGreaterThanOrEqual(1);
     cluster.resume();
     expect((await list()).status).toBe(200);

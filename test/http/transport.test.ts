@@ -102,7 +102,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     }
   });
 
-  it('issue 9 "Transport": TLS 1.2 offers only ECDHE key exchange with AEAD suites; static-RSA and CBC-SHA1 suites fail, while the same clients complete with a permissive server (control)', async () => {
+  it('"Transport": TLS 1.2 offers only ECDHE key exchange with AEAD suites; static-RSA and CBC-SHA1 suites fail, while the same clients complete with a permissive server (control)', async () => {
     const tls12 = (ciphers: string): tls.ConnectionOptions => ({
       maxVersion: 'TLSv1.2',
       minVersion: 'TLSv1.2',

@@ -153,7 +153,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(res.body.errors).toEqual([expect.objectContaining({ field: 'room', code: 'UNKNOWN_FIELD' })]);
   });
 
-  it('issue 2: two concurrent moves into one free room: exactly one wins', async () => {
+  it('two concurrent moves into one free room: exactly one wins', async () => {
     const a = guest();
     const b = guest();
     await t.post(`${base}/guests/checkin`, a);

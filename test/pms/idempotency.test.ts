@@ -609,7 +609,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   const stillPending = async (p: Promise<unknown>, ms: number): Promise<boolean> => Promise.race([p.then(() => false), sleep(ms).then(() => true)]);
 
   it.runIf(engine === 'postgres')(
-    'issue 8 "the claim lives and dies with the change\'s transaction": a duplicate waits for the claim; its rollback frees the key and the duplicate is processed once',
+    '"the claim lives and dies with the change\'s transaction": a duplicate waits for the claim; its rollback frees the key and the duplicate is processed once',
     async () => {
       const g = guest();
       const key = uniqueKey();
@@ -625,7 +625,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   );
 
   it.runIf(engine === 'postgres')(
-    'issue 8: a duplicate waiting on a claim whose transaction commits gets the committed response (replay), not a second processing',
+    'a duplicate waiting on a claim whose transaction commits gets the committed response (replay), not a second processing',
     async () => {
       const g = guest();
       const key = uniqueKey();
@@ -649,7 +649,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   );
 
   it.runIf(engine === 'postgres')(
-    'issue 8 "bounded: after a few seconds, 409 IDEMPOTENCY_KEY_IN_USE": a claim held past the lock timeout is answered 409, nothing processed, and the key works once it is free',
+    '"bounded: after a few seconds, 409 IDEMPOTENCY_KEY_IN_USE": a claim held past the lock timeout is answered 409, nothing processed, and the key works once it is free',
     async () => {
       const g = guest();
       const key = uniqueKey();

@@ -150,7 +150,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     }
   });
 
-  it('issue 8 "every request is logged": a body with a raw NUL byte gets its row (the NUL written as \\u0000), and so do the requests written in the same batch', async () => {
+  it('"every request is logged": a body with a raw NUL byte gets its row (the NUL written as \\u0000), and so do the requests written in the same batch', async () => {
     const pair = await freshPair();
     // A raw NUL inside a JSON string is not JSON (400); PostgreSQL text cannot hold it either.
     const nul = await t.api('POST', `${base}/guests/checkin`, {

@@ -244,7 +244,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(invalid.body.code).toBe('INVALID_DATE_FORMAT');
   });
 
-  it('issue 3: a sync of 2,000 guests applies completely (set-based writes in chunks)', async () => {
+  it('a sync of 2,000 guests applies completely (set-based writes in chunks)', async () => {
     const h = await hotel();
     const list = Array.from({ length: 2000 }, (_, i) => guest({ pmsGuestId: `BULK${i}`, roomNumber: String(1000 + i) }));
     const first = await h.sync(list);
