@@ -1,6 +1,6 @@
 import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { isLockTimeout } from './database.js';
-import { createDayPartitions, dayOf, PARTITION_DAYS_AHEAD } from './partitions.js';
+import { createDayPartitions, daysAhead } from './partitions.js';
 import { CliError } from '../errors.js';
 import { packBody } from '../pms/request-log-body.js';
 import { guestRefs } from '../pms/request-log-guests.js';
@@ -478,9 +478,7 @@ const migrations: Record<string, Migration> = {
         response_sha256 text
       ) partition by range (created_at)`.execute(db);
       const { rows } = await sql<{ day: string }>`select distinct substr(created_at, 1, 10) as day from request_log_unpartitioned`.execute(db);
-      const now = Date.now();
-      const ahead = Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => dayOf(now + i * 24 * 60 * 60 * 1000));
-      await createDayPartitions(db, 'request_log', [...rows.map((r) => r.day), ...ahead]);
+      await createDayPartitions(db, 'request_log', [...rows.map((r) => r.day), ...daysAhead(Date.now())]);
       const columns = sql.raw(REQUEST_LOG_COLUMNS.join(', '));
       await sql`insert into request_log (${columns}) select ${columns} from request_log_unpartitioned`.execute(db);
       await sql`drop table request_log_unpartitioned`.execute(db);

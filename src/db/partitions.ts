@@ -79,10 +79,15 @@ export async function ensureDaysOf(db: DbOrTrx, table: DayPartitionedTable, ats:
   await createDayPartitions(db, table, [...ats].map(dayOf));
 }
 
+/** Today and the next PARTITION_DAYS_AHEAD days, as of `nowMs`. */
+export function daysAhead(nowMs: number): string[] {
+  return Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => dayOf(nowMs + i * DAY_MS));
+}
+
 /** PostgreSQL: every day-partitioned table has today's partition and the next PARTITION_DAYS_AHEAD days'. A no-op on SQLite. */
 export async function ensurePartitionsAhead(db: Db, nowMs: number = Date.now()): Promise<void> {
   if (!isPostgres(db)) return;
-  const days = Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => dayOf(nowMs + i * DAY_MS));
+  const days = daysAhead(nowMs);
   for (const table of DAY_PARTITIONED_TABLES) {
     try {
       await createDayPartitions(db, table, days);

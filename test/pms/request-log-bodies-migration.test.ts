@@ -4,13 +4,12 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { capBody } from '../../src/pms/request-log-body.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, testEngines } from '../support/harness.js';
+import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
 
 // Migration 0016: a database of the previous release (migrated to 0015, request-log rows
 // holding their bodies as text) is upgraded: every body moves to request_log_bodies, each
@@ -93,15 +92,7 @@ describe.each(testEngines())('migration 0016_request_log_bodies (%s)', (engine) 
     }
 
     // The new release on the upgraded database: the explorer shows every old body as it was.
-    const config = loadConfig({
-      PORT: '0',
-      HTTP_PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: storage.dataDir,
-      DATABASE_URL: storage.databaseUrl ?? '',
-      LOG_LEVEL: 'silent',
-    });
-    const server = await startServer(config, pino({ level: 'silent' }));
+    const server = await startServer(testConfig(storage), pino({ level: 'silent' }));
     const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
     try {
       const target = { baseUrl: `https://127.0.0.1:${server.httpsPort}`, agent };

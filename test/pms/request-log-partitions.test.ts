@@ -4,7 +4,6 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
 import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { dayOf, listDayPartitions, PARTITION_DAYS_AHEAD } from '../../src/db/partitions.js';
@@ -13,7 +12,7 @@ import { REQUEST_LOG_RETENTION_MS, runRetention } from '../../src/jobs/retention
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, testEngines } from '../support/harness.js';
+import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
 import { awaitLoggedForPair } from '../support/request-log.js';
 
 // The request log by the day (docs/architecture.md, "Request log storage": retention by
@@ -45,17 +44,6 @@ function loggedRow(id: string, at: string, hotelId: string, slug: string, body: 
     userAgentBytes: null,
     idempotencyKeyBytes: null,
   };
-}
-
-function serverConfig(storage: { dataDir: string; databaseUrl: string | null }): Config {
-  return loadConfig({
-    PORT: '0',
-    HTTP_PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: storage.dataDir,
-    DATABASE_URL: storage.databaseUrl ?? '',
-    LOG_LEVEL: 'silent',
-  });
 }
 
 /** Each row's partition (PostgreSQL): id → table name. */
@@ -130,7 +118,7 @@ describe.each(testEngines())('request log by the day (%s)', (engine) => {
       await handle.close();
     }
 
-    const server = await startServer(serverConfig(storage), pino({ level: 'silent' }));
+    const server = await startServer(testConfig(storage), pino({ level: 'silent' }));
     const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
     try {
       const target = { baseUrl: `https://127.0.0.1:${server.httpsPort}`, agent };
@@ -204,7 +192,7 @@ describe.each(testEngines())('request log by the day (%s)', (engine) => {
       const aheadDays = () => Array.from({ length: PARTITION_DAYS_AHEAD + 1 }, (_, i) => dayOf(Date.now() + i * DAY));
       const days = async (server: RunningServer) => (await listDayPartitions(server.database.db, 'request_log')).map((p) => p.day);
 
-      let server = await startServer(serverConfig(storage), pino({ level: 'silent' }));
+      let server = await startServer(testConfig(storage), pino({ level: 'silent' }));
       try {
         expect(await days(server)).toEqual(expect.arrayContaining(aheadDays()));
       } finally {
@@ -221,7 +209,7 @@ describe.each(testEngines())('request log by the day (%s)', (engine) => {
         await handle.close();
       }
 
-      server = await startServer(serverConfig(storage), pino({ level: 'silent' }));
+      server = await startServer(testConfig(storage), pino({ level: 'silent' }));
       const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
       try {
         expect(await days(server)).toEqual(expect.arrayContaining(aheadDays()));

@@ -61,13 +61,9 @@ export interface TestServer {
 let counter = 0;
 export const uniqueKey = (prefix = 'idem'): string => `${prefix}_${process.pid}_${++counter}_${randomId(6)}`;
 
-/**
- * Starts the real server (HTTPS + HTTP ports on free ports, migrations, generated
- * certificate) on a fresh database, with one hotel and one key pair.
- */
-export async function startTestServer(engine: Engine, env: Record<string, string> = {}): Promise<TestServer> {
-  const storage = await createTestStorage(engine);
-  const config = loadConfig({
+/** The configuration of a test server on `storage`: free ports on 127.0.0.1, silent logs, `env` on top. */
+export function testConfig(storage: { dataDir: string; databaseUrl: string | null }, env: Record<string, string> = {}): Config {
+  return loadConfig({
     PORT: '0',
     HTTP_PORT: '0',
     HOST: '127.0.0.1',
@@ -76,6 +72,15 @@ export async function startTestServer(engine: Engine, env: Record<string, string
     LOG_LEVEL: 'silent',
     ...env,
   });
+}
+
+/**
+ * Starts the real server (HTTPS + HTTP ports on free ports, migrations, generated
+ * certificate) on a fresh database, with one hotel and one key pair.
+ */
+export async function startTestServer(engine: Engine, env: Record<string, string> = {}): Promise<TestServer> {
+  const storage = await createTestStorage(engine);
+  const config = testConfig(storage, env);
   const server = await startServer(config, pino({ level: 'silent' }));
   const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
   const agent = new Agent({ connect: { ca: cert, servername: 'localhost' }, keepAliveTimeout: 10_000 });
