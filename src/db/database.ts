@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
-import { WorkerSqliteDialect } from './sqlite-driver.js';
+import { StatementCache, WorkerSqliteDialect } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -213,10 +213,6 @@ export async function backupSqlite(dataDir: string, target: string): Promise<{ f
   return { file, bytes: fs.statSync(file).size };
 }
 
-/** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
-const CACHEABLE_SQL_LENGTH = 2000;
-const STATEMENT_CACHE_SIZE = 200;
-
 /**
  * Kysely prepares every query it runs, and preparing costs better-sqlite3 more than
  * running most of ours. The same SQL text gets the same prepared statement back (a
@@ -225,30 +221,8 @@ const STATEMENT_CACHE_SIZE = 200;
  * is still iterating (a streamed query) is not handed out again.
  */
 function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
-  const cache = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => {
-      cache.clear();
-      sqlite.close();
-    },
-    prepare: (sql: string) => {
-      if (sql.length > CACHEABLE_SQL_LENGTH) return sqlite.prepare(sql);
-      const cached = cache.get(sql);
-      if (cached && !cached.busy) {
-        cache.delete(sql); // most recently used last
-        cache.set(sql, cached);
-        return cached;
-      }
-      if (cached) return sqlite.prepare(sql);
-      const stmt = sqlite.prepare(sql);
-      cache.set(sql, stmt);
-      if (cache.size > STATEMENT_CACHE_SIZE) {
-        const oldest = cache.keys().next();
-        if (!oldest.done) cache.delete(oldest.value);
-      }
-      return stmt;
-    },
-  };
+  const cache = new StatementCache(sqlite);
+  return { close: () => cache.close(), prepare: (sql: string) => cache.prepare(sql) };
 }
 
 /** Resolves when the database answers a trivial query (GET /readyz); throws what the driver throws. */

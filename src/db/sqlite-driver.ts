@@ -154,24 +154,12 @@ export interface SqliteConnection {
  * thread between them.
  */
 export class InlineSqlite implements SqliteConnection {
-  readonly #cache = new Map<string, SqliteDatabase.Statement>();
+  readonly #statements: StatementCache;
   /** Milliseconds the open transaction's statements have run since it began or last gave the event loop a turn (null: no transaction open). */
   #spentMs: number | null = null;
 
-  constructor(private readonly sqlite: SqliteDatabase.Database) {}
-
-  #prepare(sql: string): SqliteDatabase.Statement {
-    if (sql.length > CACHEABLE_SQL_LENGTH) return this.sqlite.prepare(sql);
-    const cached = this.#cache.get(sql);
-    if (cached) {
-      this.#cache.delete(sql);
-      this.#cache.set(sql, cached);
-      return cached;
-    }
-    const stmt = this.sqlite.prepare(sql);
-    this.#cache.set(sql, stmt);
-    if (this.#cache.size > STATEMENT_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
-    return stmt;
+  constructor(sqlite: SqliteDatabase.Database) {
+    this.#statements = new StatementCache(sqlite);
   }
 
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
@@ -180,7 +168,7 @@ export class InlineSqlite implements SqliteConnection {
     const started = performance.now();
     let result: QueryResult<R>;
     try {
-      const stmt = this.#prepare(sql);
+      const stmt = this.#statements.prepare(sql);
       if (stmt.reader) result = { rows: stmt.all(parameters) as R[] };
       else {
         const r = stmt.run(parameters);
@@ -201,9 +189,38 @@ export class InlineSqlite implements SqliteConnection {
   }
 
   close(): Promise<void> {
+    this.#statements.close();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Prepared statements of a connection in this thread, kept by SQL text (a bounded LRU, as
+ * Kysely prepares every query it runs); a statement still iterating is prepared afresh.
+ */
+export class StatementCache {
+  readonly #cache = new Map<string, SqliteDatabase.Statement>();
+
+  constructor(private readonly sqlite: SqliteDatabase.Database) {}
+
+  prepare(sql: string): SqliteDatabase.Statement {
+    if (sql.length > CACHEABLE_SQL_LENGTH) return this.sqlite.prepare(sql);
+    const cached = this.#cache.get(sql);
+    if (cached && !cached.busy) {
+      this.#cache.delete(sql); // most recently used last
+      this.#cache.set(sql, cached);
+      return cached;
+    }
+    if (cached) return this.sqlite.prepare(sql);
+    const stmt = this.sqlite.prepare(sql);
+    this.#cache.set(sql, stmt);
+    if (this.#cache.size > STATEMENT_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
+    return stmt;
+  }
+
+  close(): void {
     this.#cache.clear();
     this.sqlite.close();
-    return Promise.resolve();
   }
 }
 
