@@ -34,6 +34,7 @@ export class Metrics {
   private readonly rosterEvents: Counter;
   private readonly eventStreams: Gauge;
   private readonly requestLogRows: Counter;
+  private readonly requestLogBatch: Histogram;
   private readonly requestLogDropped: Counter;
   private readonly requestLogSkipped: Counter<'limit'>;
   private readonly databaseErrors: Counter<'kind'>;
@@ -95,6 +96,12 @@ export class Metrics {
     // Read at each scrape from the request-log writer (watchRequestLogQueue).
     this.gaugeAtScrape('innsync_request_log_queue_rows', 'Request-log rows waiting to be written.', () => this.requestLogQueued());
     this.requestLogRows = new Counter({ name: 'innsync_request_log_rows_written_total', help: 'Request-log rows written to storage.', registers });
+    this.requestLogBatch = new Histogram({
+      name: 'innsync_request_log_batch_seconds',
+      help: 'Time to write one batch of request-log rows (its bodies and guest index included).',
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
     this.requestLogDropped = new Counter({
       name: 'innsync_request_log_rows_dropped_total',
       help: 'Request-log rows dropped (refused by the database, or over the queue bound while storage was unreachable).',
@@ -243,8 +250,9 @@ export class Metrics {
     this.requestLogQueued = queued;
   }
 
-  requestLogWritten(rows: number): void {
+  requestLogWritten(rows: number, seconds: number): void {
     this.requestLogRows.inc(rows);
+    this.requestLogBatch.observe(seconds);
   }
 
   requestLogRowsDropped(rows: number): void {

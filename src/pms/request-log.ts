@@ -97,8 +97,9 @@ export class RequestLogWriter {
     if (rows.length > 0) {
       try {
         if (this.opts.store) {
+          const started = performance.now();
           await insertLoggedRequests(this.db, rows.map(withoutNul));
-          this.metrics?.requestLogWritten(rows.length);
+          this.metrics?.requestLogWritten(rows.length, (performance.now() - started) / 1000);
         }
         this.recordChecklist(rows);
       } catch (err) {
@@ -148,8 +149,9 @@ export class RequestLogWriter {
     const written: LoggedRequest[] = [];
     for (const row of rows) {
       try {
+        const started = performance.now();
         await insertLoggedRequests(this.db, [withoutNul(row)]);
-        this.metrics?.requestLogWritten(1);
+        this.metrics?.requestLogWritten(1, (performance.now() - started) / 1000);
         written.push(row);
       } catch (err) {
         this.countFailure(err);

@@ -114,6 +114,9 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
 
   it('request-log rows written are counted (written in batches after the answer) and the queue depth is read at each scrape', async () => {
     await expect.poll(async () => sample(await metrics(), 'innsync_request_log_rows_written_total')).toBeGreaterThanOrEqual(3);
+    // Each batch's write time: at least one batch, taking some time.
+    expect(sample(await metrics(), 'innsync_request_log_batch_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(await metrics(), 'innsync_request_log_batch_seconds_sum')).toBeGreaterThan(0);
     expect(sample(await metrics(), 'innsync_request_log_queue_rows')).toBeGreaterThanOrEqual(0);
     expect(sample(await metrics(), 'innsync_request_log_rows_dropped_total')).toBe(0);
   });

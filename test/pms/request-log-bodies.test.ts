@@ -4,7 +4,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
-import { resetKeyLimits } from '../../src/operations.js';
+import { createHotel, resetKeyLimits } from '../../src/operations.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { insertLoggedRequests } from '../../src/db/repositories/request-log.repository.js';
 import { bodiesNamingQuery, requestLogNamingQuery } from '../../src/db/repositories/privacy.repository.js';
@@ -198,6 +198,55 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
     expect([await has(shared), await entries(shared)]).toEqual([true, 1]);
     const left = await loggedRows(db(), [`req_p3_${tag}`]);
     expect(left.get(`req_p3_${tag}`)?.request_body).toBe(shared);
+  });
+
+  it('one batch of rows from several hotels stores each hotel its own copy of a body, also when another hotel already has the same text', async () => {
+    const tag = randomId(6).toLowerCase();
+    const others = [await createHotel(db(), `batch-a-${tag}`, 'Batch A'), await createHotel(db(), `batch-b-${tag}`, 'Batch B')];
+    const row = (id: string, hotel: string, requestBody: string) => ({
+      id,
+      at: new Date().toISOString(),
+      hotelId: hotel,
+      slug: null,
+      keyId: null,
+      mode: 'live' as const,
+      method: 'POST',
+      path: `/api/pms/v1/x/guests/checkin`,
+      statusCode: 200,
+      requestBody,
+      responseBody: null,
+      requestBytes: Buffer.byteLength(requestBody),
+      responseBytes: null,
+      clientIp: '127.0.0.1',
+      userAgent: null,
+      durationMs: 1,
+      idempotencyKey: null,
+      pathBytes: null,
+      userAgentBytes: null,
+      idempotencyKeyBytes: null,
+    });
+    const p = person('batch', 'B1');
+    const sharedText = JSON.stringify(p);
+    const ownText = JSON.stringify(person('own', 'B2'));
+    // The text is stored for this hotel first; then one batch names it for all three hotels.
+    await insertLoggedRequests(db(), [row(`req_b0_${tag}`, hotelId, sharedText)]);
+    const ids = [`req_b1_${tag}`, `req_b2_${tag}`, `req_b3_${tag}`, `req_b4_${tag}`];
+    await insertLoggedRequests(db(), [
+      row(ids[0] as string, hotelId, sharedText),
+      row(ids[1] as string, others[0]?.id as string, sharedText),
+      row(ids[2] as string, others[1]?.id as string, sharedText),
+      row(ids[3] as string, others[1]?.id as string, ownText),
+    ]);
+    const { rows: copies } = await sql<{
+      hotel_id: string;
+    }>`select hotel_id from request_log_bodies where sha256 = ${sha256(sharedText)} order by hotel_id`.execute(db());
+    expect(copies.map((c) => c.hotel_id)).toEqual([hotelId, others[0]?.id, others[1]?.id].sort());
+    // Each copy indexes the guest for its own hotel.
+    const { rows: indexed } = await sql<{ hotel_id: string }>`select hotel_id from request_log_guests
+      where kind = 'pms' and ref = ${p.pmsGuestId} order by hotel_id`.execute(db());
+    expect(indexed.map((c) => c.hotel_id)).toEqual([hotelId, others[0]?.id, others[1]?.id].sort());
+    const rows = await loggedRows(db(), ids);
+    expect(ids.map((id) => rows.get(id)?.request_body)).toEqual([sharedText, sharedText, sharedText, ownText]);
   });
 
   it.runIf(engine === 'postgres')(

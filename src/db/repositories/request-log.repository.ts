@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
-import type { RequestLogTable } from '../schema.js';
+import type { Database, RequestLogTable } from '../schema.js';
 import { dropDaysBefore, ensureDaysOf, isMissingPartition } from '../partitions.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
@@ -54,32 +54,32 @@ interface BodyToStore {
 /**
  * Compresses and indexes, before the transaction, the bodies not yet stored: the
  * transaction (on SQLite, the one connection) is then held only for the writes. A body
- * already stored, the usual case of a repeated sync, costs one lookup.
+ * already stored, the usual case of a repeated sync, costs its share of one lookup for
+ * the whole batch, whatever the hotels (a round trip per hotel made a batch of many
+ * hotels slow enough on PostgreSQL to widen what a crash loses).
  */
 async function prepareBodies(db: DbOrTrx, list: BodyToStore[]): Promise<void> {
-  const byHotel = new Map<string, BodyToStore[]>();
-  for (const b of list) byHotel.set(b.hotelId, [...(byHotel.get(b.hotelId) ?? []), b]);
-  for (const [hotelId, hotelBodies] of byHotel) {
-    for (let i = 0; i < hotelBodies.length; i += BODIES_PER_STATEMENT) {
-      const chunk = hotelBodies.slice(i, i + BODIES_PER_STATEMENT);
-      const stored = await db
-        .selectFrom('request_log_bodies')
-        .select('sha256')
-        .where('hotel_id', '=', hotelId)
-        .where(
-          'sha256',
-          'in',
-          chunk.map((b) => b.sha256),
-        )
-        .execute();
-      const have = new Set(stored.map((r) => r.sha256));
-      for (const b of chunk) {
-        if (have.has(b.sha256)) continue;
-        const packed = packBody(b.text);
-        b.prepared = { data: packed.data, bytes: packed.bytes, refs: guestRefs([b.text]) };
-      }
+  for (let i = 0; i < list.length; i += BODIES_PER_STATEMENT) {
+    const chunk = list.slice(i, i + BODIES_PER_STATEMENT);
+    const stored = await db.selectFrom('request_log_bodies').select(['hotel_id', 'sha256']).where(isOneOf(chunk)).execute();
+    const have = new Set(stored.map((r) => bodyKey(r.hotel_id, r.sha256)));
+    for (const b of chunk) {
+      if (have.has(bodyKey(b.hotelId, b.sha256))) continue;
+      const packed = packBody(b.text);
+      b.prepared = { data: packed.data, bytes: packed.bytes, refs: guestRefs([b.text]) };
     }
   }
+}
+
+/** A body's key across hotels (its hotel and its address). */
+function bodyKey(hotelId: string, sha256: string): string {
+  return `${hotelId} ${sha256}`;
+}
+
+/** Matches the stored bodies of these (hotel, address) pairs: each pair by the table's primary key. */
+function isOneOf(bodies: Array<{ hotelId: string; sha256: string }>) {
+  return (eb: ExpressionBuilder<Database, 'request_log_bodies'>) =>
+    eb.or(bodies.map((b) => eb.and([eb('request_log_bodies.hotel_id', '=', b.hotelId), eb('request_log_bodies.sha256', '=', b.sha256)])));
 }
 
 /**
@@ -92,7 +92,7 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
     // A row that no key of a hotel sent keeps no body (pms/request-log-body.ts).
     if (text === null || hotelId === null) return null;
     const sha256 = bodyAddress(text);
-    const key = `${hotelId} ${sha256}`;
+    const key = bodyKey(hotelId, sha256);
     const known = bodies.get(key);
     if (!known) bodies.set(key, { hotelId, text, sha256, at: rowsAt });
     return sha256;
@@ -154,48 +154,43 @@ const laterLastUse = sql<string>`case when excluded.last_used_at > request_log_b
  * Stores each body not yet kept for its hotel (compressed) with the guests it names, and
  * moves the last use of those already kept. Taking the body's row (the update or the
  * upsert) also keeps the purge and an erasure from removing it under this transaction.
+ * Each statement serves every hotel of the batch.
  */
 export async function storeBodies(trx: DbOrTrx, list: BodyToStore[]): Promise<void> {
-  const byHotel = new Map<string, BodyToStore[]>();
-  for (const b of list) byHotel.set(b.hotelId, [...(byHotel.get(b.hotelId) ?? []), b]);
-  for (const [hotelId, hotelBodies] of byHotel) {
-    for (let i = 0; i < hotelBodies.length; i += BODIES_PER_STATEMENT) {
-      const chunk = hotelBodies.slice(i, i + BODIES_PER_STATEMENT);
-      const at = chunk.reduce((max, b) => (b.at > max ? b.at : max), '');
-      const kept = await trx
-        .updateTable('request_log_bodies')
-        .set({ last_used_at: sql<string>`case when last_used_at < ${at} then ${at} else last_used_at end` })
-        .where('hotel_id', '=', hotelId)
-        .where(
-          'sha256',
-          'in',
-          chunk.map((b) => b.sha256),
-        )
-        .returning('sha256')
-        .execute();
-      const have = new Set(kept.map((k) => k.sha256));
-      const fresh = chunk.filter((b) => !have.has(b.sha256));
-      if (fresh.length === 0) continue;
+  for (let i = 0; i < list.length; i += BODIES_PER_STATEMENT) {
+    const chunk = list.slice(i, i + BODIES_PER_STATEMENT);
+    const at = chunk.reduce((max, b) => (b.at > max ? b.at : max), '');
+    const known = chunk.filter((b) => b.prepared === undefined);
+    const kept =
+      known.length === 0
+        ? []
+        : await trx
+            .updateTable('request_log_bodies')
+            .set({ last_used_at: sql<string>`case when last_used_at < ${at} then ${at} else last_used_at end` })
+            .where(isOneOf(known))
+            .returning(['hotel_id', 'sha256'])
+            .execute();
+    const have = new Set(kept.map((k) => bodyKey(k.hotel_id, k.sha256)));
+    // New bodies, and known ones removed since they were looked up (a purge, an erasure).
+    const fresh = chunk.filter((b) => !have.has(bodyKey(b.hotelId, b.sha256)));
+    if (fresh.length === 0) continue;
+    await trx
+      .insertInto('request_log_bodies')
+      .values(
+        fresh.map((b) => {
+          b.prepared ??= { ...packBody(b.text), refs: guestRefs([b.text]) };
+          return { hotel_id: b.hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
+        }),
+      )
+      .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
+      .execute();
+    const refs = fresh.flatMap((b) => (b.prepared?.refs ?? []).map((g) => ({ hotel_id: b.hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })));
+    for (let j = 0; j < refs.length; j += ROWS_PER_STATEMENT) {
       await trx
-        .insertInto('request_log_bodies')
-        .values(
-          fresh.map((b) => {
-            b.prepared ??= { ...packBody(b.text), refs: guestRefs([b.text]) };
-            return { hotel_id: hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
-          }),
-        )
-        .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
+        .insertInto('request_log_guests')
+        .values(refs.slice(j, j + ROWS_PER_STATEMENT))
+        .onConflict((oc) => oc.doNothing())
         .execute();
-      const refs = fresh.flatMap((b) =>
-        (b.prepared?.refs ?? guestRefs([b.text])).map((g) => ({ hotel_id: hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })),
-      );
-      for (let j = 0; j < refs.length; j += ROWS_PER_STATEMENT) {
-        await trx
-          .insertInto('request_log_guests')
-          .values(refs.slice(j, j + ROWS_PER_STATEMENT))
-          .onConflict((oc) => oc.doNothing())
-          .execute();
-      }
     }
   }
 }
