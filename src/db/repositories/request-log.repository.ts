@@ -53,7 +53,7 @@ interface BodyToStore {
 
 /**
  * Compresses and indexes, before the transaction, the bodies not yet stored: the
- * transaction (on SQLite, the one connection) is then held only for the writes. A body
+ * transaction is then held only for the writes. A body
  * already stored, the usual case of a repeated sync, costs its share of one lookup for
  * the whole batch, whatever the hotels (a round trip per hotel made a batch of many
  * hotels slow enough on PostgreSQL to widen what a crash loses).
@@ -122,7 +122,12 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
     replay_of: r.replayOf ?? null,
   }));
   const toStore = [...bodies.values()];
-  await prepareBodies(db, toStore);
+  // PostgreSQL: bodies are looked up and compressed before the transaction, which then holds
+  // its connection only for the writes. SQLite's writer runs in this thread: there the lookup
+  // is a statement of the transaction itself (microseconds), not a read sent to a reader's
+  // thread and queued behind the requests' reads, and compressing holds this thread either
+  // way (docs/architecture.md, "Request log storage").
+  if (isPostgres(db)) await prepareBodies(db, toStore);
   const write = () =>
     runTransaction(db, async (trx) => {
       await storeBodies(trx, toStore);
