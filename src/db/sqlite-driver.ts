@@ -308,18 +308,29 @@ class ReadClassifier {
 /** Read connections, each in a worker thread of its own: a long read (a request-log search, an export) occupies one. */
 export const SQLITE_READERS = 3;
 
-/** The readers; a read goes to the one with the fewest statements pending (the first of those), so a short read does not queue behind a long one while another reader is free. */
+/**
+ * The readers; a read goes to the one with the fewest statements pending (the first of
+ * those), so a short read does not queue behind a long one while another reader is free.
+ * Their threads start with the first read: Kysely closes a driver only once it has run a
+ * statement, and a thread started for a database never read would keep the process alive.
+ */
 class ReaderPool implements SqliteConnection {
-  constructor(private readonly readers: SqliteWorker[]) {}
+  #readers: SqliteWorker[] | null = null;
+
+  constructor(
+    private readonly open: () => SqliteWorker,
+    private readonly count: number,
+  ) {}
 
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
-    let best = this.readers[0] as SqliteWorker;
-    for (const r of this.readers) if (r.pending < best.pending) best = r;
+    this.#readers ??= Array.from({ length: this.count }, () => this.open());
+    let best = this.#readers[0] as SqliteWorker;
+    for (const r of this.#readers) if (r.pending < best.pending) best = r;
     return best.execute<R>(sql, parameters);
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.readers.map((r) => r.close()));
+    await Promise.all((this.#readers ?? []).map((r) => r.close()));
   }
 }
 
@@ -443,8 +454,8 @@ export class WorkerSqliteDialect implements Dialect {
 
   createDriver(): Driver {
     const writer = this.writer instanceof SqliteDatabase ? new InlineSqlite(this.writer) : new SqliteWorker(this.writer);
-    const readers = Array.from({ length: SQLITE_READERS }, () => new SqliteWorker(this.reader));
-    return new WorkerSqliteDriver(writer, new ReaderPool(readers), new ReadClassifier(this.classifier));
+    const readers = new ReaderPool(() => new SqliteWorker(this.reader), SQLITE_READERS);
+    return new WorkerSqliteDriver(writer, readers, new ReadClassifier(this.classifier));
   }
 
   createQueryCompiler(): QueryCompiler {

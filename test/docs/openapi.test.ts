@@ -1,8 +1,11 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateOpenApiDocument } from '../../src/docs/openapi-document.js';
 import { ERRORS, FIELD_ERRORS } from '../../src/errors.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { PROJECT_ROOT, runCli } from '../cli/cli-helpers.js';
 
 const committedPath = new URL('../../docs/openapi.json', import.meta.url);
 
@@ -11,6 +14,15 @@ describe('OpenAPI document', () => {
     const committed = fs.readFileSync(committedPath, 'utf8');
     expect(committed).toBe(await generateOpenApiDocument());
   });
+
+  it('`npm run openapi` writes the document and exits by itself (no SQLite reader thread left behind)', async () => {
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-openapi-test-')), 'openapi.json');
+    const r = await runCli([out], { command: [process.execPath, path.join(PROJECT_ROOT, 'dist', 'scripts', 'write-openapi.js')] });
+    // A process that stayed alive is killed by runCli after its bound: no exit code, SIGKILL.
+    expect([r.code, r.signal]).toEqual([0, null]);
+    expect(fs.readFileSync(out, 'utf8')).toBe(fs.readFileSync(committedPath, 'utf8'));
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  }, 60_000);
 
   it('documents every error code of the registry, with its meaning', () => {
     const doc = JSON.parse(fs.readFileSync(committedPath, 'utf8')) as { info: { description: string } };
