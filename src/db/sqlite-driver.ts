@@ -334,6 +334,59 @@ class ReaderPool implements SqliteConnection {
   }
 }
 
+/** How often the WAL is copied into the database file when something was written (WalCheckpointer). */
+export const WAL_CHECKPOINT_EVERY_MS = 1000;
+
+/**
+ * Copies the WAL into the database file from a connection in a worker thread of its own
+ * (`wal_checkpoint(PASSIVE)`: it never waits for, nor stops, the writer or a reader), once a
+ * second when something was written. The writer in this thread has SQLite's automatic
+ * checkpoint off: it ran in the commit that took the WAL past 1,000 pages, and copying the
+ * pages of a 20,000-guest sync held the event loop for about 100 ms (docs/architecture.md).
+ * Its thread starts with the first write.
+ */
+class WalCheckpointer {
+  #worker: SqliteWorker | null = null;
+  #due = false;
+  #running: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly setup: WorkerConnectionSetup) {}
+
+  /** Something was committed: the next tick copies it. */
+  wrote(): void {
+    this.#due = true;
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.#run(), WAL_CHECKPOINT_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  #run(): Promise<void> {
+    if (this.#running || !this.#due) return this.#running ?? Promise.resolve();
+    this.#due = false;
+    this.#worker ??= new SqliteWorker(this.setup);
+    const worker = this.#worker;
+    this.#running = worker
+      .execute('pragma wal_checkpoint(PASSIVE)', [])
+      .then(
+        () => undefined,
+        // A checkpoint that could not run now (another holds the checkpoint lock) runs at the next tick.
+        () => void (this.#due = true),
+      )
+      .finally(() => {
+        this.#running = null;
+      });
+    return this.#running;
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#running;
+    // The writer, closed last, copies what is left (SQLite checkpoints when its last connection closes).
+    await this.#worker?.close();
+  }
+}
+
 /**
  * SQLite beside the event loop (docs/architecture.md, SQLite: long work beside short
  * requests). better-sqlite3 connections:
@@ -355,12 +408,14 @@ class WorkerSqliteDriver implements Driver {
     private readonly writer: SqliteConnection,
     private readonly reader: SqliteConnection,
     private readonly classifier: ReadClassifier,
+    /** Null: the writer checkpoints itself (in its own worker thread, for measuring). */
+    private readonly checkpointer: WalCheckpointer | null,
   ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock, this.#readTimes);
+    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock, this.#readTimes, this.checkpointer);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -369,6 +424,7 @@ class WorkerSqliteDriver implements Driver {
 
   async commitTransaction(_connection: DatabaseConnection): Promise<void> {
     await this.writer.execute('commit', []);
+    this.checkpointer?.wrote();
   }
 
   async rollbackTransaction(_connection: DatabaseConnection): Promise<void> {
@@ -384,6 +440,7 @@ class WorkerSqliteDriver implements Driver {
     await this.#writeLock.lock();
     try {
       this.classifier.close();
+      await this.checkpointer?.close();
       await this.reader.close();
     } finally {
       await this.writer.close();
@@ -400,6 +457,7 @@ class RoutedConnection implements DatabaseConnection {
     private readonly classifier: ReadClassifier,
     private readonly writeLock: Mutex,
     private readonly readTimes: ReadTimes,
+    private readonly checkpointer: WalCheckpointer | null,
   ) {}
 
   async begin(): Promise<void> {
@@ -433,6 +491,7 @@ class RoutedConnection implements DatabaseConnection {
       return await this.writer.execute<R>(query.sql, query.parameters);
     } finally {
       this.writeLock.unlock();
+      this.checkpointer?.wrote();
     }
   }
 
@@ -453,9 +512,11 @@ export class WorkerSqliteDialect implements Dialect {
   ) {}
 
   createDriver(): Driver {
-    const writer = this.writer instanceof SqliteDatabase ? new InlineSqlite(this.writer) : new SqliteWorker(this.writer);
     const readers = new ReaderPool(() => new SqliteWorker(this.reader), SQLITE_READERS);
-    return new WorkerSqliteDriver(writer, readers, new ReadClassifier(this.classifier));
+    if (!(this.writer instanceof SqliteDatabase)) return new WorkerSqliteDriver(new SqliteWorker(this.writer), readers, new ReadClassifier(this.classifier), null);
+    // The writer in this thread leaves checkpoints to a thread of their own (WalCheckpointer).
+    this.writer.pragma('wal_autocheckpoint = 0');
+    return new WorkerSqliteDriver(new InlineSqlite(this.writer), readers, new ReadClassifier(this.classifier), new WalCheckpointer(this.reader));
   }
 
   createQueryCompiler(): QueryCompiler {
