@@ -513,7 +513,8 @@ export class WorkerSqliteDialect implements Dialect {
 
   createDriver(): Driver {
     const readers = new ReaderPool(() => new SqliteWorker(this.reader), SQLITE_READERS);
-    if (!(this.writer instanceof SqliteDatabase)) return new WorkerSqliteDriver(new SqliteWorker(this.writer), readers, new ReadClassifier(this.classifier), null);
+    if (!(this.writer instanceof SqliteDatabase))
+      return new WorkerSqliteDriver(new SqliteWorker(this.writer), readers, new ReadClassifier(this.classifier), null);
     // The writer in this thread leaves checkpoints to a thread of their own (WalCheckpointer).
     this.writer.pragma('wal_autocheckpoint = 0');
     return new WorkerSqliteDriver(new InlineSqlite(this.writer), readers, new ReadClassifier(this.classifier), new WalCheckpointer(this.reader));
