@@ -301,6 +301,18 @@ async function measure(engine: 'sqlite' | 'postgres', rows: LoggedRequest[]): Pr
       console.log(
         `  new, by relation (MiB per hotel-day): ${parts.rows.map((r) => `${r.relname} ${(Number(r.n) / DAYS / 1024 / 1024).toFixed(3)}`).join(', ')}`,
       );
+      const { rows: keyBytes } = await sql<{ n: string }>`select coalesce(sum(pg_column_size(guest_keys)), 0) as n from request_log_bodies`.execute(
+        neu.handle.db,
+      );
+      console.log(`  of request_log_bodies, the guest_keys column: ${(Number(keyBytes[0]?.n ?? 0) / DAYS / 1024 / 1024).toFixed(3)} MiB per hotel-day`);
+    } else {
+      const parts = await sql<{
+        name: string;
+        n: number;
+      }>`select name, sum(pgsize) as n from dbstat where name like 'request_log%' group by name order by 2 desc`.execute(neu.handle.db);
+      console.log(
+        `  new, by table and index (MiB per hotel-day): ${parts.rows.map((r) => `${r.name} ${(Number(r.n) / DAYS / 1024 / 1024).toFixed(3)}`).join(', ')}`,
+      );
     }
     console.log(`[${engine}] ${ROOMS} rooms, ${DAYS} days: ${rows.length} rows (${(rows.length / DAYS).toFixed(0)} a day)`);
     console.log(`  old (bodies as text in each row): ${perDay(oldBytes)} per hotel-day; written in ${((t1 - t0) / 1000).toFixed(1)} s`);
