@@ -39,6 +39,7 @@ import pino from 'pino';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { sqliteFile, type Engine } from '../src/db/database.js';
+import { ensureDaysOf } from '../src/db/partitions.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startSession, SESSION_COOKIE } from '../src/dashboard/session.js';
 import { bodyAddress } from '../src/pms/request-log-body.js';
@@ -349,6 +350,12 @@ async function openStore(engine: Engine, size: number, cluster: PostgresCluster 
       return Promise.resolve();
     };
   } else {
+    // The log is kept by the day (src/db/partitions.ts): the fill's days (the last 3) need their partitions.
+    await ensureDaysOf(
+      db,
+      'request_log',
+      Array.from({ length: 5 }, (_, i) => new Date(Date.now() - (4 - i) * DAY_MS).toISOString()),
+    );
     const client = new pg.Client({ connectionString: databaseUrl ?? '' });
     await client.connect();
     write = async (c) => {

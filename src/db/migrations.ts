@@ -523,7 +523,14 @@ const migrations: Record<string, Migration> = {
   },
 };
 
-/** 0020: every entry of request_log_guests as its key (computed here, 2,000 entries at a time), in the body's row (PostgreSQL) or in request_log_guest_keys (SQLite). */
+/**
+ * 0020: every entry of request_log_guests as its key (computed here, pms/request-log-guests.ts
+ * `guestKey`), in batches. PostgreSQL: 500 bodies at a time (in the order of their primary
+ * key), each body's entries read by a temporary index on (hotel_id, sha256) and its keys
+ * written by one update of its row (not one per entry, which would leave a dead row version
+ * per entry). SQLite: 2,000 entries at a time, in the order of the old primary key, into
+ * request_log_guest_keys.
+ */
 async function convertGuestIndex(db: Kysely<unknown>, pg: boolean): Promise<void> {
   interface Entry {
     hotel_id: string;
@@ -531,30 +538,47 @@ async function convertGuestIndex(db: Kysely<unknown>, pg: boolean): Promise<void
     ref: string;
     sha256: string;
   }
-  const BATCH = 2_000;
+  const keyOf = (e: Entry): bigint => guestKey(e.hotel_id, { kind: e.kind, ref: e.ref });
+  if (pg) {
+    await sql`create index request_log_guests_body_idx on request_log_guests (hotel_id, sha256)`.execute(db);
+    const BODIES = 500;
+    let after = null as { hotel_id: string; sha256: string } | null;
+    for (;;) {
+      const from = after;
+      const { rows: bodies } = await sql<{ hotel_id: string; sha256: string }>`select hotel_id, sha256 from request_log_bodies
+        ${from === null ? sql`` : sql`where (hotel_id, sha256) > (${from.hotel_id}, ${from.sha256})`}
+        order by hotel_id, sha256 limit ${BODIES}`.execute(db);
+      if (bodies.length === 0) return;
+      after = bodies[bodies.length - 1] ?? null;
+      const { rows: entries } = await sql<Entry>`select g.hotel_id, g.kind, g.ref, g.sha256 from request_log_guests as g
+        join unnest(cast(${bodies.map((b) => b.hotel_id)} as text[]), cast(${bodies.map((b) => b.sha256)} as text[])) as b(h, s)
+          on g.hotel_id = b.h and g.sha256 = b.s`.execute(db);
+      if (entries.length > 0) {
+        await sql`update request_log_bodies as b set guest_keys = v.keys
+          from (select h, s, array_agg(distinct k) as keys
+            from unnest(cast(${entries.map((e) => e.hotel_id)} as text[]), cast(${entries.map((e) => e.sha256)} as text[]),
+              cast(${entries.map((e) => String(keyOf(e)))} as bigint[])) as t(h, s, k)
+            group by h, s) as v
+          where b.hotel_id = v.h and b.sha256 = v.s`.execute(db);
+      }
+      if (bodies.length < BODIES) return;
+    }
+  }
+  const ENTRIES = 2_000;
   let after = null as Entry | null;
   for (;;) {
     const from = after;
     const { rows }: { rows: Entry[] } = await sql<Entry>`select hotel_id, kind, ref, sha256 from request_log_guests
       ${from === null ? sql`` : sql`where (hotel_id, kind, ref, sha256) > (${from.hotel_id}, ${from.kind}, ${from.ref}, ${from.sha256})`}
-      order by hotel_id, kind, ref, sha256 limit ${BATCH}`.execute(db);
+      order by hotel_id, kind, ref, sha256 limit ${ENTRIES}`.execute(db);
     if (rows.length === 0) return;
     after = rows[rows.length - 1] ?? null;
-    const keys = rows.map((r) => guestKey(r.hotel_id, { kind: r.kind, ref: r.ref }));
-    if (pg) {
-      await sql`update request_log_bodies as b set guest_keys = b.guest_keys || v.keys
-        from (select h, s, array_agg(distinct k) as keys
-          from unnest(cast(${rows.map((r) => r.hotel_id)} as text[]), cast(${rows.map((r) => r.sha256)} as text[]), cast(${keys.map(String)} as bigint[])) as t(h, s, k)
-          group by h, s) as v
-        where b.hotel_id = v.h and b.sha256 = v.s`.execute(db);
-    } else {
-      // 3 values per entry, within SQLite's limit of bound values per statement.
-      for (let i = 0; i < rows.length; i += 500) {
-        const values = rows.slice(i, i + 500).map((r, j) => sql`(${keys[i + j] ?? 0n}, ${r.hotel_id}, ${r.sha256})`);
-        await sql`insert into request_log_guest_keys (key, hotel_id, sha256) values ${sql.join(values)} on conflict do nothing`.execute(db);
-      }
+    // 3 values per entry, within SQLite's limit of bound values per statement.
+    for (let i = 0; i < rows.length; i += 500) {
+      const values = rows.slice(i, i + 500).map((r) => sql`(${keyOf(r)}, ${r.hotel_id}, ${r.sha256})`);
+      await sql`insert into request_log_guest_keys (key, hotel_id, sha256) values ${sql.join(values)} on conflict do nothing`.execute(db);
     }
-    if (rows.length < BATCH) return;
+    if (rows.length < ENTRIES) return;
   }
 }
 

@@ -88,7 +88,19 @@ describe.each(testEngines())('migration 0020_compact_guest_index (%s)', (engine)
           db,
         );
       }
-      // More than one conversion batch (2,000 entries), so the batches' seams are crossed.
+      // More bodies and entries than one conversion batch (PostgreSQL: 500 bodies; SQLite:
+      // 2,000 entries), so the batches' seams are crossed: 600 check-ins of other guests.
+      for (let i = 0; i < 600; i++) {
+        const text = JSON.stringify({ pmsGuestId: `PMS-KEY-FILL-${i}`, lastName: `Fill${i}`, roomNumber: `F${i}` });
+        const packed = packBody(text);
+        await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at) values (${hotelId}, ${packed.sha256}, ${packed.bytes}, ${packed.data}, ${now})`.execute(
+          db,
+        );
+        await sql`insert into request_log_guests (hotel_id, kind, ref, sha256) values (${hotelId}, 'pms', ${`PMS-KEY-FILL-${i}`}, ${packed.sha256})`.execute(
+          db,
+        );
+        entries++;
+      }
       expect(entries).toBeGreaterThan(2_000);
 
       expect(await migrateToLatest(handle.db)).toEqual(['0020_compact_guest_index']);

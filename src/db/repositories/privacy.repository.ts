@@ -141,7 +141,15 @@ function guestKeysOverlap(alias: 'b' | 'g', keys: bigint[]) {
 export async function requestLogNaming(db: DbOrTrx, hotelId: string, refs: GuestRef[]): Promise<RequestLogRowWithBodies[]> {
   if (refs.length === 0) return [];
   const rows = await withBodies(db, await requestLogNamingQuery(db, hotelId, refs).execute());
-  return rows.filter((r) => namesAnyOf(r.request_body, refs) || namesAnyOf(r.response_body, refs));
+  // Many rows name the same body (a roster synced every 5 minutes): each text is read once.
+  const named = new Map<string, boolean>();
+  const names = (sha256: string | null | undefined, text: string | null): boolean => {
+    if (!sha256) return false;
+    let yes = named.get(sha256);
+    if (yes === undefined) named.set(sha256, (yes = namesAnyOf(text, refs)));
+    return yes;
+  };
+  return rows.filter((r) => names(r.request_sha256, r.request_body) || names(r.response_sha256, r.response_body));
 }
 
 /**
