@@ -124,12 +124,23 @@ export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestR
 export function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
   const keys = guestKeys(hotelId, refs);
   if (keys.length === 0) throw new Error('bodiesNamingQuery: no guest reference given');
-  if (isPostgres(db)) return db.selectFrom('request_log_bodies as g').select('g.sha256').where('g.hotel_id', '=', hotelId).where(guestKeysOverlap('g', keys));
+  if (isPostgres(db))
+    // The GIN index alone, then the hotel's: left to itself the planner, which cannot know
+    // how few bodies a key names, joined the GIN index with every entry of the hotel in the
+    // primary key (a BitmapAnd), so the lookup grew with the hotel's log.
+    return db
+      .with(
+        (cte) => cte('by_keys').materialized(),
+        (qb) => qb.selectFrom('request_log_bodies as g').select(['g.hotel_id', 'g.sha256']).where(guestKeysOverlap('g', keys)),
+      )
+      .selectFrom('by_keys')
+      .select('by_keys.sha256')
+      .where('by_keys.hotel_id', '=', hotelId);
   return db.selectFrom('request_log_guest_keys as g').select('g.sha256').where('g.key', 'in', keys).where('g.hotel_id', '=', hotelId);
 }
 
 /** PostgreSQL: a body (as `alias`) whose guest keys hold any of these (the GIN index's operator). */
-function guestKeysOverlap(alias: 'b' | 'g', keys: bigint[]) {
+function guestKeysOverlap(alias: 'g', keys: bigint[]) {
   return sql<boolean>`${sql.ref(`${alias}.guest_keys`)} && cast(${keys.map(String)} as bigint[])`;
 }
 
@@ -162,18 +173,15 @@ export async function bodiesNaming(trx: DbOrTrx, hotelId: string, refs: GuestRef
   return found.filter((b) => namesAnyOf(unpackBody(b.body), refs));
 }
 
-/** The hotel's stored bodies whose keys hold a key of these references (PostgreSQL: by their GIN index, locked). */
+/** The hotel's stored bodies whose keys hold a key of these references (PostgreSQL: locked). */
 export function bodiesByKeysQuery(trx: DbOrTrx, hotelId: string, refs: GuestRef[]) {
   const pg = isPostgres(trx);
-  return (
-    trx
-      .selectFrom('request_log_bodies as b')
-      .select(['b.sha256', 'b.body', 'b.last_used_at'])
-      .where('b.hotel_id', '=', hotelId)
-      // PostgreSQL: the bodies by their own keys, not joined to themselves.
-      .$if(pg, (q) => q.where(guestKeysOverlap('b', guestKeys(hotelId, refs))).forUpdate())
-      .$if(!pg, (q) => q.where('b.sha256', 'in', bodiesNamingQuery(trx, hotelId, refs)))
-  );
+  return trx
+    .selectFrom('request_log_bodies as b')
+    .select(['b.sha256', 'b.body', 'b.last_used_at'])
+    .where('b.hotel_id', '=', hotelId)
+    .where('b.sha256', 'in', bodiesNamingQuery(trx, hotelId, refs))
+    .$if(pg, (q) => q.forUpdate());
 }
 
 /** Ids of the hotel's rows that sent or answered this body. */
