@@ -13,7 +13,8 @@
  * service's). Then the request log is filled to its size by prepared statements (SQLite:
  * better-sqlite3 on the database file; PostgreSQL: batched `insert … select from unnest`)
  * with bodies stored and indexed as the service stores them (addressed by bodyAddress,
- * brotli-compressed, at quality 2 for speed: BENCH_ERASURE_BROTLI; indexed by guestRefs),
+ * brotli-compressed, at quality 2 for speed: BENCH_ERASURE_BROTLI; indexed by guestRefs and
+ * guestKey, each engine with its own hotel ids),
  * written in the same pass to every engine: 10 % of the rows in the targets' hotel, the rest in hotels of 1,000
  * rows each; 60 % check-ins, updates and check-outs (a distinct request body naming one
  * guest, a distinct answer naming its ids), 40 % full syncs (a roster of 20 guests shared by
@@ -38,10 +39,11 @@ import pino from 'pino';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { sqliteFile, type Engine } from '../src/db/database.js';
+import { ensureDaysOf } from '../src/db/partitions.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startSession, SESSION_COOKIE } from '../src/dashboard/session.js';
 import { bodyAddress } from '../src/pms/request-log-body.js';
-import { guestRefs } from '../src/pms/request-log-guests.js';
+import { guestKey, guestRefs, type GuestRef } from '../src/pms/request-log-guests.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { startPostgresCluster, type PostgresCluster } from '../scripts/postgres-cluster.js';
 import { innsync } from './lib/cli.js';
@@ -95,7 +97,7 @@ interface Chunk {
   /** id, created_at, hotel, slug, method, status_code, request_sha256, response_sha256, request_bytes, response_bytes, duration_ms, idempotency_key, path */
   rows: Array<[string, string, number, string, string, number, string | null, string | null, number | null, number | null, number, string | null, string]>;
   bodies: Array<{ hotel: number; sha256: string; bytes: number; data: Buffer; at: string }>;
-  refs: Array<{ hotel: number; kind: string; ref: string; sha256: string }>;
+  refs: Array<{ hotel: number; ref: GuestRef; sha256: string }>;
 }
 
 // ---------------------------------------------------------------- the data
@@ -242,7 +244,7 @@ function* logChunks(size: number, targets: Target[]): Generator<Chunk> {
         seen.add(key);
         const packed = pack(text);
         chunk.bodies.push({ hotel: h.hotel, sha256, bytes: packed.bytes, data: packed.data, at });
-        for (const g of guestRefs([text])) chunk.refs.push({ hotel: h.hotel, kind: g.kind, ref: g.ref, sha256 });
+        for (const g of guestRefs([text])) chunk.refs.push({ hotel: h.hotel, ref: g, sha256 });
       }
       chunk.rows.push([
         `req_bench_${size.toString(36)}_${r.toString(36)}`,
@@ -329,10 +331,13 @@ async function openStore(engine: Engine, size: number, cluster: PostgresCluster 
     sqlite.pragma('busy_timeout = 30000');
     const row = sqlite.prepare(`insert into request_log (${ROW_COLUMNS}) values (${Array(15).fill('?').join(', ')})`);
     const body = sqlite.prepare('insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at) values (?, ?, ?, ?, ?) on conflict do nothing');
-    const ref = sqlite.prepare('insert into request_log_guests (hotel_id, kind, ref, sha256) values (?, ?, ?, ?) on conflict do nothing');
+    const ref = sqlite.prepare('insert into request_log_guest_keys (key, hotel_id, sha256) values (?, ?, ?) on conflict do nothing');
     const tx = sqlite.transaction((c: Chunk) => {
       for (const b of c.bodies) body.run(hotelIds[b.hotel], b.sha256, b.bytes, b.data, b.at);
-      for (const g of c.refs) ref.run(hotelIds[g.hotel], g.kind, g.ref, g.sha256);
+      for (const g of c.refs) {
+        const hotelId = hotelIds[g.hotel] ?? '';
+        ref.run(guestKey(hotelId, g.ref), hotelId, g.sha256);
+      }
       for (const r of c.rows) row.run(r[0], r[1], hotelIds[r[2]], ...r.slice(3), '127.0.0.1', 'live');
     });
     write = (c) => {
@@ -345,25 +350,34 @@ async function openStore(engine: Engine, size: number, cluster: PostgresCluster 
       return Promise.resolve();
     };
   } else {
+    // The log is kept by the day (src/db/partitions.ts): the fill's days (the last 3) need their partitions.
+    await ensureDaysOf(
+      db,
+      'request_log',
+      Array.from({ length: 5 }, (_, i) => new Date(Date.now() - (4 - i) * DAY_MS).toISOString()),
+    );
     const client = new pg.Client({ connectionString: databaseUrl ?? '' });
     await client.connect();
     write = async (c) => {
       await client.query('begin');
+      // Each body with the keys of the guests it names (guest_keys), in one statement.
       await client.query(
-        `insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at)
-         select * from unnest($1::text[], $2::text[], $3::int[], $4::bytea[], $5::text[]) on conflict do nothing`,
+        `insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at, guest_keys)
+         select b.h, b.s, b.n, b.d, b.a, coalesce(k.keys, '{}')
+         from unnest($1::text[], $2::text[], $3::int[], $4::bytea[], $5::text[]) as b(h, s, n, d, a)
+         left join (select h, s, array_agg(distinct k) as keys from unnest($6::text[], $7::text[], $8::bigint[]) as t(h, s, k) group by h, s) as k
+           on k.h = b.h and k.s = b.s
+         on conflict do nothing`,
         [
           c.bodies.map((b) => hotelIds[b.hotel]),
           c.bodies.map((b) => b.sha256),
           c.bodies.map((b) => b.bytes),
           c.bodies.map((b) => b.data),
           c.bodies.map((b) => b.at),
+          c.refs.map((g) => hotelIds[g.hotel]),
+          c.refs.map((g) => g.sha256),
+          c.refs.map((g) => String(guestKey(hotelIds[g.hotel] ?? '', g.ref))),
         ],
-      );
-      await client.query(
-        `insert into request_log_guests (hotel_id, kind, ref, sha256)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) on conflict do nothing`,
-        [c.refs.map((g) => hotelIds[g.hotel]), c.refs.map((g) => g.kind), c.refs.map((g) => g.ref), c.refs.map((g) => g.sha256)],
       );
       const col = (i: number) => c.rows.map((r) => (i === 2 ? hotelIds[r[2]] : r[i]));
       await client.query(
@@ -444,11 +458,20 @@ async function count(s: Store, table: string): Promise<number> {
   return Number(rows[0]?.n);
 }
 
+/** The guest keys held (PostgreSQL: in the bodies' guest_keys; SQLite: request_log_guest_keys). */
+async function guestKeyCount(s: Store): Promise<number> {
+  if (s.engine === 'sqlite') return count(s, 'request_log_guest_keys');
+  const { rows } = await sql<{ n: number | string }>`select coalesce(sum(cardinality(guest_keys)), 0) as n from request_log_bodies`.execute(
+    s.server.database.db,
+  );
+  return Number(rows[0]?.n);
+}
+
 async function measure(s: Store, fillSeconds: number): Promise<Figures> {
   const f: Figures = {
     rows: await count(s, 'request_log'),
     bodies: await count(s, 'request_log_bodies'),
-    guestEntries: await count(s, 'request_log_guests'),
+    guestEntries: await guestKeyCount(s),
     fillSeconds,
     erase: [],
     exportMs: [],
@@ -552,7 +575,7 @@ async function main(): Promise<void> {
       bySize.push(results);
       for (const [engine, f] of results) {
         console.log(
-          `${engine}, ${f.rows.toLocaleString('en')} request-log rows (${f.bodies.toLocaleString('en')} bodies, ${f.guestEntries.toLocaleString('en')} guest-index entries; all engines filled in ${f.fillSeconds.toFixed(1)} s; load ${os
+          `${engine}, ${f.rows.toLocaleString('en')} request-log rows (${f.bodies.toLocaleString('en')} bodies, ${f.guestEntries.toLocaleString('en')} guest keys; all engines filled in ${f.fillSeconds.toFixed(1)} s; load ${os
             .loadavg()
             .map((l) => l.toFixed(1))
             .join(' ')})`,

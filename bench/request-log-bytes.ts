@@ -1,6 +1,7 @@
 /**
  * Request-log bytes per hotel-day: the bodies kept once per hotel, compressed
- * (request_log_bodies, request_log_guests) against every row holding its bodies as text
+ * with the keys of the guests they name (PostgreSQL: request_log_bodies.guest_keys, a GIN
+ * index; SQLite: request_log_guest_keys) against every row holding its bodies as text
  * (the layout before migration 0016), for the same model traffic, measured in the same run.
  *
  *   npm run bench:request-log                        # SQLite, and PostgreSQL in a
@@ -237,9 +238,7 @@ async function openStorage(engine: 'sqlite' | 'postgres', name: string): Promise
     async bytes() {
       await sql`vacuum analyze`.execute(handle.db);
       const { rows } = await sql<{ n: string }>`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as n from pg_class c
-        where c.relkind = 'r' and (c.relname in ('request_log', 'request_log_bodies', 'request_log_guests') or c.relname ~ '^request_log_[0-9]{8}$')`.execute(
-        handle.db,
-      );
+        where c.relkind = 'r' and (c.relname in ('request_log', 'request_log_bodies') or c.relname ~ '^request_log_[0-9]{8}$')`.execute(handle.db);
       return Number(rows[0]?.n ?? 0);
     },
     async cleanup() {
@@ -279,22 +278,46 @@ async function measure(engine: 'sqlite' | 'postgres', rows: LoggedRequest[]): Pr
     const t2 = performance.now();
     const oldBytes = (await old.bytes()) - old0;
     const newBytes = (await neu.bytes()) - new0;
-    const { rows: counts } = await sql<{
-      bodies: string;
-      guests: string;
-    }>`select (select count(*) from request_log_bodies) as bodies, (select count(*) from request_log_guests) as guests`.execute(neu.handle.db);
+    const { rows: counts } =
+      engine === 'postgres'
+        ? await sql<{
+            bodies: string;
+            guests: string;
+          }>`select count(*) as bodies, coalesce(sum(cardinality(guest_keys)), 0) as guests from request_log_bodies`.execute(neu.handle.db)
+        : await sql<{
+            bodies: string;
+            guests: string;
+          }>`select (select count(*) from request_log_bodies) as bodies, (select count(*) from request_log_guest_keys) as guests`.execute(neu.handle.db);
     const perDay = (n: number): string => `${(n / DAYS / 1024 / 1024).toFixed(2)} MiB`;
     if (engine === 'postgres') {
-      const parts = await sql<{ relname: string; n: string }>`select c.relname, pg_total_relation_size(c.oid) as n from pg_class c
-        where c.relkind in ('r', 'i') and (c.relname like 'request_log%') order by c.relname`.execute(neu.handle.db);
+      // Each table with its TOAST (no indexes), each index alone: the parts add up to the total.
+      // The day partitions of request_log and their indexes are summed.
+      const parts = await sql<{ relname: string; n: string }>`select
+          regexp_replace(c.relname, '^request_log_[0-9]{8}', 'request_log (days)') as relname,
+          sum(case when c.relkind = 'i' then pg_relation_size(c.oid) else pg_table_size(c.oid) end) as n
+        from pg_class c
+        where c.relkind in ('r', 'i') and (c.relname like 'request_log%')
+        group by 1 order by 2 desc`.execute(neu.handle.db);
       console.log(
-        `  new, by relation (MiB per hotel-day): ${parts.rows.map((r) => `${r.relname} ${(Number(r.n) / DAYS / 1024 / 1024).toFixed(2)}`).join(', ')}`,
+        `  new, by relation (MiB per hotel-day): ${parts.rows.map((r) => `${r.relname} ${(Number(r.n) / DAYS / 1024 / 1024).toFixed(3)}`).join(', ')}`,
+      );
+      const { rows: keyBytes } = await sql<{ n: string }>`select coalesce(sum(pg_column_size(guest_keys)), 0) as n from request_log_bodies`.execute(
+        neu.handle.db,
+      );
+      console.log(`  of request_log_bodies, the guest_keys column: ${(Number(keyBytes[0]?.n ?? 0) / DAYS / 1024 / 1024).toFixed(3)} MiB per hotel-day`);
+    } else {
+      const parts = await sql<{
+        name: string;
+        n: number;
+      }>`select name, sum(pgsize) as n from dbstat where name like 'request_log%' group by name order by 2 desc`.execute(neu.handle.db);
+      console.log(
+        `  new, by table and index (MiB per hotel-day): ${parts.rows.map((r) => `${r.name} ${(Number(r.n) / DAYS / 1024 / 1024).toFixed(3)}`).join(', ')}`,
       );
     }
     console.log(`[${engine}] ${ROOMS} rooms, ${DAYS} days: ${rows.length} rows (${(rows.length / DAYS).toFixed(0)} a day)`);
     console.log(`  old (bodies as text in each row): ${perDay(oldBytes)} per hotel-day; written in ${((t1 - t0) / 1000).toFixed(1)} s`);
     console.log(
-      `  new (bodies once per hotel, brotli; guest index): ${perDay(newBytes)} per hotel-day; ${counts[0]?.bodies} bodies, ${counts[0]?.guests} guest-index entries; written in ${((t2 - t1) / 1000).toFixed(1)} s`,
+      `  new (bodies once per hotel, brotli; guest keys): ${perDay(newBytes)} per hotel-day; ${counts[0]?.bodies} bodies, ${counts[0]?.guests} guest keys; written in ${((t2 - t1) / 1000).toFixed(1)} s`,
     );
     console.log(`  new / old: ${(newBytes / oldBytes).toFixed(3)} (1/${(oldBytes / newBytes).toFixed(1)})`);
   } finally {

@@ -3,7 +3,7 @@ import { isLockTimeout } from './database.js';
 import { createDayPartitions, daysAhead } from './partitions.js';
 import { CliError } from '../errors.js';
 import { packBody } from '../pms/request-log-body.js';
-import { guestRefs } from '../pms/request-log-guests.js';
+import { guestKey, guestRefs, type GuestRefKind } from '../pms/request-log-guests.js';
 
 // Migrations live in code (not files found at run time) so the built service and the
 // tests apply exactly the same list. Never edit a released migration: add a new one.
@@ -499,7 +499,88 @@ const migrations: Record<string, Migration> = {
       await sql`create index webhook_events_created_idx on webhook_events (created_at)`.execute(db);
     },
   },
+  '0020_compact_guest_index': {
+    async up(db: Kysely<unknown>) {
+      // The guest index holds each reference a body names as a 64-bit key (the first 8 bytes
+      // of SHA-256 of hotel, kind and reference: pms/request-log-guests.ts `guestKey`)
+      // instead of the hotel id, kind, reference and the body's hex SHA-256 per entry
+      // (docs/architecture.md, Request log storage). PostgreSQL keeps a body's keys in its
+      // row (`guest_keys`, a GIN index); SQLite in request_log_guest_keys, whose primary key
+      // starts with the key. Every entry of request_log_guests is converted, then it goes.
+      const pg = db.getExecutor().adapter instanceof PostgresAdapter;
+      if (pg) await sql`alter table request_log_bodies add column guest_keys bigint[] not null default '{}'`.execute(db);
+      else
+        await sql`create table request_log_guest_keys (
+          key integer not null,
+          hotel_id text not null,
+          sha256 text not null,
+          primary key (key, hotel_id, sha256)
+        ) without rowid`.execute(db);
+      await convertGuestIndex(db, pg);
+      if (pg) await sql`create index request_log_bodies_guest_keys_idx on request_log_bodies using gin (guest_keys) with (fastupdate = off)`.execute(db);
+      await sql`drop table request_log_guests`.execute(db);
+    },
+  },
 };
+
+/**
+ * 0020: every entry of request_log_guests as its key (computed here, pms/request-log-guests.ts
+ * `guestKey`), in batches. PostgreSQL: 500 bodies at a time (in the order of their primary
+ * key), each body's entries read by a temporary index on (hotel_id, sha256) and its keys
+ * written by one update of its row (not one per entry, which would leave a dead row version
+ * per entry). SQLite: 2,000 entries at a time, in the order of the old primary key, into
+ * request_log_guest_keys.
+ */
+async function convertGuestIndex(db: Kysely<unknown>, pg: boolean): Promise<void> {
+  interface Entry {
+    hotel_id: string;
+    kind: GuestRefKind;
+    ref: string;
+    sha256: string;
+  }
+  const keyOf = (e: Entry): bigint => guestKey(e.hotel_id, { kind: e.kind, ref: e.ref });
+  if (pg) {
+    await sql`create index request_log_guests_body_idx on request_log_guests (hotel_id, sha256)`.execute(db);
+    const BODIES = 500;
+    let after = null as { hotel_id: string; sha256: string } | null;
+    for (;;) {
+      const from = after;
+      const { rows: bodies } = await sql<{ hotel_id: string; sha256: string }>`select hotel_id, sha256 from request_log_bodies
+        ${from === null ? sql`` : sql`where (hotel_id, sha256) > (${from.hotel_id}, ${from.sha256})`}
+        order by hotel_id, sha256 limit ${BODIES}`.execute(db);
+      if (bodies.length === 0) return;
+      after = bodies[bodies.length - 1] ?? null;
+      const { rows: entries } = await sql<Entry>`select g.hotel_id, g.kind, g.ref, g.sha256 from request_log_guests as g
+        join unnest(cast(${bodies.map((b) => b.hotel_id)} as text[]), cast(${bodies.map((b) => b.sha256)} as text[])) as b(h, s)
+          on g.hotel_id = b.h and g.sha256 = b.s`.execute(db);
+      if (entries.length > 0) {
+        await sql`update request_log_bodies as b set guest_keys = v.keys
+          from (select h, s, array_agg(distinct k) as keys
+            from unnest(cast(${entries.map((e) => e.hotel_id)} as text[]), cast(${entries.map((e) => e.sha256)} as text[]),
+              cast(${entries.map((e) => String(keyOf(e)))} as bigint[])) as t(h, s, k)
+            group by h, s) as v
+          where b.hotel_id = v.h and b.sha256 = v.s`.execute(db);
+      }
+      if (bodies.length < BODIES) return;
+    }
+  }
+  const ENTRIES = 2_000;
+  let after = null as Entry | null;
+  for (;;) {
+    const from = after;
+    const { rows }: { rows: Entry[] } = await sql<Entry>`select hotel_id, kind, ref, sha256 from request_log_guests
+      ${from === null ? sql`` : sql`where (hotel_id, kind, ref, sha256) > (${from.hotel_id}, ${from.kind}, ${from.ref}, ${from.sha256})`}
+      order by hotel_id, kind, ref, sha256 limit ${ENTRIES}`.execute(db);
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1] ?? null;
+    // 3 values per entry, within SQLite's limit of bound values per statement.
+    for (let i = 0; i < rows.length; i += 500) {
+      const values = rows.slice(i, i + 500).map((r) => sql`(${keyOf(r)}, ${r.hotel_id}, ${r.sha256})`);
+      await sql`insert into request_log_guest_keys (key, hotel_id, sha256) values ${sql.join(values)} on conflict do nothing`.execute(db);
+    }
+    if (rows.length < ENTRIES) return;
+  }
+}
 
 /** 0016: moves every row's bodies into request_log_bodies (and their guests into request_log_guests), 500 rows at a time. */
 async function convertRequestLogBodies(db: Kysely<unknown>): Promise<void> {

@@ -133,13 +133,18 @@ export interface RequestLogBodyTable {
   body: Buffer;
   /** The newest created_at of the rows that named it: the purge takes it once that is past retention and no row names it. */
   last_used_at: string;
+  /** PostgreSQL only: the keys of the guests its text names (pms/request-log-guests.ts `guestKey`), a GIN index; decimal strings as read. */
+  guest_keys: ColumnType<string[], string[] | undefined, never>;
 }
 
-/** A guest a stored body names (pms/request-log-guests.ts): erasure and export find its rows by it. */
-export interface RequestLogGuestTable {
+/**
+ * SQLite: a guest a stored body names, by its 64-bit key (pms/request-log-guests.ts
+ * `guestKey`): erasure and export find the guest's bodies by it. PostgreSQL keeps the keys
+ * in the body's row instead (`request_log_bodies.guest_keys`, a GIN index).
+ */
+export interface RequestLogGuestKeyTable {
+  key: bigint;
   hotel_id: string;
-  kind: 'pms' | 'guest' | 'holder';
-  ref: string;
   sha256: string;
 }
 
@@ -259,7 +264,7 @@ export interface Database {
   idempotency_records: IdempotencyRecordTable;
   request_log: RequestLogTable;
   request_log_bodies: RequestLogBodyTable;
-  request_log_guests: RequestLogGuestTable;
+  request_log_guest_keys: RequestLogGuestKeyTable;
   staff_users: StaffUserTable;
   staff_sessions: StaffSessionTable;
   rate_limit_counters: RateLimitCounterTable;

@@ -1,6 +1,7 @@
 // Which guests a stored request-log body names (README.md, Personal data): erasure and
-// export find a guest's rows through request_log_guests, written with the body, instead of
-// searching every body. Pure functions, no I/O.
+// export find a guest's rows through the guest keys written with the body (each reference
+// as a 64-bit key, `guestKey`: on PostgreSQL in the body's row, on SQLite in
+// request_log_guest_keys), instead of searching every body. Pure functions, no I/O.
 //
 // A body names a guest by
 // - `pmsGuestId` (kind `pms`): any object member of that name holding a string;
@@ -33,6 +34,29 @@ export function refKey(value: string): string {
 /** The reference of a staff-checked-in guest named by its last name and arrival date. */
 export function holderRef(lastName: string, checkInDate: string): string {
   return createHash('sha256').update(`${lastName}\n${checkInDate}`, 'utf8').digest('hex');
+}
+
+/**
+ * The 64-bit key by which the guest index holds a reference of a hotel: the first 8 bytes
+ * of SHA-256(hotel id, NUL, kind, NUL, reference) as a signed integer. The hotel is part of
+ * it, so equal PMS ids of two hotels are two keys. Two references may share a key (about
+ * 2^-64 for a pair): whoever reads a body found by a key confirms from its text that it
+ * names the guest (`namesAnyOf`).
+ */
+export function guestKey(hotelId: string, ref: GuestRef): bigint {
+  return createHash('sha256').update(`${hotelId}\u0000${ref.kind}\u0000${ref.ref}`, 'utf8').digest().readBigInt64BE(0);
+}
+
+/** The keys of these references of a hotel, each once. */
+export function guestKeys(hotelId: string, refs: GuestRef[]): bigint[] {
+  return [...new Set(refs.map((r) => guestKey(hotelId, r)))];
+}
+
+/** Says whether a stored text names any of these references (what a body found by its keys is confirmed by). */
+export function namesAnyOf(text: string | null, refs: GuestRef[]): boolean {
+  if (text === null || refs.length === 0) return false;
+  const wanted = new Set(refs.map((r) => `${r.kind}\u0000${r.ref}`));
+  return guestRefs([text]).some((r) => wanted.has(`${r.kind}\u0000${r.ref}`));
 }
 
 /** Every guest the stored texts name, each once. */

@@ -130,7 +130,7 @@ function checkErasable(stays: repo.GuestRow[]): repo.GuestRow[] {
 }
 
 /**
- * The request-log bodies that name the guest (found through request_log_guests, not by
+ * The request-log bodies that name the guest (found by their guest keys and confirmed by their text, not by
  * searching the log) lose its personal values, and only its: a full-roster sync keeps
  * every other guest. Each body is stored once per hotel, so every row that sent or
  * answered it reads the redacted text, and the old text is deleted. Returns how many rows
@@ -160,7 +160,7 @@ async function redactRequestLog(trx: DbOrTrx, hotelId: string, stays: repo.Guest
   return rows.size;
 }
 
-/** The references by which request_log_guests names the guest's stays (pms/request-log-guests.ts). */
+/** The references by which the guest index names the guest's stays (pms/request-log-guests.ts). */
 function guestRefsOf(stays: repo.GuestRow[]): GuestRef[] {
   const refs = new Map<string, GuestRef>();
   const add = (r: GuestRef) => refs.set(`${r.kind} ${r.ref}`, r);

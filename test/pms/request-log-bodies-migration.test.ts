@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { capBody } from '../../src/pms/request-log-body.js';
+import { guestKey, holderRef, type GuestRef } from '../../src/pms/request-log-guests.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
@@ -82,11 +83,22 @@ describe.each(testEngines())('migration 0016_request_log_bodies (%s)', (engine) 
       const { rows: bodies } = await sql<{ n: number | string }>`select count(*) as n from request_log_bodies`.execute(handle.db);
       // sync, its two answers, big sync, digest, 409 request and answer, NUL request, '{}'.
       expect(Number(bodies[0]?.n)).toBe(9);
-      // The guests the old bodies name are indexed: a cut body's too, and a walk-in holder by its hash.
-      const refs = await sql<{ kind: string; ref: string }>`select kind, ref from request_log_guests`.execute(handle.db);
-      const refSet = new Set(refs.rows.map((r) => `${r.kind}:${r.ref}`));
-      for (const r of ['pms:PMS-OLD-1', 'pms:PMS-OLD-2', 'pms:PMS-OLD-3', 'pms:PMS-BIG-0', 'pms:PMS-BIG-600', 'guest:guest_abc']) expect(refSet).toContain(r);
-      expect(refs.rows.filter((r) => r.kind === 'holder')).toHaveLength(1);
+      // The guests the old bodies name are indexed (by their keys since 0020): a cut body's too, and a walk-in holder by its hash.
+      const { rows: keyRows } =
+        engine === 'postgres'
+          ? await sql<{ key: string }>`select unnest(guest_keys)::text as key from request_log_bodies`.execute(handle.db)
+          : await sql<{ key: string }>`select cast(key as text) as key from request_log_guest_keys`.execute(handle.db);
+      const keySet = new Set(keyRows.map((r) => r.key));
+      const refs: GuestRef[] = [
+        { kind: 'pms', ref: 'PMS-OLD-1' },
+        { kind: 'pms', ref: 'PMS-OLD-2' },
+        { kind: 'pms', ref: 'PMS-OLD-3' },
+        { kind: 'pms', ref: 'PMS-BIG-0' },
+        { kind: 'pms', ref: 'PMS-BIG-600' },
+        { kind: 'guest', ref: 'guest_abc' },
+        { kind: 'holder', ref: holderRef('Walk-In', '2026-11-22') },
+      ];
+      for (const r of refs) expect(keySet.has(String(guestKey('hotel_old', r))), `${r.kind}:${r.ref}`).toBe(true);
     } finally {
       await handle.close();
     }

@@ -7,16 +7,19 @@ import { randomId } from '../../src/domain/ids.js';
 import { createHotel, resetKeyLimits } from '../../src/operations.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { insertLoggedRequests } from '../../src/db/repositories/request-log.repository.js';
-import { bodiesNamingQuery, requestLogNamingQuery } from '../../src/db/repositories/privacy.repository.js';
+import { bodiesByKeysQuery, requestLogNamingQuery } from '../../src/db/repositories/privacy.repository.js';
+import { capBody, packBody } from '../../src/pms/request-log-body.js';
+import { guestKey } from '../../src/pms/request-log-guests.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 
 // The request log keeps each body once per hotel (request_log_bodies, brotli, addressed by
-// the SHA-256 of its text) and the guests each body names (request_log_guests): a PMS that
-// sends the same roster every 5 minutes costs a row of metadata per sync; erasure and
-// export read only the rows that name the guest; erasing one guest of a shared roster
-// body leaves the other guests in it.
+// the SHA-256 of its text) and the keys of the guests each body names (PostgreSQL: the
+// body's guest_keys; SQLite: request_log_guest_keys): a PMS that sends the same roster
+// every 5 minutes costs a row of metadata per sync; erasure and export read only the rows
+// that name the guest; erasing one guest of a shared roster body leaves the other guests
+// in it; a body found by a key another guest shares is never taken for the guest's.
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -55,6 +58,28 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
   async function storedBodies(): Promise<Array<{ sha256: string; text: string }>> {
     const { rows } = await sql<{ sha256: string; body: Uint8Array }>`select sha256, body from request_log_bodies where hotel_id = ${hotelId}`.execute(db());
     return rows.map((r) => ({ sha256: r.sha256, text: brotliDecompressSync(r.body).toString('utf8') }));
+  }
+
+  /** How many guest keys the index holds for the hotel's body of this text (0: none, or no such body). */
+  async function indexedKeys(text: string, hotel = hotelId): Promise<number> {
+    const { rows } =
+      engine === 'postgres'
+        ? await sql<{ n: number | string }>`select coalesce(sum(cardinality(guest_keys)), 0) as n from request_log_bodies
+            where hotel_id = ${hotel} and sha256 = ${sha256(text)}`.execute(db())
+        : await sql<{ n: number | string }>`select count(*) as n from request_log_guest_keys where hotel_id = ${hotel} and sha256 = ${sha256(text)}`.execute(
+            db(),
+          );
+    return Number(rows[0]?.n);
+  }
+
+  /** The hotels whose index holds this key (PostgreSQL: a body's guest_keys; SQLite: an entry). */
+  async function hotelsIndexing(key: bigint): Promise<string[]> {
+    const { rows } =
+      engine === 'postgres'
+        ? await sql<{ hotel_id: string }>`select distinct hotel_id from request_log_bodies
+            where guest_keys && cast(${[String(key)]} as bigint[]) order by hotel_id`.execute(db())
+        : await sql<{ hotel_id: string }>`select distinct hotel_id from request_log_guest_keys where key = ${key} order by hotel_id`.execute(db());
+    return rows.map((r) => r.hotel_id);
   }
 
   it('100 identical full syncs of a 120-guest roster store its body once; the explorer shows it exactly as sent for each of them', async () => {
@@ -189,8 +214,7 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
     await insertLoggedRequests(db(), [row(`req_p1_${tag}`, 91 * day, onlyOld), row(`req_p2_${tag}`, 92 * day, shared)]);
     await insertLoggedRequests(db(), [row(`req_p3_${tag}`, 10 * day, shared)]);
     const has = async (text: string) => (await storedBodies()).some((b) => b.sha256 === sha256(text));
-    const entries = async (text: string) =>
-      Number((await sql<{ n: number | string }>`select count(*) as n from request_log_guests where sha256 = ${sha256(text)}`.execute(db())).rows[0]?.n);
+    const entries = (text: string) => indexedKeys(text);
     expect([await has(onlyOld), await has(shared), await entries(onlyOld)]).toEqual([true, true, 1]);
 
     await runRetention(db(), null);
@@ -241,76 +265,152 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
       hotel_id: string;
     }>`select hotel_id from request_log_bodies where sha256 = ${sha256(sharedText)} order by hotel_id`.execute(db());
     expect(copies.map((c) => c.hotel_id)).toEqual([hotelId, others[0]?.id, others[1]?.id].sort());
-    // Each copy indexes the guest for its own hotel.
-    const { rows: indexed } = await sql<{ hotel_id: string }>`select hotel_id from request_log_guests
-      where kind = 'pms' and ref = ${p.pmsGuestId} order by hotel_id`.execute(db());
-    expect(indexed.map((c) => c.hotel_id)).toEqual([hotelId, others[0]?.id, others[1]?.id].sort());
+    // Each copy indexes the guest for its own hotel, by that hotel's key: the same PMS id is three keys.
+    const hotels = [hotelId, others[0]?.id as string, others[1]?.id as string];
+    const keys = hotels.map((h) => guestKey(h, { kind: 'pms', ref: p.pmsGuestId }));
+    expect(new Set(keys).size).toBe(3);
+    for (const [i, key] of keys.entries()) expect(await hotelsIndexing(key)).toEqual([hotels[i]]);
+    for (const h of hotels) expect(await indexedKeys(sharedText, h)).toBe(1);
     const rows = await loggedRows(db(), ids);
     expect(ids.map((id) => rows.get(id)?.request_body)).toEqual([sharedText, sharedText, sharedText, ownText]);
   });
 
+  it("a body found by a key another guest's reference shares (a forced 64-bit collision) is left alone: the export does not list it, the erasure does not change it", async () => {
+    const target = person('coll', `C-${randomId(5)}`);
+    const other = person('collother', `D-${randomId(5)}`);
+    const own: string[] = [];
+    for (const [path, body] of [
+      ['checkin', target],
+      ['checkout', { pmsGuestId: target.pmsGuestId }],
+    ] as const) {
+      const res = await t.post(`${base}/guests/${path}`, body);
+      expect(res.status).toBe(200);
+      own.push(res.body.requestId as string);
+    }
+    await loggedRows(db(), own);
+    const stay = await db().selectFrom('guests').select('id').where('pms_guest_id', '=', target.pmsGuestId).executeTakeFirstOrThrow();
+    // Bodies about other guests that the index holds under the target's keys, as a collision
+    // would: a cut roster whose guests share the target's phone (the export would list such a
+    // body as withheld; the erasure would remove the target's phone from a cut body wherever
+    // it stands) and a check-in giving the target's phone as the other's.
+    const cut = capBody(
+      JSON.stringify({
+        syncMode: 'full',
+        guests: Array.from({ length: 400 }, (_, i) => ({ ...other, pmsGuestId: `${other.pmsGuestId}-${i}`, phone: target.phone })),
+      }),
+    );
+    expect(cut.length).toBeLessThan(400 * JSON.stringify(other).length);
+    const sharedPhone = JSON.stringify({ ...other, phone: target.phone });
+    const keys = [guestKey(hotelId, { kind: 'pms', ref: target.pmsGuestId }), guestKey(hotelId, { kind: 'guest', ref: stay.id })];
+    const tag = randomId(6);
+    const now = new Date().toISOString();
+    for (const [i, text] of [cut, sharedPhone].entries()) {
+      const packed = packBody(text);
+      if (engine === 'postgres') {
+        await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at, guest_keys)
+          values (${hotelId}, ${packed.sha256}, ${packed.bytes}, ${packed.data}, ${now}, cast(${keys.map(String)} as bigint[]))`.execute(db());
+      } else {
+        await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at) values (${hotelId}, ${packed.sha256}, ${packed.bytes}, ${packed.data}, ${now})`.execute(
+          db(),
+        );
+        for (const key of keys)
+          await sql`insert into request_log_guest_keys (key, hotel_id, sha256) values (${key}, ${hotelId}, ${packed.sha256})`.execute(db());
+      }
+      await sql`insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, client_ip, duration_ms, request_sha256, request_bytes)
+        values (${`req_coll${i}_${tag}`}, ${now}, ${hotelId}, ${t.slug}, ${t.keys.keyId}, 'live', 'POST', ${`${base}/guests/sync`}, 200, '127.0.0.1', 1, ${packed.sha256}, ${packed.bytes})`.execute(
+        db(),
+      );
+    }
+    const collided = [`req_coll0_${tag}`, `req_coll1_${tag}`];
+
+    const exported = await admin.get(`/guests/${stay.id}/export`);
+    expect(exported.status).toBe(200);
+    const listed = (exported.body.requestLog as Array<{ id: string }>).map((r) => r.id);
+    for (const id of own) expect(listed).toContain(id);
+    for (const id of collided) expect(listed).not.toContain(id);
+
+    expect((await admin.post(`/guests/${stay.id}/erase`, {})).status).toBe(200);
+    const bodies = await storedBodies();
+    for (const text of [cut, sharedPhone]) expect(bodies.find((b) => b.sha256 === sha256(text))?.text).toBe(text);
+    const rows = await loggedRows(db(), collided);
+    expect(collided.map((id) => rows.get(id)?.request_body)).toEqual([cut, sharedPhone]);
+    // The target's own bodies lost its values.
+    for (const b of bodies) if (b.text.includes(target.pmsGuestId)) for (const v of personal(target)) expect(b.text).not.toContain(v);
+  }, 120_000);
+
   it.runIf(engine === 'postgres')(
-    'PostgreSQL: the erasure and export lookups read the guest index and the request log by index, never a sequential scan of request_log',
+    'PostgreSQL: the erasure and export lookups read the bodies by the GIN index of their guest keys and the request log by its partial indexes, never a sequential scan of request_log',
     async () => {
       // A log of some size, so the planner weighs a scan against the indexes: 20,000 rows of
-      // this hotel naming 2,000 bodies, each body naming 5 guests.
+      // this hotel naming 2,000 bodies, each body a roster of 20 guests that changes by one
+      // guest every 4 bodies (each guest named by up to 80 bodies); and 40,000 check-ins and updates
+      // of a fleet, a tenth of them this hotel's, each naming guests no other body names
+      // (keys the statistics cannot list, so the planner guesses many bodies per key).
       const now = new Date().toISOString();
       await sql`insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms, request_sha256, response_sha256)
       select 'req_plan_' || i, ${now}, ${hotelId}, ${t.slug}, 'POST', '/api/pms/v1/x/guests/sync', 200, '127.0.0.1', 1, md5('b' || (i % 2000)), md5('r' || i)
       from generate_series(1, 20000) as i`.execute(db());
-      await sql`insert into request_log_guests (hotel_id, kind, ref, sha256)
-      select ${hotelId}, 'pms', 'PLAN-' || (i % 10000), md5('b' || (i % 2000)) from generate_series(1, 10000) as i`.execute(db());
+      const keys: string[] = [];
+      const bodyOf: number[] = [];
+      for (let b = 0; b < 2000; b++)
+        for (let g = 0; g < 20; g++) {
+          keys.push(String(guestKey(hotelId, { kind: 'pms', ref: `PLAN-${Math.floor(b / 4) + g}` })));
+          bodyOf.push(b);
+        }
+      const body = packBody('{}');
+      await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at, guest_keys)
+      select ${hotelId}, md5('b' || b), ${body.bytes}, ${body.data}, ${now}, array_agg(k)
+      from unnest(cast(${keys} as bigint[]), cast(${bodyOf} as integer[])) as t(k, b) group by b`.execute(db());
+      await sql`insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at, guest_keys)
+      select case when i % 10 = 0 then ${hotelId} else 'hotel_plan_' || (i % 90) end, md5('c' || i), ${body.bytes}, ${body.data}, ${now},
+        array(select (hashtext('p' || i || '.' || j)::bigint << 32) + j from generate_series(1, 10) as j)
+      from generate_series(1, 40000) as i`.execute(db());
+      await sql`insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms, request_sha256, response_sha256)
+      select 'req_plan_c' || i, ${now}, ${hotelId}, ${t.slug}, 'POST', '/api/pms/v1/x/guests/checkin', 200, '127.0.0.1', 1, md5('c' || i), md5('rc' || i)
+      from generate_series(10, 40000, 10) as i`.execute(db());
       await sql`analyze request_log`.execute(db());
-      await sql`analyze request_log_guests`.execute(db());
+      await sql`analyze request_log_bodies`.execute(db());
       // A guest is named by several kinds of reference (its pmsGuestId and guestId).
       const refs = [
-        { kind: 'pms' as const, ref: 'PLAN-42' },
-        { kind: 'guest' as const, ref: 'guest_plan_42' },
+        { kind: 'pms' as const, ref: 'PLAN-0' },
+        { kind: 'guest' as const, ref: 'guest_plan_0' },
       ];
       // request_log is kept by the day (request_log_YYYYMMDD): the day holding the rows is
       // read by its indexes. The empty days ahead are scanned at no cost (nothing to read).
       const filled = `request_log_${now.slice(0, 10).replaceAll('-', '')}`;
       const filledScan = new RegExp(`Seq Scan on (request_log|${filled})\\b(?!_)`);
-      for (const query of [
-        requestLogNamingQuery(db(), hotelId, refs),
-        db()
-          .selectFrom('request_log_bodies')
-          .select('sha256')
-          .where('sha256', 'in', bodiesNamingQuery(db(), hotelId, refs)),
-      ]) {
+      for (const query of [requestLogNamingQuery(db(), hotelId, refs), bodiesByKeysQuery(db(), hotelId, refs)]) {
         const plan = (await query.explain()).map((r) => String(r['QUERY PLAN'])).join('\n');
-        expect(plan).toMatch(/Index (Only )?Scan using request_log_guests_pk on request_log_guests/);
+        expect(plan).toMatch(/Bitmap Index Scan on request_log_bodies_guest_keys_idx/);
         expect(plan).not.toMatch(filledScan);
-        expect(plan).not.toMatch(/Seq Scan on request_log_guests/);
+        expect(plan).not.toMatch(/Seq Scan on request_log_bodies\b/);
+        // The bodies' primary key only by its whole key (hotel and address), never every body of the hotel.
+        expect(plan).not.toMatch(/Bitmap Index Scan on request_log_bodies_pk/);
+        expect(plan).not.toMatch(/BitmapAnd/);
       }
       const plan = (await requestLogNamingQuery(db(), hotelId, refs).explain()).map((r) => String(r['QUERY PLAN'])).join('\n');
       expect(plan).toMatch(new RegExp(`Index Scan using ${filled}_hotel_id_(request|response)_sha256_idx on ${filled}\\b`));
       expect(plan).not.toMatch(filledScan);
-      expect((await requestLogNamingQuery(db(), hotelId, refs).execute()).length).toBe(10);
+      // PLAN-0 is in the first 4 rosters, each sent by 10 rows.
+      expect((await requestLogNamingQuery(db(), hotelId, refs).execute()).length).toBe(40);
     },
     120_000,
   );
 
   it.runIf(engine === 'sqlite')(
-    "SQLite: the erasure and export lookups read the guest index by its whole key (hotel, kind, reference) for a guest named by several kinds of reference, not every entry of the hotel's log",
+    "SQLite: the erasure and export lookups read the guest-key index by its whole key (key, hotel) for a guest named by several kinds of reference, not every entry of the hotel's log",
     async () => {
       const refs = [
         { kind: 'pms' as const, ref: 'PLAN-42' },
         { kind: 'guest' as const, ref: 'guest_plan_42' },
       ];
-      for (const query of [
-        requestLogNamingQuery(db(), hotelId, refs),
-        db()
-          .selectFrom('request_log_bodies')
-          .select('sha256')
-          .where('sha256', 'in', bodiesNamingQuery(db(), hotelId, refs)),
-      ]) {
+      for (const query of [requestLogNamingQuery(db(), hotelId, refs), bodiesByKeysQuery(db(), hotelId, refs)]) {
         const compiled = query.compile();
         const { rows } = await db().executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
         const reads = rows.map((r) => r.detail).filter((d) => / g USING /.test(d));
-        expect(reads.length, rows.map((r) => r.detail).join('\n')).toBeGreaterThanOrEqual(2);
-        for (const d of reads) expect(d).toMatch(/USING PRIMARY KEY \(hotel_id=\? AND kind=\? AND ref=\?\)/);
-        expect(rows.map((r) => r.detail).join('\n')).not.toMatch(/SCAN r\b/);
+        expect(reads.length, rows.map((r) => r.detail).join('\n')).toBeGreaterThanOrEqual(1);
+        for (const d of reads) expect(d).toMatch(/USING PRIMARY KEY \(key=\? AND hotel_id=\?\)/);
+        expect(rows.map((r) => r.detail).join('\n')).not.toMatch(/SCAN (r|g)\b/);
       }
     },
   );

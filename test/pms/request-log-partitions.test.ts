@@ -13,7 +13,7 @@ import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
-import { awaitLoggedForPair } from '../support/request-log.js';
+import { awaitLoggedForPair, insertRowsBeforeGuestKeys } from '../support/request-log.js';
 
 // The request log by the day (docs/architecture.md, "Request log storage": retention by
 // the day). PostgreSQL keeps one partition per UTC day and drops whole days; SQLite keeps
@@ -72,7 +72,7 @@ describe.each(testEngines())('request log by the day (%s)', (engine) => {
     try {
       expect((await migrateTo(handle.db, '0017_room_assignments_by_hotel')).at(-1)).toBe('0017_room_assignments_by_hotel');
       await sql`insert into hotels (id, slug, name, created_at) values ('hotel_part', ${slug}, 'Partitioned', '2026-11-01T00:00:00.000Z')`.execute(handle.db);
-      await insertLoggedRequests(handle.db, old);
+      await insertRowsBeforeGuestKeys(handle.db, old);
       for (let i = 0; i < 3; i++) {
         await sql`insert into activity_log (id, hotel_id, created_at, actor_type, actor_id, action, pms_guest_id, changes)
           values (${`act_part_${i}`}, 'hotel_part', ${times[i]}, 'pms', 'key_part', 'guest.checked_in', 'PMS-P-1', '{}')`.execute(handle.db);

@@ -1,8 +1,8 @@
 import { sql, type Selectable } from 'kysely';
 import { isPostgres, type DbOrTrx } from '../database.js';
 import type { GuestTable } from '../schema.js';
-import { bodyAddress } from '../../pms/request-log-body.js';
-import type { GuestRef } from '../../pms/request-log-guests.js';
+import { bodyAddress, unpackBody } from '../../pms/request-log-body.js';
+import { guestKeys, namesAnyOf, type GuestRef } from '../../pms/request-log-guests.js';
 import { deleteBody, storeBodies, withBodies, type RequestLogRowWithBodies } from './request-log.repository.js';
 
 // The queries of retention, erasure and export (README.md, Personal data): where a guest's personal data
@@ -99,9 +99,10 @@ export async function setIdempotencyResponse(trx: DbOrTrx, apiKeyId: string, key
 }
 
 /**
- * The hotel's request-log rows whose bodies name any of these guests, oldest first: the
- * bodies' addresses from request_log_guests, then the rows that sent or answered one of
- * them by their indexes. The log itself is not searched.
+ * The hotel's request-log rows whose bodies may name any of these guests, oldest first:
+ * the bodies' addresses by their guest keys, then the rows that sent or answered one of
+ * them by their indexes. The log itself is not searched. A key may be shared by another
+ * reference: `requestLogNaming` confirms each body from its text.
  */
 export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
   const naming = (column: 'request_sha256' | 'response_sha256') =>
@@ -114,44 +115,73 @@ export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestR
 }
 
 /**
- * The addresses of the hotel's stored bodies that name any of these guests: one select per
- * kind, each reading the guest index by its whole key (hotel, kind, ref). An `or` of the
- * kinds in one select would let SQLite read the index by the hotel alone, every entry of the
- * hotel's log (docs/architecture.md, Request log storage).
+ * The addresses of the hotel's stored bodies whose guest keys hold a key of these
+ * references (pms/request-log-guests.ts `guestKey`). PostgreSQL: the bodies themselves,
+ * `guest_keys && keys` by their GIN index. SQLite: request_log_guest_keys, read by its
+ * whole key (key, hotel) for each key: one `in` list on the first column of the primary
+ * key, never the hotel's prefix (docs/architecture.md, Request log storage).
  */
 export function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
-  const ofKind = (kind: GuestRef['kind']) =>
-    db
-      .selectFrom('request_log_guests as g')
-      .select('g.sha256')
-      .where('g.hotel_id', '=', hotelId)
-      .where('g.kind', '=', kind)
-      .where(
-        'g.ref',
-        'in',
-        refs.filter((r) => r.kind === kind).map((r) => r.ref),
-      );
-  const [first, ...more] = [...new Set(refs.map((r) => r.kind))].map(ofKind);
-  if (!first) throw new Error('bodiesNamingQuery: no guest reference given');
-  return more.reduce((q, next) => q.unionAll(next), first);
+  const keys = guestKeys(hotelId, refs);
+  if (keys.length === 0) throw new Error('bodiesNamingQuery: no guest reference given');
+  if (isPostgres(db))
+    // The GIN index alone, then the hotel's: left to itself the planner, which cannot know
+    // how few bodies a key names, joined the GIN index with every entry of the hotel in the
+    // primary key (a BitmapAnd), so the lookup grew with the hotel's log.
+    return db
+      .with(
+        (cte) => cte('by_keys').materialized(),
+        (qb) => qb.selectFrom('request_log_bodies as g').select(['g.hotel_id', 'g.sha256']).where(guestKeysOverlap('g', keys)),
+      )
+      .selectFrom('by_keys')
+      .select('by_keys.sha256')
+      .where('by_keys.hotel_id', '=', hotelId);
+  return db.selectFrom('request_log_guest_keys as g').select('g.sha256').where('g.key', 'in', keys).where('g.hotel_id', '=', hotelId);
 }
 
-/** The request-log rows that name any of these guests, with their bodies' texts. */
+/** PostgreSQL: a body (as `alias`) whose guest keys hold any of these (the GIN index's operator). */
+function guestKeysOverlap(alias: 'g', keys: bigint[]) {
+  return sql<boolean>`${sql.ref(`${alias}.guest_keys`)} && cast(${keys.map(String)} as bigint[])`;
+}
+
+/**
+ * The request-log rows that name any of these guests, with their bodies' texts: a row is
+ * kept when a body it was found by names one of the references in its text (so a body
+ * found by a key another reference shares is never taken for the guest's).
+ */
 export async function requestLogNaming(db: DbOrTrx, hotelId: string, refs: GuestRef[]): Promise<RequestLogRowWithBodies[]> {
   if (refs.length === 0) return [];
-  return withBodies(db, await requestLogNamingQuery(db, hotelId, refs).execute());
+  const rows = await withBodies(db, await requestLogNamingQuery(db, hotelId, refs).execute());
+  // Many rows name the same body (a roster synced every 5 minutes): each text is read once.
+  const named = new Map<string, boolean>();
+  const names = (sha256: string | null | undefined, text: string | null): boolean => {
+    if (!sha256) return false;
+    let yes = named.get(sha256);
+    if (yes === undefined) named.set(sha256, (yes = namesAnyOf(text, refs)));
+    return yes;
+  };
+  return rows.filter((r) => names(r.request_sha256, r.request_body) || names(r.response_sha256, r.response_body));
 }
 
-/** The hotel's stored bodies that name any of these guests, locked for the erasure's transaction. */
+/**
+ * The hotel's stored bodies that name any of these guests (found by their keys, confirmed
+ * by their texts), locked for the erasure's transaction.
+ */
 export async function bodiesNaming(trx: DbOrTrx, hotelId: string, refs: GuestRef[]): Promise<Array<{ sha256: string; body: Buffer; last_used_at: string }>> {
   if (refs.length === 0) return [];
+  const found = await bodiesByKeysQuery(trx, hotelId, refs).execute();
+  return found.filter((b) => namesAnyOf(unpackBody(b.body), refs));
+}
+
+/** The hotel's stored bodies whose keys hold a key of these references (PostgreSQL: locked). */
+export function bodiesByKeysQuery(trx: DbOrTrx, hotelId: string, refs: GuestRef[]) {
+  const pg = isPostgres(trx);
   return trx
-    .selectFrom('request_log_bodies')
-    .select(['sha256', 'body', 'last_used_at'])
-    .where('hotel_id', '=', hotelId)
-    .where('sha256', 'in', bodiesNamingQuery(trx, hotelId, refs))
-    .$if(isPostgres(trx), (q) => q.forUpdate())
-    .execute();
+    .selectFrom('request_log_bodies as b')
+    .select(['b.sha256', 'b.body', 'b.last_used_at'])
+    .where('b.hotel_id', '=', hotelId)
+    .where('b.sha256', 'in', bodiesNamingQuery(trx, hotelId, refs))
+    .$if(pg, (q) => q.forUpdate());
 }
 
 /** Ids of the hotel's rows that sent or answered this body. */

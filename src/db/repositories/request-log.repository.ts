@@ -5,7 +5,7 @@ import { dropDaysBefore, ensureDaysOf, isMissingPartition } from '../partitions.
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
-import { guestRefs, type GuestRef } from '../../pms/request-log-guests.js';
+import { guestKeys, guestRefs } from '../../pms/request-log-guests.js';
 
 /** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
 export interface LoggedRequest {
@@ -47,8 +47,8 @@ interface BodyToStore {
   text: string;
   sha256: string;
   at: string;
-  /** Compressed, with the guests it names, ahead of the transaction (see prepareBodies). */
-  prepared?: { data: Buffer; bytes: number; refs: GuestRef[] };
+  /** Compressed, with the keys of the guests it names, ahead of the transaction (see prepareBodies). */
+  prepared?: { data: Buffer; bytes: number; keys: bigint[] };
 }
 
 /**
@@ -65,10 +65,15 @@ async function prepareBodies(db: DbOrTrx, list: BodyToStore[]): Promise<void> {
     const have = new Set(stored.map((r) => bodyKey(r.hotel_id, r.sha256)));
     for (const b of chunk) {
       if (have.has(bodyKey(b.hotelId, b.sha256))) continue;
-      const packed = packBody(b.text);
-      b.prepared = { data: packed.data, bytes: packed.bytes, refs: guestRefs([b.text]) };
+      b.prepared = prepareBody(b.hotelId, b.text);
     }
   }
+}
+
+/** A body's compressed form and the keys of the guests it names (pms/request-log-guests.ts). */
+function prepareBody(hotelId: string, text: string): { data: Buffer; bytes: number; keys: bigint[] } {
+  const packed = packBody(text);
+  return { data: packed.data, bytes: packed.bytes, keys: guestKeys(hotelId, guestRefs([text])) };
 }
 
 /** A body's key across hotels (its hotel and its address). */
@@ -84,7 +89,7 @@ function isOneOf(bodies: Array<{ hotelId: string; sha256: string }>) {
 
 /**
  * Writes the rows, their bodies (each distinct one once: pms/request-log-body.ts) and the
- * guests new bodies name (pms/request-log-guests.ts), in one transaction.
+ * keys of the guests new bodies name (pms/request-log-guests.ts), in one transaction.
  */
 export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promise<void> {
   const bodies = new Map<string, BodyToStore>();
@@ -156,7 +161,7 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
 const laterLastUse = sql<string>`case when excluded.last_used_at > request_log_bodies.last_used_at then excluded.last_used_at else request_log_bodies.last_used_at end`;
 
 /**
- * Stores each body not yet kept for its hotel (compressed) with the guests it names, and
+ * Stores each body not yet kept for its hotel (compressed) with the keys of the guests it names, and
  * moves the last use of those already kept. Taking the body's row (the update or the
  * upsert) also keeps the purge and an erasure from removing it under this transaction.
  * Each statement serves every hotel of the batch.
@@ -179,21 +184,26 @@ export async function storeBodies(trx: DbOrTrx, list: BodyToStore[]): Promise<vo
     // New bodies, and known ones removed since they were looked up (a purge, an erasure).
     const fresh = chunk.filter((b) => !have.has(bodyKey(b.hotelId, b.sha256)));
     if (fresh.length === 0) continue;
+    const pg = isPostgres(trx);
     await trx
       .insertInto('request_log_bodies')
       .values(
         fresh.map((b) => {
-          b.prepared ??= { ...packBody(b.text), refs: guestRefs([b.text]) };
-          return { hotel_id: b.hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
+          b.prepared ??= prepareBody(b.hotelId, b.text);
+          const row = { hotel_id: b.hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
+          // PostgreSQL: the guest keys live in the body's row (a GIN index), written with it.
+          return pg ? { ...row, guest_keys: sql<string[]>`cast(${b.prepared.keys.map(String)} as bigint[])` } : row;
         }),
       )
       .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
       .execute();
-    const refs = fresh.flatMap((b) => (b.prepared?.refs ?? []).map((g) => ({ hotel_id: b.hotelId, kind: g.kind, ref: g.ref, sha256: b.sha256 })));
-    for (let j = 0; j < refs.length; j += ROWS_PER_STATEMENT) {
+    if (pg) continue;
+    // SQLite: one entry per key in request_log_guest_keys.
+    const keys = fresh.flatMap((b) => (b.prepared?.keys ?? []).map((key) => ({ key, hotel_id: b.hotelId, sha256: b.sha256 })));
+    for (let j = 0; j < keys.length; j += ROWS_PER_STATEMENT) {
       await trx
-        .insertInto('request_log_guests')
-        .values(refs.slice(j, j + ROWS_PER_STATEMENT))
+        .insertInto('request_log_guest_keys')
+        .values(keys.slice(j, j + ROWS_PER_STATEMENT))
         .onConflict((oc) => oc.doNothing())
         .execute();
     }
@@ -291,19 +301,21 @@ async function purgeUnusedBodies(db: Db, cutoff: string): Promise<number> {
   }
 }
 
-/** Deletes a stored body and the guest-index entries its text gave (found again from the text, by the index's key). */
+/**
+ * Deletes a stored body with its guest keys: on PostgreSQL they are in its row; on SQLite
+ * the entries of request_log_guest_keys its text gave (found again from the text, by the
+ * index's whole key).
+ */
 export async function deleteBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<void> {
-  const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
-  if (!stored) return;
-  const refs = guestRefs([unpackBody(stored.body)]);
-  for (const kind of ['pms', 'guest', 'holder'] as const) {
-    const of = refs.filter((r) => r.kind === kind).map((r) => r.ref);
-    for (let i = 0; i < of.length; i += ROWS_PER_STATEMENT) {
+  if (!isPostgres(trx)) {
+    const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
+    if (!stored) return;
+    const keys = guestKeys(hotelId, guestRefs([unpackBody(stored.body)]));
+    for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
       await trx
-        .deleteFrom('request_log_guests')
+        .deleteFrom('request_log_guest_keys')
+        .where('key', 'in', keys.slice(i, i + ROWS_PER_STATEMENT))
         .where('hotel_id', '=', hotelId)
-        .where('kind', '=', kind)
-        .where('ref', 'in', of.slice(i, i + ROWS_PER_STATEMENT))
         .where('sha256', '=', sha256)
         .execute();
     }
