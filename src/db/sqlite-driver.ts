@@ -30,6 +30,14 @@ const READ_SQL = /^\s*(select|with)\b/i;
 const CACHEABLE_SQL_LENGTH = 2000;
 const STATEMENT_CACHE_SIZE = 200;
 
+/**
+ * How a transaction begins: with the write lock taken at once. Another process writing the
+ * database (an `innsync` command beside the server) then waits for the transaction (its
+ * busy_timeout) instead of committing between the transaction's first read and its first
+ * write, which SQLite answers by refusing that write at once ("database is locked").
+ */
+const BEGIN = 'begin immediate';
+
 /** The longest run of the writer's statements in this thread before the event loop gets a turn (InlineSqlite). */
 const INLINE_TURN_MS = 10;
 
@@ -163,7 +171,7 @@ export class InlineSqlite implements SqliteConnection {
   }
 
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
-    if (sql === 'begin') this.#spentMs = 0;
+    if (sql === BEGIN) this.#spentMs = 0;
     else if (sql === 'commit' || sql === 'rollback') this.#spentMs = null;
     const started = performance.now();
     let result: QueryResult<R>;
@@ -463,7 +471,7 @@ class RoutedConnection implements DatabaseConnection {
   async begin(): Promise<void> {
     await this.writeLock.lock();
     this.#holdsWriter = true;
-    await this.writer.execute('begin', []);
+    await this.writer.execute(BEGIN, []);
   }
 
   release(): void {
