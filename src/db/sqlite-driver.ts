@@ -343,7 +343,7 @@ class ReaderPool implements SqliteConnection {
 }
 
 /** How often the WAL is copied into the database file when something was written (WalCheckpointer). */
-export const WAL_CHECKPOINT_EVERY_MS = 1000;
+const WAL_CHECKPOINT_EVERY_MS = 1000;
 
 /**
  * Copies the WAL into the database file from a connection in a worker thread of its own

@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { createHotel, resetKeyLimits } from '../../src/operations.js';
 import { runRetention } from '../../src/jobs/retention.js';
-import { insertLoggedRequests } from '../../src/db/repositories/request-log.repository.js';
+import { insertLoggedRequests, type LoggedRequest } from '../../src/db/repositories/request-log.repository.js';
 import { bodiesByKeysQuery, requestLogNamingQuery } from '../../src/db/repositories/privacy.repository.js';
 import { capBody, packBody } from '../../src/pms/request-log-body.js';
 import { guestKey } from '../../src/pms/request-log-guests.js';
@@ -34,6 +34,36 @@ function person(tag: string, room: string) {
     email: `m.${tag}.${id.toLowerCase()}@example.org`,
     roomNumber: room,
   }) as { pmsGuestId: string; firstName: string; lastName: string; phone: string; email: string; roomNumber: string };
+}
+
+/** A live check-in's request-log row as the writer gets it: the request body only, sizes and no cut fields. */
+function checkinRow(
+  id: string,
+  at: string,
+  hotelId: string,
+  requestBody: string,
+  sender: { slug: string | null; keyId: string | null; path: string },
+): LoggedRequest {
+  return {
+    id,
+    at,
+    hotelId,
+    ...sender,
+    mode: 'live',
+    method: 'POST',
+    statusCode: 200,
+    requestBody,
+    responseBody: null,
+    requestBytes: Buffer.byteLength(requestBody),
+    responseBytes: null,
+    clientIp: '127.0.0.1',
+    userAgent: null,
+    durationMs: 1,
+    idempotencyKey: null,
+    pathBytes: null,
+    userAgentBytes: null,
+    idempotencyKeyBytes: null,
+  };
 }
 
 const personal = (p: ReturnType<typeof person>): string[] => [p.firstName, p.lastName, p.phone, p.email];
@@ -186,28 +216,8 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
 
   it('the retention run deletes the bodies (and their guest-index entries) that only rows past 90 days named, and keeps a body a younger row still names', async () => {
     const day = 24 * 60 * 60 * 1000;
-    const row = (id: string, ageMs: number, requestBody: string) => ({
-      id,
-      at: new Date(Date.now() - ageMs).toISOString(),
-      hotelId,
-      slug: t.slug,
-      keyId: t.keys.keyId,
-      mode: 'live' as const,
-      method: 'POST',
-      path: `${base}/guests/checkin`,
-      statusCode: 200,
-      requestBody,
-      responseBody: null,
-      requestBytes: Buffer.byteLength(requestBody),
-      responseBytes: null,
-      clientIp: '127.0.0.1',
-      userAgent: null,
-      durationMs: 1,
-      idempotencyKey: null,
-      pathBytes: null,
-      userAgentBytes: null,
-      idempotencyKeyBytes: null,
-    });
+    const row = (id: string, ageMs: number, requestBody: string) =>
+      checkinRow(id, new Date(Date.now() - ageMs).toISOString(), hotelId, requestBody, { slug: t.slug, keyId: t.keys.keyId, path: `${base}/guests/checkin` });
     const onlyOld = JSON.stringify(person('purged', 'P1'));
     const shared = JSON.stringify(person('shared', 'P2'));
     const tag = randomId(6);
@@ -227,28 +237,8 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
   it('one batch of rows from several hotels stores each hotel its own copy of a body, also when another hotel already has the same text', async () => {
     const tag = randomId(6).toLowerCase();
     const others = [await createHotel(db(), `batch-a-${tag}`, 'Batch A'), await createHotel(db(), `batch-b-${tag}`, 'Batch B')];
-    const row = (id: string, hotel: string, requestBody: string) => ({
-      id,
-      at: new Date().toISOString(),
-      hotelId: hotel,
-      slug: null,
-      keyId: null,
-      mode: 'live' as const,
-      method: 'POST',
-      path: `/api/pms/v1/x/guests/checkin`,
-      statusCode: 200,
-      requestBody,
-      responseBody: null,
-      requestBytes: Buffer.byteLength(requestBody),
-      responseBytes: null,
-      clientIp: '127.0.0.1',
-      userAgent: null,
-      durationMs: 1,
-      idempotencyKey: null,
-      pathBytes: null,
-      userAgentBytes: null,
-      idempotencyKeyBytes: null,
-    });
+    const row = (id: string, hotel: string, requestBody: string) =>
+      checkinRow(id, new Date().toISOString(), hotel, requestBody, { slug: null, keyId: null, path: '/api/pms/v1/x/guests/checkin' });
     const p = person('batch', 'B1');
     const sharedText = JSON.stringify(p);
     const ownText = JSON.stringify(person('own', 'B2'));

@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import type { RequestLogTable } from '../../src/db/schema.js';
-import { withBodies, type LoggedRequest, type RequestLogRowWithBodies } from '../../src/db/repositories/request-log.repository.js';
+import { requestLogColumns, withBodies, type LoggedRequest, type RequestLogRowWithBodies } from '../../src/db/repositories/request-log.repository.js';
 import { packBody } from '../../src/pms/request-log-body.js';
 import { guestRefs } from '../../src/pms/request-log-guests.js';
 
@@ -45,31 +45,11 @@ export async function insertRowsBeforeGuestKeys(db: Db, rows: LoggedRequest[]): 
     return packed.sha256;
   };
   for (const r of rows) {
+    const request = await address(r.hotelId, r.requestBody, r.at);
+    const response = await address(r.hotelId, r.responseBody, r.at);
     await db
       .insertInto('request_log')
-      .values({
-        id: r.id,
-        created_at: r.at,
-        hotel_id: r.hotelId,
-        slug: r.slug,
-        api_key_id: r.keyId,
-        key_mode: r.mode,
-        method: r.method,
-        path: r.path,
-        status_code: r.statusCode,
-        request_sha256: await address(r.hotelId, r.requestBody, r.at),
-        response_sha256: await address(r.hotelId, r.responseBody, r.at),
-        request_bytes: r.requestBytes,
-        response_bytes: r.responseBytes,
-        client_ip: r.clientIp,
-        user_agent: r.userAgent,
-        duration_ms: r.durationMs,
-        idempotency_key: r.idempotencyKey,
-        path_bytes: r.pathBytes,
-        user_agent_bytes: r.userAgentBytes,
-        idempotency_key_bytes: r.idempotencyKeyBytes,
-        replay_of: r.replayOf ?? null,
-      })
+      .values(requestLogColumns(r, request, response))
       .execute();
   }
 }

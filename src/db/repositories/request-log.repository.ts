@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely';
 import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
 import type { Database, RequestLogTable } from '../schema.js';
 import { dropDaysBefore, ensureDaysOf, isMissingPartition } from '../partitions.js';
@@ -87,6 +87,33 @@ function isOneOf(bodies: Array<{ hotelId: string; sha256: string }>) {
     eb.or(bodies.map((b) => eb.and([eb('request_log_bodies.hotel_id', '=', b.hotelId), eb('request_log_bodies.sha256', '=', b.sha256)])));
 }
 
+/** A request-log row's columns, its bodies named by their addresses in request_log_bodies (null: none kept). */
+export function requestLogColumns(r: LoggedRequest, requestSha256: string | null, responseSha256: string | null): Insertable<RequestLogTable> {
+  return {
+    id: r.id,
+    created_at: r.at,
+    hotel_id: r.hotelId,
+    slug: r.slug,
+    api_key_id: r.keyId,
+    key_mode: r.mode,
+    method: r.method,
+    path: r.path,
+    status_code: r.statusCode,
+    request_sha256: requestSha256,
+    response_sha256: responseSha256,
+    request_bytes: r.requestBytes,
+    response_bytes: r.responseBytes,
+    client_ip: r.clientIp,
+    user_agent: r.userAgent,
+    duration_ms: r.durationMs,
+    idempotency_key: r.idempotencyKey,
+    path_bytes: r.pathBytes,
+    user_agent_bytes: r.userAgentBytes,
+    idempotency_key_bytes: r.idempotencyKeyBytes,
+    replay_of: r.replayOf ?? null,
+  };
+}
+
 /**
  * Writes the rows, their bodies (each distinct one once: pms/request-log-body.ts) and the
  * keys of the guests new bodies name (pms/request-log-guests.ts), in one transaction.
@@ -103,29 +130,7 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
     return sha256;
   };
   const rowsAt = rows.reduce((max, r) => (r.at > max ? r.at : max), '');
-  const values = rows.map((r) => ({
-    id: r.id,
-    created_at: r.at,
-    hotel_id: r.hotelId,
-    slug: r.slug,
-    api_key_id: r.keyId,
-    key_mode: r.mode,
-    method: r.method,
-    path: r.path,
-    status_code: r.statusCode,
-    request_sha256: address(r.hotelId, r.requestBody),
-    response_sha256: address(r.hotelId, r.responseBody),
-    request_bytes: r.requestBytes,
-    response_bytes: r.responseBytes,
-    client_ip: r.clientIp,
-    user_agent: r.userAgent,
-    duration_ms: r.durationMs,
-    idempotency_key: r.idempotencyKey,
-    path_bytes: r.pathBytes,
-    user_agent_bytes: r.userAgentBytes,
-    idempotency_key_bytes: r.idempotencyKeyBytes,
-    replay_of: r.replayOf ?? null,
-  }));
+  const values = rows.map((r) => requestLogColumns(r, address(r.hotelId, r.requestBody), address(r.hotelId, r.responseBody)));
   const toStore = [...bodies.values()];
   // PostgreSQL: bodies are looked up and compressed before the transaction, which then holds
   // its connection only for the writes. SQLite's writer runs in this thread: there the lookup
