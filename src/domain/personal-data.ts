@@ -55,6 +55,52 @@ export function redactMentions(value: unknown, isGuest: GuestMatcher): unknown {
 }
 
 /**
+ * redactMentions in steps: the generator yields after each item of a list, so its caller
+ * can let other work run between two (roster/turns.ts); a stored 20,000-guest answer is
+ * not one block of work. Its result is redactMentions's. A list's items that are objects
+ * are redacted whole (they are small: one guest each).
+ */
+export function* redactMentionsSteps(value: unknown, isGuest: GuestMatcher): Generator<void, unknown, void> {
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const v of value) {
+      out.push(Array.isArray(v) ? yield* redactMentionsSteps(v, isGuest) : redactMentions(v, isGuest));
+      yield;
+    }
+    return out;
+  }
+  if (!isRecord(value)) return value;
+  const about = isGuest(value) === true;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (about && PERSONAL.has(key)) out[key] = null;
+    else if (about && key === 'changes') out[key] = redactChanges(v);
+    else out[key] = yield* redactMentionsSteps(v, isGuest);
+  }
+  return out;
+}
+
+/**
+ * JSON.stringify of a parsed JSON document in steps: it yields after each item of a list.
+ * Its result is JSON.stringify's text, character for character (the document holds only
+ * what JSON.parse makes: no undefined, no functions, no toJSON).
+ */
+export function* stringifySteps(value: unknown): Generator<void, string, void> {
+  if (Array.isArray(value)) {
+    const parts: string[] = [];
+    for (const v of value) {
+      parts.push(Array.isArray(v) ? yield* stringifySteps(v) : JSON.stringify(v));
+      yield;
+    }
+    return `[${parts.join(',')}]`;
+  }
+  if (!isRecord(value)) return JSON.stringify(value);
+  const parts: string[] = [];
+  for (const [key, v] of Object.entries(value)) parts.push(`${JSON.stringify(key)}:${yield* stringifySteps(v)}`);
+  return `{${parts.join(',')}}`;
+}
+
+/**
  * A JSON document with everything about other guests taken out (an export holds only
  * its subject): list items and members that name another guest are dropped. Undefined
  * when the document as a whole is about another guest.

@@ -13,7 +13,8 @@ import type { Hotel } from '../db/repositories/hotel.repository.js';
 type HotelRef = Pick<Hotel, 'id' | 'slug' | 'name'>;
 import * as repo from '../db/repositories/privacy.repository.js';
 import { toSummary } from '../db/repositories/request-log.repository.js';
-import { guestMatcher, onlyAbout, redactChanges, redactMentions, type GuestMatcher } from '../domain/personal-data.js';
+import { guestMatcher, onlyAbout, redactChanges, redactMentionsSteps, stringifySteps, type GuestMatcher } from '../domain/personal-data.js';
+import { Turns } from '../roster/turns.js';
 import { ApiError } from '../errors.js';
 import { isDigestText, unpackBody } from '../pms/request-log-body.js';
 import { holderRef, refKey, type GuestRef } from '../pms/request-log-guests.js';
@@ -204,12 +205,20 @@ async function redactActivity(trx: DbOrTrx, guestIds: string[]): Promise<number>
 async function redactIdempotency(trx: DbOrTrx, hotelId: string, pmsGuestId: string | null, guestIds: string[], extraTexts: string[] = []): Promise<number> {
   const texts = [...guestIds.map((id) => JSON.stringify(id)), ...(pmsGuestId === null ? [] : [JSON.stringify(pmsGuestId)]), ...extraTexts];
   const matcher = guestMatcher(pmsGuestId, guestIds);
+  // A stored answer of a 20,000-guest sync is megabytes: each is parsed in one piece, then
+  // redacted and written back as text in slices, with turns of the event loop between them
+  // (docs/architecture.md, SQLite: long work beside short requests).
+  const turns = new Turns();
   let n = 0;
   for (const r of await repo.idempotencyMentioning(trx, hotelId, texts)) {
     if (r.response_body === null) continue;
+    await turns.turn();
+    let parsed: unknown;
     let redacted: string | null;
     try {
-      redacted = JSON.stringify(redactMentions(JSON.parse(r.response_body), matcher));
+      parsed = JSON.parse(r.response_body);
+      await turns.turn();
+      redacted = await turns.run(redactedText(parsed, matcher));
     } catch {
       redacted = null; // not JSON (never written so): the response goes, the record stays
     }
@@ -218,6 +227,11 @@ async function redactIdempotency(trx: DbOrTrx, hotelId: string, pmsGuestId: stri
     n++;
   }
   return n;
+}
+
+/** A parsed JSON document without the guest's personal values, as text: JSON.stringify(redactMentions(parsed)), in steps. */
+function* redactedText(parsed: unknown, matcher: GuestMatcher): Generator<void, string, void> {
+  return yield* stringifySteps(yield* redactMentionsSteps(parsed, matcher));
 }
 
 // ---------------------------------------------------------------- export

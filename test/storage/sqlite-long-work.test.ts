@@ -9,8 +9,8 @@ import { testEngines } from '../support/engines.js';
 import { startTestServer, uniqueKey, type TestServer } from '../support/harness.js';
 
 // docs/architecture.md (SQLite: long work beside short requests): while one client's long
-// work runs on SQLite (a 20,000-guest full sync, the retention purge of 500,000
-// request-log rows), a health probe and another hotel's dashboard read are answered. The
+// work runs on SQLite (a 20,000-guest full sync, an erasure of megabytes of stored answers, the
+// retention purge of 500,000 request-log rows), a health probe and another hotel's dashboard read are answered. The
 // proof is structural: probes are sent and answered 200 *while* the long work is
 // demonstrably in progress (the sync's write transaction is open: another connection
 // cannot take SQLite's write lock; the purge has deleted some rows but not all), which
@@ -163,6 +163,50 @@ run('SQLite: long work beside short requests', () => {
     expect(replay.status).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.text).toBe(`${res.text.slice(0, -1)},"_idempotent":true}`);
+  }, 240_000);
+
+  it('probes and another hotel’s dashboard read are answered while an erasure redacts the megabytes of stored sync answers that name the guest', async () => {
+    // After the two syncs: the same list without G0, so G0 leaves. Three stored answers name
+    // G0 now (checked in, updated, checked out), each with 20,000 guests or more beside it.
+    const guests = Array.from({ length: SYNC_GUESTS - 1 }, (_, i) => ({
+      pmsGuestId: `G${i + 1}`,
+      roomNumber: `${1001 + i}`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      checkInDate: '2026-11-23',
+      checkOutDate: '2026-11-27',
+    }));
+    const left = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync-leave') });
+    expect(left.status).toBe(200);
+    expect(left.body.summary).toMatchObject({ checkedOut: 1, unchanged: SYNC_GUESTS - 1 });
+    const g0 = observer
+      .prepare(`select g.id from guests g join hotels h on h.id = g.hotel_id where h.slug = ? and g.pms_guest_id = 'G0'`)
+      .pluck()
+      .get(t.slug) as string;
+    await addStaffUser(t.server.database.db, t.slug, 'admin-long-work@example.com', 'admin');
+    const admin = await DashboardClient.loggedIn(t, 'admin-long-work@example.com');
+
+    let erasing = false;
+    const probes = startProbes(t, desk, 1, () => erasing && writeLocked());
+    erasing = true;
+    const res = await admin.post(`/guests/${g0}/erase`, {});
+    erasing = false;
+    const seen = await probes.stop();
+
+    expect(res.status).toBe(200);
+    expect(res.body.erased.idempotency).toBe(3);
+    // Each stored answer lost G0's name and kept every other guest's.
+    const answers = observer.prepare(`select response_body from idempotency_records where response_body like '%"pmsGuestId":"G0"%'`).pluck().all() as string[];
+    expect(answers).toHaveLength(3);
+    for (const text of answers) {
+      const items = Object.values((JSON.parse(text) as { details: Record<string, Array<{ pmsGuestId: string; lastName: string | null }>> }).details).flat();
+      expect(items.filter((g) => g.pmsGuestId === 'G0').map((g) => g.lastName)).toEqual([null]);
+      expect(items.filter((g) => g.pmsGuestId === 'G1').map((g) => g.lastName)).toEqual(items.some((g) => g.pmsGuestId === 'G1') ? ['Lovelace'] : []);
+    }
+    expect(seen.statuses.every((s) => s === 200)).toBe(true);
+    // Answered while the erasure's write transaction was open, before its answer.
+    expect(seen.during.readyz).toBeGreaterThanOrEqual(3);
+    expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
   }, 240_000);
 
   it('probes and another hotel’s dashboard read are answered while a long read (a search, an export) runs on a reader', async () => {
