@@ -41,6 +41,9 @@ const BEGIN = 'begin immediate';
 /** The longest run of the writer's statements in this thread before the event loop gets a turn (InlineSqlite). */
 const INLINE_TURN_MS = 10;
 
+/** A checkpoint asked for by a statement (`pragma wal_checkpoint(…)`): it runs in the checkpoints' thread (WalCheckpointer). */
+const CHECKPOINT = /^\s*pragma\s+wal_checkpoint\b/i;
+
 /**
  * The worker's program (run with `eval`, so it needs no file of its own beside the
  * compiled service or the test runner's sources): it opens one better-sqlite3
@@ -387,6 +390,17 @@ class WalCheckpointer {
     return this.#running;
   }
 
+  /**
+   * A checkpoint the service asks for (`wal_checkpoint(TRUNCATE)` after an erasure), run in
+   * this thread's connection after any periodic one under way: copying the WAL into the
+   * file takes tens of milliseconds, and the event loop turns meanwhile.
+   */
+  async execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    await this.#running;
+    this.#worker ??= new SqliteWorker(this.setup);
+    return this.#worker.execute<R>(sql, parameters);
+  }
+
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     await this.#running;
@@ -482,6 +496,16 @@ class RoutedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#holdsWriter) return this.writer.execute<R>(query.sql, query.parameters);
+    if (this.checkpointer && CHECKPOINT.test(query.sql)) {
+      // In the checkpoints' thread, with the writer held meanwhile: the writer in this thread
+      // never waits for the checkpoint's lock inside SQLite (its wait would hold the event loop).
+      await this.writeLock.lock();
+      try {
+        return await this.checkpointer.execute<R>(query.sql, query.parameters);
+      } finally {
+        this.writeLock.unlock();
+      }
+    }
     if (this.classifier.isPlainRead(query.sql)) {
       // A read known to be short, while no transaction is open, runs on the writer in this
       // thread at once (no message to a thread; no dirty read: the writer holds no

@@ -151,7 +151,12 @@ async function redactRequestLog(trx: DbOrTrx, hotelId: string, stays: repo.Guest
   };
   const ownValues = new Set(stays.flatMap((s) => [s.email, s.phone]).filter((v): v is string => typeof v === 'string' && v !== ''));
   const rows = new Set<string>();
+  // A body is a piece of work (unpacked, redacted, packed again: tens of milliseconds for a
+  // 64 KiB sync), with a turn of the event loop before each (docs/architecture.md, SQLite:
+  // long work beside short requests).
+  const turns = new Turns();
   for (const b of await repo.bodiesNaming(trx, hotelId, guestRefsOf(stays))) {
+    await turns.turn();
     const text = unpackBody(b.body);
     if (isDigestText(text)) continue;
     for (const id of await repo.rowsOfBody(trx, hotelId, b.sha256)) rows.add(id);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFile } from '../../src/db/database.js';
 import { testEngines } from '../support/engines.js';
@@ -45,5 +46,20 @@ run('WAL checkpoints off the service thread (sqlite)', () => {
     const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal') });
     expect(res.status).toBe(200);
     await expect.poll(() => inDatabaseFile(g.pmsGuestId as string), { timeout: 15_000, interval: 250 }).toBe(g.pmsGuestId);
+  });
+
+  it('a truncating checkpoint the service asks for (after an erasure) runs in that thread: the event loop turns while it copies, and the WAL ends empty', async () => {
+    const g = guest({ pmsGuestId: `WAL-T-${uniqueKey('g')}`, roomNumber: `T${Date.now() % 100000}` });
+    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal-t') })).status).toBe(200);
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    // In the service's thread the statement would be answered before the event loop's next turn.
+    const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(t.server.database.db);
+    expect(turned).toBe(true);
+    expect(rows[0]?.busy).toBe(0);
+    expect(fs.statSync(`${sqliteFile(t.config.dataDir)}-wal`).size).toBe(0);
+    expect(inDatabaseFile(g.pmsGuestId as string)).toBe(g.pmsGuestId);
   });
 });
