@@ -52,7 +52,7 @@ import { cpuSeconds } from './lib/proc.js';
 import { runRapidResetScenario, runResetAttacker } from './lib/rapid-reset.js';
 
 const MB = 1024 * 1024;
-/** The service's connection limits (operations.md); left unset so the run shows the defaults. */
+/** The service's connection limits (README.md, "Operating it"); left unset so the run shows the defaults. */
 const LIMIT_VARS = ['HEADERS_TIMEOUT_SECONDS', 'REQUEST_TIMEOUT_SECONDS', 'KEEP_ALIVE_TIMEOUT_SECONDS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_IP'];
 /** Check-ins per key and minute the service allows is 60; the PMS client uses at most this many per key. */
 const PMS_PER_KEY = 40;

@@ -16,7 +16,7 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly tlsCertFile: string | null;
   readonly tlsKeyFile: string | null;
-  /** Proxy addresses whose X-Forwarded-Proto/-For are believed (decisions.md: Transport). */
+  /** Proxy addresses whose X-Forwarded-Proto/-For are believed (docs/pms-interface.md, "Transport"). */
   readonly trustProxy: string[];
   readonly logLevel: string;
   readonly sqliteSynchronous: 'normal' | 'full';

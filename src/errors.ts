@@ -1,5 +1,5 @@
 /**
- * The one registry of error codes (decisions.md: Errors). Every error the service
+ * The one registry of error codes (docs/pms-interface.md, "Errors"). Every error the service
  * answers is built from this table; docs/errors and the OpenAPI document are generated
  * from it, and a test checks that each code is documented.
  */
@@ -297,7 +297,7 @@ export interface FieldError {
   message: string;
 }
 
-/** The one error type: thrown anywhere, rendered into the spec 7 envelope by the error handler. */
+/** The one error type: thrown anywhere, rendered into the error envelope by the error handler. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -321,10 +321,11 @@ export class ApiError extends Error {
 export const MAX_LISTED_ERRORS = 20;
 
 /**
- * 422 for field errors; INVALID_DATE_FORMAT wins over other field errors (decisions.md).
- * The list is capped (MAX_LISTED_ERRORS), so no answer grows with the input. `stopped`:
- * the check ended after the problems it found (http/validation.ts MAX_FOUND_ERRORS), so
- * there may be more than `errors` and `errorsNotShown` count.
+ * 422 for field errors; INVALID_DATE_FORMAT wins over other field errors
+ * (docs/pms-interface.md, "Errors"). The list is capped (MAX_LISTED_ERRORS), so no answer
+ * grows with the input. `stopped`: the check ended after the problems it found
+ * (http/validation.ts MAX_FOUND_ERRORS), so there may be more than `errors` and
+ * `errorsNotShown` count.
  */
 export function validationError(errors: FieldError[], opts: { stopped?: boolean } = {}): ApiError {
   const dateError = errors.some((e) => e.code === 'INVALID_DATE_FORMAT');

@@ -47,8 +47,8 @@ export function createLogger(level: string): Logger {
 
 /**
  * What a failed start opened is released again (e.g. a port in use): otherwise the HTTPS
- * listener and the pool keep the process running after the error (operations.md: a
- * failure exits non-zero with a one-line reason).
+ * listener and the pool keep the process running after the error (README.md,
+ * "Operating it": a failure exits non-zero with a one-line reason).
  */
 class StartSteps {
   private readonly undo: Array<() => Promise<unknown>> = [];
@@ -75,7 +75,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tls = await steps.run(loadTls({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir }));
   if (tls.origin === 'generated') logger.info({ dir: `${config.dataDir}/tls` }, 'generated a self-signed certificate');
   const bus = await startBus(config, database, logger, steps);
-  // decisions.md: with PostgreSQL the counters are shared by every instance.
+  // docs/pms-interface.md, "Rate limits": with PostgreSQL the counters are shared by every instance.
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   // Collected only when someone can scrape them.
   const metrics = config.metricsPort === null ? undefined : new Metrics();

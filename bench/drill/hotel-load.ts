@@ -55,8 +55,9 @@ export interface AnsweredRequest {
 
 const PATHS: Record<Endpoint, string> = { checkin: '/guests/checkin', update: '/guests/update', checkout: '/guests/checkout' };
 /**
- * spec 8.1 allows 60 requests per minute per key on each of these endpoints; first
- * attempts use at most this many, leaving the rest for retries and the replay check.
+ * docs/pms-interface.md, "Rate limits": 60 requests a minute per key on each of these
+ * endpoints; first attempts use at most this many, leaving the rest for retries and the
+ * replay check.
  */
 const FIRST_ATTEMPTS_PER_MINUTE = 40;
 

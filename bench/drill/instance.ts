@@ -19,7 +19,7 @@ function projectRoot(): string {
 /** bin/innsync.js of this checkout; DRILL_SERVER_BIN runs the drills against another build (a baseline). */
 export const SERVER_BIN = process.env.DRILL_SERVER_BIN ?? path.join(projectRoot(), 'bin', 'innsync.js');
 
-/** Every variable the service reads (operations.md: Environment): none leaks in from the drill's own environment. */
+/** Every variable the service reads (README.md, "Operating it"): none leaks in from the drill's own environment. */
 const SERVICE_VARS = [
   'PORT',
   'HTTP_PORT',

@@ -33,7 +33,7 @@ const CANDIDATES: RaceOp[] = [
   { kind: 'sync', rooms: { A: 'X', B: '2' } },
 ];
 
-/** What the service answers `op` on `roster`, and the roster after it (the specification's rules, serially). */
+/** What the service answers `op` on `roster`, and the roster after it (docs/pms-interface.md, "Guest states", serially). */
 function model(roster: Roster, op: RaceOp): { answer: string; next: Roster } {
   const next = new Map(roster);
   const holder = (room: string) => [...roster].find(([, r]) => r === room)?.[0];

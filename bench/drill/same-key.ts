@@ -44,7 +44,7 @@ export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult>
         const setUp = await pmsPost(url(0), slug, '/guests/checkin', key, `setup-${randomId(8)}`, g);
         if (setUp.status !== 200) violations.push(`round ${round + 1}: set-up check-in answered ${describeAnswer(setUp)}`);
       }
-      // 10 to 20 at once; a sync key allows 10 requests an hour (spec 8.1), the replay after the round included.
+      // 10 to 20 at once; a sync key allows 10 requests an hour (docs/pms-interface.md, "Rate limits"), the replay after the round included.
       const n = scenario === 'sync' ? 5 + Math.floor(Math.random() * 5) : 10 + Math.floor(Math.random() * 11);
       const idem = `race-${round}-${randomId(8)}`;
       const bodies: Array<{ path: string; body: unknown }> = Array.from({ length: n }, (_, i) => {

@@ -18,8 +18,9 @@ type Listed = { pmsGuestId: string; lastName: string; firstName: string; roomNum
 /**
  * SIGKILL while a large sync is being processed, at a random moment between sending it
  * and its expected end. After each kill the roster is exactly the one before the sync or
- * exactly the submitted list (spec 4.5: one transaction, never half applied); the sync
- * sent again with its key then leaves exactly the list, and is applied once.
+ * exactly the submitted list (docs/pms-interface.md, "Full sync": one transaction, never
+ * half applied); the sync sent again with its key then leaves exactly the list, and is
+ * applied once.
  */
 export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResult> {
   const storage = await createStorage(o.engine, o.pgAdminUrl);
@@ -31,7 +32,7 @@ export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResul
     instance = await start();
     const hotel = await addHotel(storage.db, 1);
     let list: Listed[] = Array.from({ length: o.guests }, (_, i) => guestOf(i, 'A'));
-    // A sync key may send 10 requests an hour (spec 8.1): each round issues a new key pair.
+    // A sync key may send 10 requests an hour (docs/pms-interface.md, "Rate limits"): each round issues a new key pair.
     const sync = async (inst: Instance, guests: Listed[], idem: string) => {
       const pair = hotel.pairs[0];
       if (!pair) throw new Error('no key');

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { SERVER_BIN, serviceEnv, type InstanceStorage } from '../drill/instance.js';
 
 /**
- * Runs `innsync <args> --json` on `storage` as an operator does (operations.md: Command
- * line), with `input` on stdin (a password), and returns the one JSON object it prints.
+ * Runs `innsync <args> --json` on `storage` as an operator does (README.md,
+ * "Operating it"), with `input` on stdin (a password), and returns the one JSON object it prints.
  * Fails with the command's own one-line reason when it exits non-zero. `env` adds variables.
  */
 export function innsync(storage: InstanceStorage, args: string[], input = '', env: Record<string, string> = {}): Promise<Record<string, unknown>> {

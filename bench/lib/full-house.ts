@@ -6,7 +6,7 @@ import { now } from './stats.js';
 // The PMS's side of a full hotel for the board benchmark: who is in which room, as the
 // PMS knows it, the guests it sends, and its HTTPS client with its keys.
 
-/** A stay as the PMS sends it (spec 2.1). */
+/** A stay as the PMS sends it (docs/pms-interface.md, "Guest fields"). */
 export interface Stay {
   pmsGuestId: string;
   firstName: string;

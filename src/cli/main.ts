@@ -8,7 +8,7 @@ import { packageVersion } from '../package-info.js';
 import { configFromEnv, hotelOf, withDb } from './storage.js';
 import { addWebhookCommands } from './webhooks.js';
 
-// operations.md: every command honours the same environment; --json prints one JSON
+// README.md, "Operating it": every command reads the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
 
 // Each command loads the modules it needs when it runs (`await import(…)`), so `--version`
@@ -41,7 +41,7 @@ export function buildCli(): Command {
     )
     .version(packageVersion(), '--version', 'print the version and exit')
     .option('--json', 'print one JSON object on stdout (a failure: one JSON object on stderr)')
-    // operations.md: a failure is one line on stderr, so usage errors too (no help dump;
+    // A failure is one line on stderr, so usage errors too (no help dump;
     // commander's "(Did you mean …?)" hint is joined onto the same line).
     .configureOutput({
       outputError: (str, write) =>
@@ -193,7 +193,7 @@ function addGuestCommands(program: Command, json: JsonFlag): void {
   );
 }
 
-/** operations.md: non-zero on failure; a usage error (unknown command or option, a missing argument) is told apart. */
+/** README.md, "Operating it": non-zero on failure; a usage error (unknown command or option, a missing argument) is told apart. */
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 

@@ -6,7 +6,7 @@ import { EVENT_TYPES } from '../webhooks/event-types.js';
 import { print, type JsonFlag } from './output.js';
 import { configFromEnv, hotelOf, withDb } from './storage.js';
 
-// A hotel's webhook endpoints (decisions.md, Events): the use cases of the dashboard's
+// A hotel's webhook endpoints (README.md, "Webhooks"): the use cases of the dashboard's
 // Webhooks page (webhooks/endpoints.ts), from the command line. The service code is loaded
 // when a command runs.
 

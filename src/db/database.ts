@@ -36,8 +36,8 @@ export const LOCK_TIMEOUT_MS = 5_000;
 /**
  * PostgreSQL ends a session whose transaction sits idle this long (a frozen or partitioned
  * instance): its uncommitted claim and locks are released, so a hotel or a key is never
- * blocked by a process that stopped answering (decisions.md: a request that never
- * finished stops blocking its key after 60 seconds).
+ * blocked by a process that stopped answering (docs/pms-interface.md,
+ * "Idempotency": a request that never finished stops blocking its key after 60 seconds).
  */
 export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
@@ -67,7 +67,7 @@ export interface DatabaseOptions {
   onConnectionError?: (err: Error) => void;
 }
 
-/** Opens SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set (operations.md). */
+/** Opens SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set (README.md, "Operating it"). */
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(opts.databaseUrl, opts.poolSize ?? 10, opts.onConnectionError) }) });
@@ -117,7 +117,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
 function writerPragmas(synchronous: DatabaseOptions['sqliteSynchronous']): string[] {
   return [
     'journal_mode = WAL',
-    // operations.md: SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
+    // README.md, "Operating it": SQLITE_SYNCHRONOUS normal (WAL) or full (fsync per commit)
     `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`,
     // The CLI may write while the server runs: wait for the lock rather than fail.
     'busy_timeout = 5000',
@@ -185,10 +185,11 @@ export function sqliteFile(dataDir: string): string {
 }
 
 /**
- * operations.md `innsync backup`: a consistent copy of the SQLite database while the
- * service keeps serving. SQLite's online backup, all pages in one step: one read
- * transaction, so the copy is one committed state (WAL: writers go on meanwhile) and a
- * busy database cannot make it start over. The copy is readable by its owner alone.
+ * `innsync backup` (README.md, "Backup and restore"): a consistent copy of the SQLite
+ * database while the service keeps serving. SQLite's online backup, all pages in one
+ * step: one read transaction, so the copy is one committed state (WAL: writers go on
+ * meanwhile) and a busy database cannot make it start over. The copy is readable by its
+ * owner alone.
  */
 export async function backupSqlite(dataDir: string, target: string): Promise<{ file: string; bytes: number }> {
   const source = sqliteFile(dataDir);

@@ -174,8 +174,9 @@ const migrations: Record<string, Migration> = {
   },
   '0004_personal_data': {
     async up(db: Kysely<unknown>) {
-      // Request-log bodies are capped (decisions.md): the full sizes are kept beside them,
-      // and requests not attributed to a hotel keep only their sizes.
+      // Request-log bodies are capped (docs/pms-interface.md,
+      // "Request and activity logs"): the full sizes are kept beside them, and requests
+      // not attributed to a hotel keep only their sizes.
       await db.schema.alterTable('request_log').addColumn('request_bytes', 'integer').execute();
       await db.schema.alterTable('request_log').addColumn('response_bytes', 'integer').execute();
       // GUEST_RETENTION_DAYS and erasure: when a guest's personal data was removed.
@@ -232,7 +233,7 @@ const migrations: Record<string, Migration> = {
   },
   '0006_webhooks': {
     async up(db: Kysely<unknown>) {
-      // Events out (decisions.md, Events): endpoints per hotel, an outbox written in each
+      // Events out (README.md, "Webhooks"): endpoints per hotel, an outbox written in each
       // change's own transaction, and one delivery per (event, endpoint). A hotel's events
       // are numbered in commit order (hotels.event_seq, taken under the hotel row's lock).
       await db.schema

@@ -1,12 +1,12 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
-// decisions.md: Guest fields. The one definition of a guest's fields: each field's
+// docs/pms-interface.md, "Guest fields". The one definition of a guest's fields: each field's
 // TypeBox schema gives validation, types and the OpenAPI document; the PMS API's
 // check-in, update and sync item, the dashboard's walk-in and edit forms (and the
 // browser's field rules served from them), the domain's GuestData and the answers'
 // guest object are all composed from it.
 
-/** decisions.md: a room number is 1-20 characters once trimmed (the route schema cannot say "after trimming"; refineGuestFields does). */
+/** docs/pms-interface.md, "Guest fields": a room number is 1-20 characters once trimmed (the route schema cannot say "after trimming"; refineGuestFields does). */
 export const ROOM_NUMBER_MAX = 20;
 
 /**
@@ -33,7 +33,7 @@ export const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
  */
 export const ROOM_NUMBER_PATTERN = `^[${TRIMMED_SPACE}]*[^${CONTROL}${TRIMMED_SPACE}](?:[^${CONTROL}]{0,${ROOM_NUMBER_MAX - 2}}[^${CONTROL}${TRIMMED_SPACE}])?[${TRIMMED_SPACE}]*$`;
 
-/** `T` or `null`: decisions.md lets optional fields be sent as null (null clears). */
+/** `T` or `null`: optional fields may be sent as null (null clears; docs/pms-interface.md, "Guest fields"). */
 export function nullable<T extends TSchema>(schema: T) {
   const { type, ...rest } = schema as unknown as { type: string };
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
@@ -44,7 +44,7 @@ function optional<T extends TSchema>(schema: T) {
   return Type.Optional(nullable(schema));
 }
 
-/** The PMS's own identifier for a guest; with a stay's fields it makes the check-in field set (spec 2.1). */
+/** The PMS's own identifier for a guest; with a stay's fields it makes the check-in field set (docs/pms-interface.md, "Guest fields"). */
 export const PmsGuestId = Type.String({
   minLength: 1,
   maxLength: 128,
@@ -55,8 +55,9 @@ export const PmsGuestId = Type.String({
 
 /**
  * A new stay's fields as a request sends them (check-in, sync item, walk-in), each once, in
- * spec 2.1's order, which is the order of answers and change sets too. Every other shape of
- * a guest's data is derived from this one, so a new field is one line here (and a column).
+ * the order of docs/pms-interface.md, "Guest fields", which is the order of answers and
+ * change sets too. Every other shape of a guest's data is derived from this one, so a new
+ * field is one line here (and a column).
  */
 export const NewGuestDataSchema = Type.Object({
   firstName: optional(Type.String({ minLength: 1, maxLength: 100, description: '1-100 characters. An empty string is not "absent".' })),
@@ -75,7 +76,7 @@ export const NewGuestDataSchema = Type.Object({
   email: optional(Type.String({ format: 'email', maxLength: 254, description: 'E-mail address, at most 254 characters.' })),
 });
 
-/** A change to a stay (update, staff edit): every field may be absent; absent keeps, null clears (decisions.md). */
+/** A change to a stay (update, staff edit): every field may be absent; absent keeps, null clears (docs/pms-interface.md, "Guest fields"). */
 export const GuestPatchSchema = Type.Partial(NewGuestDataSchema);
 
 /** A stay's data as stored and answered: every field present, the optional ones null when unknown. */

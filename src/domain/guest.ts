@@ -4,7 +4,7 @@ import { GuestDataSchema, GuestPatchSchema, NewGuestDataSchema, ROOM_NUMBER_MAX 
 
 // The domain's types are the schema's (guest-schema.ts): what validation lets through is what they say.
 
-/** A stay's data: the guest's 11 fields besides `pmsGuestId` (spec 2.1). */
+/** A stay's data: the guest's 11 fields besides `pmsGuestId` (docs/pms-interface.md, "Guest fields"). */
 export type GuestData = Static<typeof GuestDataSchema>;
 
 /** A new stay as submitted (check-in, sync item, walk-in): the required fields, the others absent or null. */
@@ -15,7 +15,7 @@ export type GuestDataField = keyof GuestData;
 /** The 11 data fields, in the order answers and change sets list them. */
 export const GUEST_DATA_FIELDS = Object.keys(GuestDataSchema.properties) as GuestDataField[];
 
-/** A submitted partial change: absent keeps the stored value, `null` clears it (decisions.md). */
+/** A submitted partial change: absent keeps the stored value, `null` clears it (docs/pms-interface.md, "Guest fields"). */
 export type GuestPatch = Static<typeof GuestPatchSchema>;
 
 export interface FieldChange {
@@ -23,7 +23,7 @@ export interface FieldChange {
   to: unknown;
 }
 
-/** spec 4.3: one member per modified field, `{from, to}`; empty when nothing changed. */
+/** docs/pms-interface.md, "Update and room moves": one member per modified field, `{from, to}`; empty when nothing changed. */
 export type ChangeSet = Partial<Record<GuestDataField, FieldChange>>;
 
 export type GuestSource = 'pms' | 'receptionist';
@@ -87,7 +87,7 @@ export function refineGuestFields(input: Record<string, unknown>, prefix = '', s
   return errors;
 }
 
-/** decisions.md: `YYYY-MM-DD`, a real calendar date (`2026-02-30` is invalid). */
+/** docs/pms-interface.md, "Guest fields": `YYYY-MM-DD`, a real calendar date (`2026-02-30` is invalid). */
 export function isCalendarDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!m) return false;
@@ -101,8 +101,9 @@ export function isCalendarDate(value: string): boolean {
 }
 
 /**
- * The fields of `patch` whose value differs from `stored`. Absent fields are not
- * compared (decisions.md: absent keeps the stored value). `from` is null when unset.
+ * The fields of `patch` whose value differs from `stored`. Absent fields are not compared
+ * (docs/pms-interface.md, "Guest fields": absent keeps the stored value). `from` is null
+ * when unset.
  */
 export function diffGuest(stored: GuestData, patch: GuestPatch): ChangeSet {
   const changes: ChangeSet = {};
@@ -143,5 +144,5 @@ export function guestDataFromCheckin(body: NewGuestData): GuestData {
   };
 }
 
-/** Natural order of room numbers (decisions.md: `2` before `10`). */
+/** Natural order of room numbers (docs/pms-interface.md, "Guest list": `2` before `10`). */
 export const compareRoomNumbers = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;

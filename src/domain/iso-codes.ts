@@ -1,5 +1,6 @@
-// decisions.md: `language` is an assigned ISO 639-1 code (lower case), `nationality` an
-// assigned ISO 3166-1 alpha-2 code (upper case). Lists as assigned by the maintenance agencies.
+// docs/pms-interface.md, "Guest fields": `language` is an assigned ISO 639-1 code (lower case),
+// `nationality` an assigned ISO 3166-1 alpha-2 code (upper case). Lists as assigned by the
+// maintenance agencies.
 
 const ISO_639_1 =
   'aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy ' +

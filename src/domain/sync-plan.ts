@@ -38,7 +38,7 @@ export interface RoomConflict {
 }
 
 export interface SyncPlan {
-  /** spec 4.5 step 1: PMS guests absent from the list. */
+  /** Step 1 (docs/pms-interface.md, "Full sync"): PMS guests absent from the list. */
   checkOut: RosterEntry[];
   /** Step 2: listed guests whose submitted fields differ (room moves included). */
   update: PlannedUpdate[];
@@ -55,9 +55,10 @@ export interface SyncPlan {
 export const PLAN_STEP = 250;
 
 /**
- * The reconciliation of a hotel's active roster against a PMS's full list. Pure: no
- * I/O. Assumes the list has no duplicate pmsGuestId or roomNumber (validated before).
- * Fields absent from a listed guest are not compared (decisions.md: absent keeps).
+ * The reconciliation of a hotel's active roster against a PMS's full list. Pure: no I/O.
+ * Assumes the list has no duplicate pmsGuestId or roomNumber (validated before). Fields
+ * absent from a listed guest are not compared (docs/pms-interface.md, "Full sync": absent
+ * keeps).
  */
 export function planSync(roster: readonly RosterEntry[], list: readonly ListedGuest[]): SyncPlan {
   const steps = planSyncSteps(roster, list);
@@ -114,7 +115,7 @@ export function* planSyncSteps(roster: readonly RosterEntry[], list: readonly Li
   return { checkOut, update, checkIn, unchanged, manualSkipped, conflicts };
 }
 
-/** spec 4.5: the six counts. `received` is the length of the submitted array. */
+/** docs/pms-interface.md, "Full sync": the six counts. `received` is the length of the submitted array. */
 export function summarize(plan: SyncPlan, received: number) {
   return {
     received,

@@ -108,8 +108,9 @@ class Core {
 
   /**
    * e.g. a malformed URL: no route can match it, and no hook runs. The same transport
-   * check and per-IP limit as for any request not attributed to a key, so this answer
-   * too carries the rate-limit headers (spec 8.1) and plain HTTP gets 403.
+   * check and per-IP limit as for any request not attributed to a key, so this answer too
+   * carries the rate-limit headers (docs/pms-interface.md, "Rate limits") and plain HTTP
+   * gets 403.
    */
   private answerFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
     const { deps } = this;
@@ -157,7 +158,7 @@ class Core {
     await registerNotFound(app);
   }
 
-  /** Order of checks (decisions.md): transport first, for every request; one log line at the end. */
+  /** Order of checks (docs/pms-interface.md, "Order of checks"): transport first, for every request; one log line at the end. */
   private transportHooks(app: FastifyInstance): void {
     app.addHook('onRequest', async (req, reply) => {
       // Read while the socket is open: once a `Connection: close` (or shutdown) response has
@@ -230,7 +231,7 @@ function hostHeaders(raw: string[]): number {
   return n;
 }
 
-/** JSON only (decisions.md): anything unparsable or not an object is INVALID_JSON; other types are read as text for the request log, then refused by the routes that take JSON. */
+/** JSON only (docs/pms-interface.md, "Request bodies"): anything unparsable or not an object is INVALID_JSON; other types are read as text for the request log, then refused by the routes that take JSON. */
 function registerParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   // Deep, wide or oversized bodies are refused as they arrive, before anything walks them.

@@ -59,7 +59,7 @@ export function routeForLog(req: FastifyRequest): string {
   return req.routeOptions.url ?? 'unmatched';
 }
 
-/** The error envelope every answer of the service uses (decisions.md), with the error's headers. */
+/** The error envelope every answer of the service uses (docs/pms-interface.md, "Errors"), with the error's headers. */
 export function sendError(err: ApiError, req: FastifyRequest, reply: FastifyReply, security: SecurityLog): FastifyReply {
   if (SECURITY_EVENTS.has(err.code) && !err.rehearsal) {
     security.note(req.log, err.code, req.clientIp ?? req.ip, { method: req.method, route: routeForLog(req) }, `security: ${err.code} refused`);
@@ -68,7 +68,7 @@ export function sendError(err: ApiError, req: FastifyRequest, reply: FastifyRepl
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err, req.id));
 }
 
-/** The body of an error answer (decisions.md: `status`, `code`, `message`, `requestId`, and the error's own members). */
+/** The body of an error answer (docs/pms-interface.md, "Errors": `status`, `code`, `message`, `requestId`, and the error's own members). */
 export function errorBody(err: ApiError, requestId: string) {
   return { status: 'error' as const, code: err.code, message: err.message, requestId, ...err.extra };
 }

@@ -7,11 +7,12 @@ import { noStore } from './no-store.js';
 export const ALL_METHODS = http.METHODS.filter((m) => m !== 'CONNECT');
 
 /**
- * Registers `routes` in `scope`, then answers what they do not serve (decisions.md:
- * route and method are checked before authentication and before the body is read):
- * 405 with `Allow` for a path they serve with other methods, and, with `notFound`, 404
- * for any other path under the scope's prefix. Both are counted against the per-IP limit
- * and pass through the scope's own hooks (the PMS API logs them), not those of `routes`.
+ * Registers `routes` in `scope`, then answers what they do not serve
+ * (docs/pms-interface.md, "Order of checks": route and method are checked before
+ * authentication and before the body is read): 405 with `Allow` for a path they serve
+ * with other methods, and, with `notFound`, 404 for any other path under the scope's
+ * prefix. Both are counted against the per-IP limit and pass through the scope's own
+ * hooks (the PMS API logs them), not those of `routes`.
  */
 export async function withFallbacks(scope: FastifyInstance, routes: FastifyPluginAsync, opts: { notFound: boolean }): Promise<void> {
   const methodsByUrl = new Map<string, Set<string>>();

@@ -7,7 +7,7 @@ import { noStore } from './no-store.js';
 import { packageVersion } from '../package-info.js';
 
 /**
- * operations.md: unauthenticated probes on the HTTPS port for load balancers and
+ * README.md, "Probes": unauthenticated probes on the HTTPS port for load balancers and
  * orchestrators. Not rate-limited, not written to the request log.
  * - GET /healthz: 200 while the process runs, with the running version (which instance runs what, during a rollout).
  * - GET /readyz: 200 when the database answers, else 503 SERVICE_UNAVAILABLE.

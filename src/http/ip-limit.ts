@@ -26,10 +26,11 @@ export const clientOf = (req: FastifyRequest): string => clientKey(req.ip);
 export type IpLimit = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
- * The per-IP limit of requests no API key answers for (spec 8.1: 100 a minute per client
- * address): plain HTTP, unknown paths and methods, refused keys, the API reference and
- * the dashboard's login and setup. Its headers go on the answer whatever it is. An IPv6
- * client counts by its /64, as the connection cap does.
+ * The per-IP limit of requests no API key answers for (docs/pms-interface.md,
+ * "Rate limits": 100 a minute per client address): plain HTTP, unknown paths and methods,
+ * refused keys, the API reference and the dashboard's login and setup. Its headers go on
+ * the answer whatever it is. An IPv6 client counts by its /64, as the connection cap
+ * does.
  */
 export function ipLimit(store: RateLimitStore, metrics: Metrics | undefined): IpLimit {
   return async (req, reply) => {

@@ -39,11 +39,12 @@ export async function parseListInParts(bytes: Buffer, b: ListBounds): Promise<Re
 }
 
 /**
- * The JSON body parser (decisions.md: JSON objects only). Reads the body as it arrives
- * and refuses it at the first byte that breaks a rule, without reading the rest: over
- * the route's body limit (413, at once when Content-Length says so), nested too deep
- * (400) or an object too wide (422). What the client still sends is read and discarded
- * by the connection's close (http/transport.ts lingerOnClose), never buffered.
+ * The JSON body parser (docs/pms-interface.md, "Request bodies": JSON objects only).
+ * Reads the body as it arrives and refuses it at the first byte that breaks a rule,
+ * without reading the rest: over the route's body limit (413, at once when Content-Length
+ * says so), nested too deep (400) or an object too wide (422). What the client still
+ * sends is read and discarded by the connection's close (http/transport.ts
+ * lingerOnClose), never buffered.
  */
 export function parseJsonBody(req: FastifyRequest, payload: IncomingMessage, done: Done): void {
   const limit = req.routeOptions.bodyLimit;

@@ -12,13 +12,13 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SYNC_SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-/** Up to the 20,000 guests a sync may list (interface-spec). */
+/** Up to the 20,000 guests a sync may list (docs/pms-interface.md, "Full sync"). */
 const SYNC_GUEST_BUCKETS = [0, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 20_000];
 
 const STANDARD_METHODS = new Set(http.METHODS);
 
 /**
- * The service's Prometheus metrics (operations.md: METRICS_PORT), in a registry of their
+ * The service's Prometheus metrics (README.md, "Metrics": METRICS_PORT), in a registry of their
  * own: several servers in one process (the tests) never share or clash. Labels are
  * bounded sets (route patterns, methods, statuses, fixed kinds): no URL, key, e-mail or
  * guest data ever becomes a label.

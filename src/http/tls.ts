@@ -11,7 +11,8 @@ export interface TlsMaterial {
 
 /**
  * The certificate from TLS_CERT_FILE/TLS_KEY_FILE, else the one in DATA_DIR/tls,
- * else a new self-signed one written there on first start (operations.md).
+ * else a new self-signed one written there on first start (README.md,
+ * "Operating it": DATA_DIR).
  */
 export async function loadTls(opts: { certFile: string | null; keyFile: string | null; dataDir: string }): Promise<TlsMaterial> {
   if (opts.certFile && opts.keyFile) {

@@ -9,7 +9,7 @@ import type { Metrics } from './metrics.js';
 import { SecurityLog } from './security-log.js';
 import { TLS_CIPHERS } from './tls.js';
 
-/** Connection and time limits (operations.md: HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
+/** Connection and time limits (README.md, "Operating it": HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
 export interface ConnectionLimits {
   /** Until the request's headers are complete. */
   headersTimeoutMs: number;

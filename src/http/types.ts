@@ -27,11 +27,12 @@ declare module 'fastify' {
     staff: StaffSession | null;
   }
   interface FastifyContextConfig {
-    /** The PMS API endpoint a route serves: its rate limit (spec 8.1). */
+    /** The PMS API endpoint a route serves: its rate limit (docs/pms-interface.md, "Rate limits"). */
     endpoint?: PmsEndpoint;
     /**
      * A page for people: over plain HTTP its GET and HEAD are redirected to HTTPS instead
-     * of refused (decisions.md: the dashboard may redirect GET; API paths never).
+     * of refused (docs/pms-interface.md, "Transport": the dashboard may
+     * redirect GET; API paths never).
      */
     httpsRedirect?: boolean;
   }

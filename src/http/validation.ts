@@ -54,7 +54,7 @@ export function refinedItems<T extends object>(schema: T, list: string, rule: It
   return copy;
 }
 
-/** allErrors: every problem of a value (decisions.md), or only whether there is one (the cheap check of a list's item). */
+/** allErrors: every problem of a value (docs/pms-interface.md, "Errors"), or only whether there is one (the cheap check of a list's item). */
 function createAjv(allErrors: boolean): Ajv {
   // No coercion and no removal: "5" is not 5, and unknown members are refused.
   const ajv = new Ajv({ verbose: true, allErrors, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });

@@ -9,7 +9,7 @@ import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { purgeSessions } from '../db/repositories/staff.repository.js';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../dashboard/session.js';
 
-/** spec 8.3: request logs are kept for 90 days. */
+/** docs/pms-interface.md, "Request and activity logs": request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 export interface PurgeResult {

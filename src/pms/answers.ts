@@ -4,25 +4,26 @@ import { guestObject, type GuestSnapshot } from '../roster/guest-object.js';
 import type { SyncResult } from '../roster/sync-service.js';
 import type { GuestInput, UpdateInput } from './schemas.js';
 
-// The PMS API's answers (spec 4), built from the request and what the roster did. The
-// routes answer with them, and the API reference's examples are made by them.
+// The PMS API's answers (docs/pms-interface.md, "Answers"), built from the request and
+// what the roster did. The routes answer with them, and the API reference's examples are
+// made by them.
 
-/** spec 4.2: the stay created for `body` (its room as stored: trimmed). */
+/** docs/pms-interface.md, "Check-in": the stay created for `body` (its room as stored: trimmed). */
 export function checkedInAnswer(body: Pick<GuestInput, 'pmsGuestId' | 'roomNumber'>, guestId: string, requestId: string) {
   return { status: 'created' as const, guestId, pmsGuestId: body.pmsGuestId, roomNumber: normalizeRoomNumber(body.roomNumber), requestId };
 }
 
-/** spec 4.3: the fields that changed, each `{from, to}`. */
+/** docs/pms-interface.md, "Update and room moves": the fields that changed, each `{from, to}`. */
 export function updatedAnswer(pmsGuestId: string, guestId: string, changes: ChangeSet, requestId: string) {
   return { status: 'updated' as const, guestId, pmsGuestId, changes, requestId };
 }
 
-/** spec 4.4: the stay ended and the room it left (null in test mode). */
+/** docs/pms-interface.md, "Check-out": the stay ended and the room it left (null in test mode). */
 export function checkedOutAnswer(pmsGuestId: string, guestId: string, roomNumber: string | null, requestId: string) {
   return { status: 'checked_out' as const, guestId, pmsGuestId, roomNumber, requestId };
 }
 
-/** decisions.md, test mode: every submitted field reported as changed from null. */
+/** docs/pms-interface.md, "Test mode": every submitted field reported as changed from null. */
 export function sandboxChanges(body: UpdateInput): ChangeSet {
   const changes: ChangeSet = {};
   for (const f of GUEST_DATA_FIELDS) {
@@ -32,12 +33,12 @@ export function sandboxChanges(body: UpdateInput): ChangeSet {
   return changes;
 }
 
-/** spec 4.1: the current guests. */
+/** docs/pms-interface.md, "Guest list": the current guests. */
 export function guestListAnswer(guests: Array<GuestSnapshot & { createdAt: string }>, requestId: string) {
   return { guests: guests.map(guestObject), count: guests.length, requestId };
 }
 
-/** spec 4.5 response from a sync result. */
+/** The answer to a sync (docs/pms-interface.md, "Full sync") from its result. */
 export function syncResponse(r: SyncResult, requestId: string) {
   return {
     status: 'synced' as const,
@@ -57,7 +58,7 @@ export function syncResponse(r: SyncResult, requestId: string) {
 }
 
 /**
- * decisions.md, test mode: validated as live, nothing read or written, every listed
+ * docs/pms-interface.md, "Test mode": validated as live, nothing read or written, every listed
  * guest counted as checkedIn.
  */
 export function sandboxSyncResponse(list: ListedGuest[], requestId: string) {

@@ -6,8 +6,9 @@ import { sha256Hex } from '../domain/ids.js';
 const BEARER = /^bearer +(pms_(?:live|test)_[A-Za-z0-9_-]{16,128})$/i;
 
 /**
- * spec 5: Bearer key → SHA-256 → the key's hotel must be the slug's hotel; revoked
- * keys refused. Null for every failure: the caller answers one identical 401.
+ * docs/pms-interface.md, "Keys and authentication": Bearer key → SHA-256 → the key's
+ * hotel must be the slug's hotel; revoked keys refused. Null for every failure: the
+ * caller answers one identical 401.
  */
 export async function authenticate(db: Db, authorization: string | undefined, slug: string): Promise<ApiKeyIdentity | null> {
   if (!authorization) return null;

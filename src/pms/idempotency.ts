@@ -6,12 +6,13 @@ import * as repo from '../db/repositories/idempotency.repository.js';
 import { sha256Hex } from '../domain/ids.js';
 import { NO_HOOKS, type TransactionHooks } from '../roster/roster-service.js';
 
-/** spec 8.2: a key lives 24 hours. */
+/** docs/pms-interface.md, "Idempotency": a key lives 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Identifies a request for idempotency (decisions.md): the key, scoped to one API key,
- * and the fingerprint (method, path, canonical body) its record must match.
+ * Identifies a request for idempotency (docs/pms-interface.md, "Idempotency"): the key,
+ * scoped to one API key, and the fingerprint (method, path, canonical body) its record
+ * must match.
  */
 export interface IdempotencyScope {
   apiKeyId: string;
@@ -23,7 +24,8 @@ export interface IdempotencyScope {
 
 /**
  * Thrown inside a transaction when the key already has a committed response: the
- * transaction rolls back and the route answers with the stored response (spec 8.2).
+ * transaction rolls back and the route answers with the stored response
+ * (docs/pms-interface.md, "Idempotency").
  */
 export class StoredResponse extends Error {
   constructor(
@@ -35,8 +37,8 @@ export class StoredResponse extends Error {
 }
 
 /**
- * The key from the header. decisions.md: bare (`abc`) or a structured-field string
- * (`"abc"`) name the same key; 1 to 255 characters (spec 8.2).
+ * The key from the header (docs/pms-interface.md, "Idempotency"): bare (`abc`) or a
+ * structured-field string (`"abc"`) name the same key; 1 to 255 characters.
  */
 export function parseIdempotencyKey(header: string | string[] | undefined): string {
   if (header === undefined) throw new ApiError('IDEMPOTENCY_KEY_REQUIRED');
@@ -66,7 +68,7 @@ function sortedCopy(value: unknown): unknown {
   return out;
 }
 
-/** decisions.md: method, path and a hash of the canonical body. */
+/** The fingerprint (docs/pms-interface.md, "Idempotency"): method, path and a hash of the canonical body. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return `${method} ${path} ${sha256Hex(canonicalJson(body))}`;
 }
@@ -115,12 +117,13 @@ export async function requestFingerprintInSlices(method: string, path: string, b
 }
 
 /**
- * Claims the key inside the change's transaction, as its first statement (decisions.md:
- * the record is written in the same transaction as the change). The claim lives and dies
- * with that transaction: a 4xx or a crash rolls it back, so there is nothing to release
- * and nothing to take over. A concurrent duplicate waits here for the first to end (on
- * PostgreSQL at most LOCK_TIMEOUT_MS: then 409 IDEMPOTENCY_KEY_IN_USE; on SQLite
- * transactions are serial), then finds the committed response or a free key.
+ * Claims the key inside the change's transaction, as its first statement
+ * (docs/pms-interface.md, "Idempotency": the record is written in the same transaction as
+ * the change). The claim lives and dies with that transaction: a 4xx or a crash rolls it
+ * back, so there is nothing to release and nothing to take over. A concurrent duplicate
+ * waits here for the first to end (on PostgreSQL at most LOCK_TIMEOUT_MS: then 409
+ * IDEMPOTENCY_KEY_IN_USE; on SQLite transactions are serial), then finds the committed
+ * response or a free key.
  *
  * Throws StoredResponse (replay) or 422 IDEMPOTENCY_KEY_REUSED when the key has a live
  * record; the caller's transaction then rolls back.
@@ -148,7 +151,7 @@ export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope,
   throw new StoredResponse(existing.statusCode ?? 200, existing.response);
 }
 
-/** Stores the 2xx response on the record claimed earlier in the same transaction (spec 8.2: only 2xx are stored). */
+/** Stores the 2xx response on the record claimed earlier in the same transaction (docs/pms-interface.md, "Idempotency": only 2xx are stored). */
 export async function storeIdempotentResponse(trx: DbOrTrx, scope: IdempotencyScope, statusCode: number, body: string, nowMs: number): Promise<void> {
   await repo.storeResponse(trx, {
     apiKeyId: scope.apiKeyId,
@@ -179,10 +182,10 @@ export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) =>
 }
 
 /**
- * decisions.md test mode: nothing is read or written but the key's record, with the same
- * semantics as live (claim and response in one transaction). Returns `response`; or, for
- * a trigger value (pms/sandbox-triggers.ts), throws `refusal` after the claim, which rolls
- * the claim back as a live refusal does.
+ * docs/pms-interface.md, "Test mode": nothing is read or written but the key's record,
+ * with the same semantics as live (claim and response in one transaction). Returns
+ * `response`; or, for a trigger value (pms/sandbox-triggers.ts), throws `refusal` after
+ * the claim, which rolls the claim back as a live refusal does.
  */
 export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequest, response: T, refusal: Error | null = null): Promise<T> {
   const hooks = idempotencyHooks(req, () => response);
@@ -195,9 +198,9 @@ export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequ
 }
 
 /**
- * spec 8.2: the stored status, body and requestId, with `_idempotent: true`; decisions.md:
- * the header. The request is noted as the replay of the stored answer's request (its
- * requestId), for the request log.
+ * A replay (docs/pms-interface.md, "Idempotency"): the stored status, body and requestId,
+ * with `_idempotent: true`, and the header. The request is noted as the replay of the
+ * stored answer's request (its requestId), for the request log.
  */
 /** Sends an answer's JSON text as it is: the route's serialiser does not write it a second time. */
 export function sendAnswerText(reply: FastifyReply, text: string): FastifyReply {

@@ -35,7 +35,7 @@ import { checkedInAnswer, checkedOutAnswer, guestListAnswer, sandboxChanges, san
 
 /**
  * What the PMS API does for one request: the live roster, or the sandbox of a test key
- * (decisions.md, test mode: validated as live, nothing of the roster read or written,
+ * (docs/pms-interface.md, "Test mode": validated as live, nothing of the roster read or written,
  * idempotency as live). Chosen once per request, from the key that authenticated it;
  * each route calls its operation and nothing decides the mode again.
  */

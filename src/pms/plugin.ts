@@ -15,7 +15,7 @@ import { guestEventRoutes } from './routes/guest-events.js';
 import { guestListRoutes } from './routes/guest-list.js';
 import { syncRoutes } from './routes/sync.js';
 
-/** Where the PMS API of one hotel lives (spec 3). */
+/** Where the PMS API of one hotel lives (docs/pms-interface.md, "Paths and versions"). */
 export const PMS_PREFIX = '/api/pms/v1/:slug';
 
 export interface PmsApiOptions {
@@ -31,7 +31,7 @@ export interface PmsApiOptions {
 /**
  * The PMS API, registered under PMS_PREFIX. Every request is written to the request log
  * and never cached; the routes answer only to the hotel's API key, within its rate
- * limits (decisions.md, order of checks: authentication, rate limit, then for writes the
+ * limits (docs/pms-interface.md, "Order of checks": authentication, rate limit, then for writes the
  * Idempotency-Key, content type and body). Unknown paths and methods are answered
  * before any of those, as for everyone.
  */

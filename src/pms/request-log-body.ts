@@ -1,6 +1,7 @@
-// What a request-log row keeps of a request's bodies (README.md, Personal data; decisions.md "Request and
-// activity logs"): pure functions, no I/O. pms/hooks/request-log.ts builds each row's body columns here;
-// the dashboard's request explorer reads them back with readStoredBody().
+// What a request-log row keeps of a request's bodies (README.md, Personal data;
+// docs/pms-interface.md, "Request and activity logs"): pure functions, no I/O.
+// pms/hooks/request-log.ts builds each row's body columns here; the dashboard's request
+// explorer reads them back with readStoredBody().
 //
 // - A body is stored as sent up to BODY_CAP_BYTES (64 KiB of UTF-8). A longer one keeps
 //   its first part, cut on a character boundary (at most 64 KiB), followed by the marker
@@ -21,7 +22,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { namesAGuest, objectSpans, ownText } from './request-log-guests.js';
 
-/** The most bytes of a body a row keeps (decisions.md: 64 KiB). */
+/** The most bytes of a body a row keeps (docs/pms-interface.md, "Request and activity logs": 64 KiB). */
 export const BODY_CAP_BYTES = 64 * 1024;
 
 /** The route whose 200 answers are stored as a digest (PMS_PREFIX + '/guests'). */
@@ -169,7 +170,7 @@ export function isRosterDigest(row: { method: string; path: string; status_code:
 //
 // A row does not hold its bodies: it names each by the SHA-256 of its stored text (the
 // body as sent, or its capped form above), and the text lives once per hotel in
-// request_log_bodies, brotli-compressed (docs/architecture.md, "Request log"). A PMS that
+// request_log_bodies, brotli-compressed (docs/architecture.md, "Request log storage"). A PMS that
 // sends the same roster every 5 minutes costs a row of metadata per sync, not a body.
 
 /** Brotli at quality 5: ~10-11x on full-roster syncs at ~1 ms per 64 KiB; quality 9 gains ~10% for ~100x the time. */

@@ -21,7 +21,8 @@ export const DEFAULT_REQUEST_LOG_OPTIONS: RequestLogOptions = { flushEveryMs: 10
 
 /**
  * Collects request-log rows and key last-use times in memory and writes them in
- * batches off the request path (decisions.md: logging must not add to latency).
+ * batches off the request path (logging adds nothing to a request's latency:
+ * docs/pms-interface.md, "Request and activity logs").
  *
  * A batch leaves every 100 ms (or at 500 rows), one multi-row INSERT at a time, on a
  * connection that serves no request (DatabaseHandle.background): so the writer keeps up

@@ -5,19 +5,19 @@ import { ERRORS } from '../errors.js';
 // The PMS API's requests and answers, composed from the one definition of a guest's
 // fields (domain/guest-schema.ts).
 
-/** spec 2.1 / decisions.md: the check-in field set; unknown members are refused. */
+/** docs/pms-interface.md, "Guest fields": the check-in field set; unknown members are refused. */
 export const GuestInput = Type.Object({ pmsGuestId: PmsGuestId, ...NewGuestDataSchema.properties }, { additionalProperties: false, title: 'GuestInput' });
 export type GuestInput = Static<typeof GuestInput>;
 
-/** spec 4.3: `pmsGuestId` plus the fields that changed; absent keeps, null clears. */
+/** docs/pms-interface.md, "Update and room moves": `pmsGuestId` plus the fields that changed; absent keeps, null clears. */
 export const UpdateInput = Type.Object({ pmsGuestId: PmsGuestId, ...GuestPatchSchema.properties }, { additionalProperties: false, title: 'UpdateInput' });
 export type UpdateInput = Static<typeof UpdateInput>;
 
-/** decisions.md: checkout body is `pmsGuestId` only. */
+/** docs/pms-interface.md, "Check-out": the body is `pmsGuestId` only. */
 export const CheckoutInput = Type.Object({ pmsGuestId: PmsGuestId }, { additionalProperties: false, title: 'CheckoutInput' });
 export type CheckoutInput = Static<typeof CheckoutInput>;
 
-/** decisions.md: at most 20,000 guests per sync. */
+/** docs/pms-interface.md, "Full sync": at most 20,000 guests per sync. */
 export const MAX_SYNC_GUESTS = 20_000;
 
 export const SyncInput = Type.Object(

@@ -7,7 +7,7 @@ export interface RateLimitPolicy {
   windowMs: number;
 }
 
-/** spec 8.1, per API key and endpoint. */
+/** docs/pms-interface.md, "Rate limits": per API key and endpoint. */
 export const ENDPOINT_LIMITS = {
   checkin: { name: 'checkin', limit: 60, windowMs: 60_000 },
   update: { name: 'update', limit: 60, windowMs: 60_000 },
@@ -18,7 +18,7 @@ export const ENDPOINT_LIMITS = {
 
 export type PmsEndpoint = keyof typeof ENDPOINT_LIMITS;
 
-/** decisions.md: requests not attributed to a valid key, per client IP. */
+/** docs/pms-interface.md, "Rate limits": requests not attributed to a valid key, per client IP. */
 export const UNAUTHENTICATED_LIMIT: RateLimitPolicy = { name: 'unauthenticated', limit: 100, windowMs: 60_000 };
 
 export interface RateLimitResult {
@@ -51,8 +51,9 @@ export function keyCounterNames(keyId: string): string[] {
 }
 
 /**
- * Counts one request and gives the headers every response carries (spec 8.1 and the IETF
- * fields). Hits counted before `forgetBefore` (epoch ms) no longer count (RateLimitStore.hit).
+ * Counts one request and gives the headers every response carries (docs/pms-interface.md,
+ * "Rate limits": X-RateLimit-* and the IETF fields). Hits counted before `forgetBefore`
+ * (epoch ms) no longer count (RateLimitStore.hit).
  */
 export async function consume(
   store: RateLimitStore,

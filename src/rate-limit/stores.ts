@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import * as counters from '../db/repositories/rate-limit.repository.js';
 
-/** A fixed-window counter store (decisions.md: fixed windows per API key and endpoint). */
+/** A fixed-window counter store (docs/pms-interface.md, "Rate limits": fixed windows per API key and endpoint). */
 export interface RateLimitStore {
   /**
    * Counts one hit in the window containing `nowMs`; returns the count so far. Hits
@@ -73,8 +73,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
 }
 
 /**
- * Counters in the database, shared by every instance using it (decisions.md, PostgreSQL).
- * A reset deletes its counters itself (resetKeyLimits in operations.ts), so `forgetBefore` is not needed here.
+ * Counters in the database, shared by every instance using it (docs/pms-interface.md,
+ * "Rate limits"). A reset deletes its counters itself (resetKeyLimits in operations.ts), so
+ * `forgetBefore` is not needed here.
  */
 export class DatabaseRateLimitStore implements RateLimitStore {
   private readonly sweeper: NodeJS.Timeout;

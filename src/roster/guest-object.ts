@@ -36,7 +36,7 @@ export function guestSnapshot(data: GuestData, stay: Omit<GuestSnapshot, keyof G
   };
 }
 
-/** A guest as GET /guests shows it (spec 4.4), and as webhook events carry it. */
+/** A guest as GET /guests shows it (docs/pms-interface.md, "Guest list"), and as webhook events carry it. */
 export function guestObject(g: GuestSnapshot & { createdAt: string }) {
   return {
     guestId: g.id,

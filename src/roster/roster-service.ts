@@ -25,7 +25,7 @@ export interface RosterDeps {
   bus: RosterEventBus;
   /** The webhook sender, woken after a commit that wrote events; absent, they wait for its next poll. */
   outbox?: { wake(): void };
-  /** Counts published changes and syncs (operations.md: METRICS_PORT); absent, nothing is counted. */
+  /** Counts published changes and syncs (README.md, "Metrics": METRICS_PORT); absent, nothing is counted. */
   metrics?: Metrics;
 }
 
@@ -33,7 +33,7 @@ export interface RosterDeps {
  * What a caller adds to a use case's transaction. The PMS API claims the request's
  * idempotency key in `begin` (the first statement, before any read) and stores its
  * response in `end`, so the change and its record commit together, or neither does
- * (decisions.md: Idempotency).
+ * (docs/pms-interface.md, "Idempotency").
  */
 export interface TransactionHooks<T> {
   begin(trx: DbOrTrx): Promise<void>;
@@ -142,7 +142,7 @@ export async function answeringConflicts<T>(write: () => Promise<T>, explain: (e
 }
 
 /**
- * ROOM_OCCUPIED naming the room's holder (decisions.md: currentGuest), read after the
+ * ROOM_OCCUPIED naming the room's holder (docs/pms-interface.md, "Errors": currentGuest), read after the
  * refused transaction rolled back. When the room is free by then, or held by the very
  * guest the refused write was moving (another write put it there meanwhile), the refusal
  * would name no one or the mover itself: `gone`, and answeringConflicts runs the write again.
@@ -160,14 +160,14 @@ export function roomHeldError(roomNumber: string, holder: guests.RoomHolder | nu
 /**
  * The one shape of 409 ROOM_OCCUPIED, for every write that can meet it (check-in, update
  * or move, sync, walk-in, staff edit): the message and `currentGuest`, who holds the
- * room (decisions.md), or null when no one could be named.
+ * room, or null when no one could be named.
  */
 export function roomOccupiedError(message: string, holder: guests.RoomHolder | null): ApiError {
   const currentGuest = holder ? { pmsGuestId: holder.pmsGuestId, lastName: holder.lastName, checkInDate: holder.checkInDate } : null;
   return new ApiError('ROOM_OCCUPIED', { message, extra: { currentGuest } });
 }
 
-/** spec 3: (none) → active. 409 when the pmsGuestId is active or the room is held. */
+/** docs/pms-interface.md, "Guest states": (none) → active. 409 when the pmsGuestId is active or the room is held. */
 export async function checkInGuest(
   deps: RosterDeps,
   hotelId: string,
@@ -222,7 +222,7 @@ export function initialChanges(data: GuestData): ChangeSet {
 }
 
 /**
- * spec 4.3: only submitted fields change; a new roomNumber moves the guest (old
+ * docs/pms-interface.md, "Update and room moves": only submitted fields change; a new roomNumber moves the guest (old
  * assignment released, new one created). 404 when no active PMS guest, 409 when the
  * target room is held.
  */
@@ -299,7 +299,7 @@ export function updateAction(changes: ChangeSet): 'guest.room_moved' | 'guest.up
   return changes.roomNumber ? 'guest.room_moved' : 'guest.updated';
 }
 
-/** A room move and other field changes are recorded as two entries (decisions.md actions). */
+/** A room move and other field changes are recorded as two entries (docs/pms-interface.md, "Update and room moves"). */
 export function activityForUpdate(
   hotelId: string,
   actor: Actor,
@@ -315,7 +315,7 @@ export function activityForUpdate(
   return entries;
 }
 
-/** spec 3: active → checked out; frees the room at once. 404 when no active PMS guest. */
+/** docs/pms-interface.md, "Guest states": active → checked out; frees the room at once. 404 when no active PMS guest. */
 export async function checkOutGuest(
   deps: RosterDeps,
   hotelId: string,
@@ -361,7 +361,7 @@ export function checkOutEntry(hotelId: string, actor: Actor, g: { id: string; pm
   };
 }
 
-/** decisions.md: active guests of both sources, in natural room order. */
+/** docs/pms-interface.md, "Guest list": active guests of both sources, in natural room order. */
 export async function listGuests(db: Db, hotelId: string, filter: guests.GuestFilter = {}): Promise<guests.Guest[]> {
   const list = await guests.listActiveGuests(db, hotelId, {
     ...filter,

@@ -49,7 +49,7 @@ export function syncRoomConflictError(
 }
 
 /**
- * spec 4.5: reconciles the hotel's PMS guests with the full list in one transaction,
+ * docs/pms-interface.md, "Full sync": reconciles the hotel's PMS guests with the full list in one transaction,
  * in the fixed order check-outs → updates (room moves: every mover's old room is freed
  * before any new one is taken, so swaps and rotations succeed) → check-ins. Any room
  * conflict rolls everything back: 409 ROOM_OCCUPIED.

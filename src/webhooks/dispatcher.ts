@@ -48,7 +48,7 @@ export interface WebhookOutbox {
 export const NO_OUTBOX: WebhookOutbox = { wake: () => undefined, rules: { allowPrivateNetworks: false, maxEndpointsPerHotel: 10 } };
 
 /**
- * Sends the outbox's deliveries (decisions.md, Events): each endpoint's in the order of the
+ * Sends the outbox's deliveries (README.md, "Webhooks"): each endpoint's in the order of the
  * hotel's events, at least once, signed per Standard Webhooks. Woken after each commit that
  * wrote events, and every second for retries and for events other instances wrote. Several
  * instances on one PostgreSQL share the work (claims, repository), each delivery sent by one.

@@ -135,7 +135,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
     try {
       await logIn(page, t.baseUrl, receptionist);
       await expect.poll(() => page.locator('#live-indicator').getAttribute('data-live')).toBe('connected');
-      // Issue 9: the browser speaks HTTP/2 to the service (ALPN), so its event stream and
+      // The browser speaks HTTP/2 to the service (ALPN), so its event stream and
       // every other request share one connection instead of HTTP/1.1's six per host.
       expect(await page.evaluate("performance.getEntriesByType('navigation')[0].nextHopProtocol")).toBe('h2');
       let navigations = 0;

@@ -4,7 +4,7 @@ import { createStaffUser } from '../../src/operations.js';
 import { launchBrowser } from '../support/browser.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
-// Issue 13, a fix seen: a guest's page leads back ("←") to where the user came from
+// Navigation seen in a real browser: a guest's page leads back ("←") to where the user came from
 // (the list, the activity log), not always to the board.
 
 const PASSWORD = 'front-desk-password-1';

@@ -6,7 +6,7 @@ import { createStaffUser } from '../../src/operations.js';
 import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// Issue 10 in a real browser: a guest's page offers admins "Export personal data" and,
+// Personal data in a real browser: a guest's page offers admins "Export personal data" and,
 // once the guest has checked out, "Erase personal data" behind a confirmation that names
 // what goes; receptionists see neither.
 

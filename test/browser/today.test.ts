@@ -6,7 +6,7 @@ import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
-// Issue 13 "Today at a glance": the board counts arrivals and departures today, guests in
+// Today at a glance: the board counts arrivals and departures today, guests in
 // house and overdue guests, each a filter, and marks tiles in words; "today" is the hotel's
 // own day. The hotel's zone is chosen so that its date differs from UTC's (and the
 // browser's, which runs in UTC here) at the moment the test runs.

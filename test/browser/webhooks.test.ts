@@ -5,7 +5,7 @@ import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
-// Issue 12 in a real browser: an admin adds an endpoint on the Webhooks page, copies the
+// Webhooks in a real browser: an admin adds an endpoint on the Webhooks page, copies the
 // secret shown once, sends a test event, sees a check-in's delivery listed, and sends it
 // again; the receiver verifies every delivery with the secret the page showed.
 

@@ -10,7 +10,7 @@ import { startServer } from '../../src/server.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { parseJsonOutput, runCli, storageEnv } from './cli-helpers.js';
 
-// Issue 9 "Backup" / operations.md: `innsync backup <file>`, a consistent online copy of
+// README.md, "Backup and restore": `innsync backup <file>`, a consistent online copy of
 // the SQLite database while the server keeps serving; refused with PostgreSQL.
 
 describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () => {
@@ -24,7 +24,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  it('operations.md: a backup taken under write load is a file of the owner alone that passes integrity_check, and a server started on it serves the roster it held', async () => {
+  it('a backup taken under write load is a file of the owner alone that passes integrity_check, and a server started on it serves the roster it held', async () => {
     const base = `/api/pms/v1/${t.slug}`;
     for (let i = 0; i < 20; i++) expect((await t.post(`${base}/guests/checkin`, guest())).status).toBe(200);
     // Check-ins keep arriving while the backup runs.
@@ -73,7 +73,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
     }
   });
 
-  it('operations.md: an existing target file is refused with one line, and left as it was', async () => {
+  it('an existing target file is refused with one line, and left as it was', async () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-backup-'));
     dirs.push(out);
     const file = path.join(out, 'taken.sqlite');
@@ -86,7 +86,7 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
 });
 
 describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', () => {
-  it('operations.md: with DATABASE_URL the backup is refused with one line naming pg_dump (with --json: one JSON object on stderr)', async () => {
+  it('with DATABASE_URL the backup is refused with one line naming pg_dump (with --json: one JSON object on stderr)', async () => {
     const t = await startTestServer('postgres');
     try {
       const r = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite'), '--json'], {

@@ -13,7 +13,7 @@ import { scaled } from '../support/test-run.js';
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'innsync.js');
 
-/** Every variable the service reads (operations.md: Environment). */
+/** Every variable the service reads (README.md, "Operating it"). */
 const SERVICE_VARS = [
   'PORT',
   'HTTP_PORT',

@@ -14,12 +14,12 @@ import { freePort } from '../support/postgres-cluster.js';
 import { ensureDaysOf } from '../../src/db/partitions.js';
 import { getJson, lines, parseJsonOutput, postJson, runCli, storageEnv, trustingAgent, type CliResult, type Storage } from './cli-helpers.js';
 
-// operations.md, "Command line: npx innsync <command>": with --json one JSON object on
+// README.md, "Operating it" (the `innsync` command): with --json one JSON object on
 // stdout and nothing else there; without it, text for people; exit 0 on success,
 // non-zero with a one-line reason on stderr otherwise. Every test runs the real command
 // (node bin/innsync.js → dist/) as a child process.
 
-/** operations.md: a failure exits non-zero with one line on stderr and nothing on stdout. */
+/** A failure exits non-zero with one line on stderr and nothing on stdout. */
 function expectOneLineFailure(r: CliResult, mentions?: string | RegExp): void {
   expect(r.code, r.stderr).not.toBe(0);
   expect(r.code).not.toBeNull();
@@ -37,8 +37,8 @@ function expectTextSuccess(r: CliResult): void {
   expect(() => JSON.parse(r.stdout)).toThrow();
 }
 
-describe('innsync --help and usage (operations.md: Command line)', () => {
-  it('operations.md: `innsync --help` exits 0 and names every top-level command', async () => {
+describe('innsync --help and usage', () => {
+  it('`innsync --help` exits 0 and names every top-level command', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
@@ -46,7 +46,7 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
     expect(r.stdout).toContain('--json');
   });
 
-  it('operations.md: the help of each command group names its commands: hotel create, key issue, key revoke, user create', async () => {
+  it('the help of each command group names its commands: hotel create, key issue, key revoke, user create', async () => {
     const [hotel, key, user] = await Promise.all([runCli(['hotel', '--help']), runCli(['key', '--help']), runCli(['user', '--help'])]);
     for (const r of [hotel, key, user]) {
       expect(r.code).toBe(0);
@@ -58,7 +58,7 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
     expect(user.stdout).toMatch(/^\s+create \[options\] <slug>/m);
   });
 
-  it('operations.md: `key issue --help`, `hotel create --help` and `user create --help` exit 0 with their usage and options', async () => {
+  it('`key issue --help`, `hotel create --help` and `user create --help` exit 0 with their usage and options', async () => {
     const [issue, hotel, user] = await Promise.all([
       runCli(['key', 'issue', '--help']),
       runCli(['hotel', 'create', '--help']),
@@ -76,14 +76,14 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
     expect(user.stdout).toMatch(/--role <role>.*admin or receptionist/);
   });
 
-  it("operations.md: `npx innsync --help` resolves the project's own bin from the project directory", async () => {
+  it("`npx innsync --help` resolves the project's own bin from the project directory", async () => {
     const r = await runCli(['--no-install', 'innsync', '--help'], { command: ['npx'] });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Usage: innsync');
     expect(r.stdout).toMatch(/^\s+serve\b/m);
   });
 
-  it('operations.md: a usage error (unknown command, missing --name, unknown option, slug starting with -) exits non-zero with one line on stderr', async () => {
+  it('a usage error (unknown command, missing --name, unknown option, slug starting with -) exits non-zero with one line on stderr', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-cli-'));
     try {
       const env = { DATA_DIR: dataDir };
@@ -103,13 +103,13 @@ describe('innsync --help and usage (operations.md: Command line)', () => {
     }
   });
 
-  it('operations.md: unreachable PostgreSQL (DATABASE_URL) exits non-zero with one line on stderr', async () => {
+  it('unreachable PostgreSQL (DATABASE_URL) exits non-zero with one line on stderr', async () => {
     const port = await freePort(); // nothing listens there
     const r = await runCli(['migrate', '--json'], { env: { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nope`, DATA_DIR: '/nonexistent-innsync' } });
     expectOneLineFailure(r, /ECONNREFUSED/);
   });
 
-  it('operations.md: a bad environment exits non-zero with one stderr line naming the variable', async () => {
+  it('a bad environment exits non-zero with one stderr line naming the variable', async () => {
     const cases: Array<[string[], Record<string, string>, string]> = [
       [['serve'], { PORT: 'abc' }, 'PORT'],
       [['serve'], { HTTP_PORT: '99999' }, 'HTTP_PORT'],
@@ -178,7 +178,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     }
   }
 
-  it('operations.md: `migrate --json` prints exactly {"applied":[..]}: the migrations on a fresh database, [] on the second run', async () => {
+  it('`migrate --json` prints exactly {"applied":[..]}: the migrations on a fresh database, [] on the second run', async () => {
     const first = await cli(['migrate', '--json']);
     expect(first.stderr).toBe('');
     const out = parseJsonOutput(first);
@@ -193,13 +193,13 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(second.stdout).toBe('{"applied":[]}\n');
   });
 
-  it('operations.md: `migrate` without --json prints text for people and exits 0', async () => {
+  it('`migrate` without --json prints text for people and exits 0', async () => {
     const r = await cli(['migrate']);
     expectTextSuccess(r);
     expect(r.stdout).toMatch(/up to date/);
   });
 
-  it('operations.md: `hotel create <slug> --name <name> --json` prints {slug, name}; the hotel is stored', async () => {
+  it('`hotel create <slug> --name <name> --json` prints {slug, name}; the hotel is stored', async () => {
     const r = await cli(['hotel', 'create', 'grand-1', '--name', 'Grand Hotel', '--json']);
     expect(r.stderr).toBe('');
     expect(parseJsonOutput(r)).toEqual({ slug: 'grand-1', name: 'Grand Hotel', timeZone: 'UTC' });
@@ -207,7 +207,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(row).toEqual({ slug: 'grand-1', name: 'Grand Hotel' });
   });
 
-  it('operations.md: slugs of 2 and 63 characters of a-z, 0-9 and -, starting with a letter, are accepted; without --json the output is text, exit 0', async () => {
+  it('slugs of 2 and 63 characters of a-z, 0-9 and -, starting with a letter, are accepted; without --json the output is text, exit 0', async () => {
     const long = `b${'0-z'.repeat(21)}`.slice(0, 63);
     expect(long).toHaveLength(63);
     const [two, max] = await Promise.all([cli(['hotel', 'create', 'ab', '--name', 'Two']), cli(['hotel', 'create', long, '--name', 'Max', '--json'])]);
@@ -221,7 +221,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     ]);
   });
 
-  it('operations.md: an invalid slug (upper case, leading digit, 1 char, 64 chars) exits non-zero with one stderr line, nothing on stdout', async () => {
+  it('an invalid slug (upper case, leading digit, 1 char, 64 chars) exits non-zero with one stderr line, nothing on stdout', async () => {
     const bad = ['A-bad', '1abc', 'x', `a${'b'.repeat(63)}`];
     const results = await Promise.all(bad.map((slug) => cli(['hotel', 'create', slug, '--name', 'Bad', '--json'])));
     results.forEach((r) => expectOneLineFailure(r, /slug/));
@@ -236,7 +236,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expectOneLineFailure(tooLong, /10 to 200 characters/);
   });
 
-  it('operations.md: a duplicate slug exits non-zero with one stderr line, in text and --json mode', async () => {
+  it('a duplicate slug exits non-zero with one stderr line, in text and --json mode', async () => {
     await createHotel('dup-hotel');
     expectOneLineFailure(await cli(['hotel', 'create', 'dup-hotel', '--name', 'Again', '--json']), /dup-hotel/);
     expectOneLineFailure(await cli(['hotel', 'create', 'dup-hotel', '--name', 'Again']), /dup-hotel/);
@@ -244,7 +244,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(rows).toEqual([{ name: 'Hotel dup-hotel' }]);
   });
 
-  it('operations.md: `key issue <slug> --json` prints {keyId, live, test}; both keys work over HTTPS; only SHA-256 hashes are stored', async () => {
+  it('`key issue <slug> --json` prints {keyId, live, test}; both keys work over HTTPS; only SHA-256 hashes are stored', async () => {
     await createHotel('keys-hotel');
     const pair = parseJsonOutput(await cli(['key', 'issue', 'keys-hotel', '--json']));
     expect(Object.keys(pair).sort()).toEqual(['keyId', 'live', 'test']);
@@ -290,7 +290,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(await active()).toBe(4);
   });
 
-  it('operations.md: `key issue` without --json shows both plain keys once, as text, exit 0', async () => {
+  it('`key issue` without --json shows both plain keys once, as text, exit 0', async () => {
     await createHotel('text-keys');
     const r = await cli(['key', 'issue', 'text-keys']);
     expectTextSuccess(r);
@@ -298,11 +298,11 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(r.stdout).toMatch(/pms_test_[A-Za-z0-9_-]{16,}/);
   });
 
-  it('operations.md: `key issue` for an unknown hotel exits non-zero with one stderr line', async () => {
+  it('`key issue` for an unknown hotel exits non-zero with one stderr line', async () => {
     expectOneLineFailure(await cli(['key', 'issue', 'no-such-hotel', '--json']), /no-such-hotel/);
   });
 
-  it('operations.md: issuing twice gives two working pairs (rotation); `key revoke <keyId> --json` prints {keyId, revoked: true} and then both keys of that pair get 401 UNAUTHORIZED', async () => {
+  it('issuing twice gives two working pairs (rotation); `key revoke <keyId> --json` prints {keyId, revoked: true} and then both keys of that pair get 401 UNAUTHORIZED', async () => {
     await createHotel('rotate');
     const first = parseJsonOutput(await cli(['key', 'issue', 'rotate', '--json']));
     const second = parseJsonOutput(await cli(['key', 'issue', 'rotate', '--json']));
@@ -335,7 +335,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     });
   });
 
-  it('operations.md: `key revoke` without --json prints text, exit 0; revoking an unknown keyId exits non-zero with one stderr line', async () => {
+  it('`key revoke` without --json prints text, exit 0; revoking an unknown keyId exits non-zero with one stderr line', async () => {
     await createHotel('revoke-text');
     const pair = await issueKeyPair(db(), 'revoke-text');
     const [r, unknown] = await Promise.all([cli(['key', 'revoke', pair.keyId]), cli(['key', 'revoke', 'key_doesnotexist00', '--json'])]);
@@ -347,7 +347,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expectOneLineFailure(unknown, /key_doesnotexist00/);
   });
 
-  it('operations.md: `user create <slug> --email --role admin --json` reads the password from stdin and prints {userId, email, role}; only an scrypt hash is stored', async () => {
+  it('`user create <slug> --email --role admin --json` reads the password from stdin and prints {userId, email, role}; only an scrypt hash is stored', async () => {
     await createHotel('staff-hotel');
     const password = 'correct horse battery';
     const r = await cli(['user', 'create', 'staff-hotel', '--email', 'admin@staff.example', '--role', 'admin', '--json'], { input: `${password}\n` });
@@ -365,7 +365,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(await verifyPassword(`${password}\n`, row.password_hash)).toBe(false);
   });
 
-  it('operations.md: `user create --role receptionist` without --json prints text, exit 0', async () => {
+  it('`user create --role receptionist` without --json prints text, exit 0', async () => {
     await createHotel('staff-text');
     const r = await cli(['user', 'create', 'staff-text', '--email', 'desk@staff.example', '--role', 'receptionist'], { input: 'front desk password' });
     expectTextSuccess(r);
@@ -375,7 +375,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(row.password_hash.startsWith('scrypt$')).toBe(true);
   });
 
-  it('operations.md: `user create` with a bad role, a short password, an unknown hotel or a taken e-mail exits non-zero with one stderr line and stores nothing', async () => {
+  it('`user create` with a bad role, a short password, an unknown hotel or a taken e-mail exits non-zero with one stderr line and stores nothing', async () => {
     await createHotel('staff-bad');
     const ok = 'long enough password';
     const [role, short, hotel, email] = await Promise.all([
@@ -402,7 +402,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     );
   });
 
-  it('operations.md: `purge --json` prints {requestLog, idempotency} counting the rows it deleted (request log > 90 d, idempotency records expired)', async () => {
+  it('`purge --json` prints {requestLog, idempotency} counting the rows it deleted (request log > 90 d, idempotency records expired)', async () => {
     await migrateToLatest(db());
     const day = 24 * 60 * 60 * 1000;
     const iso = (offsetMs: number): string => new Date(Date.now() + offsetMs).toISOString();
@@ -487,7 +487,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0, webhookEvents: 0, sessions: 0 });
   });
 
-  it('operations.md: `purge` without --json prints text for people and exits 0', async () => {
+  it('`purge` without --json prints text for people and exits 0', async () => {
     const r = await cli(['purge']);
     expectTextSuccess(r);
     expect(r.stdout).toMatch(/purged 0 .*0 /);

@@ -11,10 +11,11 @@ import { createTestStorage, guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
 import { lines, postJson, spawnServe, storageEnv, trustingAgent, waitForExit, waitForHttps, type ServeProcess, type Storage } from './cli-helpers.js';
 
-// operations.md: `innsync serve` is what `npm start` runs: HTTPS on PORT, the plain-HTTP
-// refuser on HTTP_PORT (`off` disables it), a self-signed certificate generated into
-// DATA_DIR/tls on first start. server.ts: SIGTERM/SIGINT stop accepting, finish in-flight
-// requests, flush the request log, exit 0. Every test spawns the real command.
+// README.md, "Operating it": `innsync serve` is what `npm start` runs: HTTPS on PORT, the
+// plain-HTTP refuser on HTTP_PORT (`off` disables it), a self-signed certificate
+// generated into DATA_DIR/tls on first start. server.ts: SIGTERM/SIGINT stop accepting,
+// finish in-flight requests, flush the request log, exit 0. Every test spawns the real
+// command.
 
 /** Two distinct free ports. */
 async function twoPorts(): Promise<[number, number]> {
@@ -151,12 +152,12 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
     return p;
   };
 
-  it('operations.md: serve migrates a fresh database, generates a certificate into DATA_DIR/tls, serves a live check-in over HTTPS, refuses plain HTTP with 403 HTTPS_REQUIRED; SIGTERM after the first response of a burst: every request complete or refused, exit 0, request log flushed', async () => {
+  it('serve migrates a fresh database, generates a certificate into DATA_DIR/tls, serves a live check-in over HTTPS, refuses plain HTTP with 403 HTTPS_REQUIRED; SIGTERM after the first response of a burst: every request complete or refused, exit 0, request log flushed', async () => {
     const [httpsPort, httpPort] = await twoPorts();
     const proc = serve({ PORT: String(httpsPort), HTTP_PORT: String(httpPort), LOG_LEVEL: 'info' });
     const { agent, cert } = await waitForHttps(proc, storage.dataDir, httpsPort);
     try {
-      // operations.md: a self-signed certificate generated into DATA_DIR/tls on first start.
+      // A self-signed certificate generated into DATA_DIR/tls on first start.
       const tlsDir = path.join(storage.dataDir, 'tls');
       expect(fs.readdirSync(tlsDir).sort()).toEqual(['cert.pem', 'key.pem']);
       const x509 = new X509Certificate(cert);
@@ -176,7 +177,7 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
       expect(first.body).toMatchObject({ status: 'created', requestId: expect.stringMatching(/^req_/) });
       expect(first.headers['strict-transport-security']).toBeDefined();
 
-      // operations.md: the plain-HTTP port refuses the API with 403 HTTPS_REQUIRED.
+      // The plain-HTTP port refuses the API with 403 HTTPS_REQUIRED.
       const plainGet = await request(`http://127.0.0.1:${httpPort}/api/pms/v1/${hotelSlug}/guests`, { headers: { authorization: `Bearer ${keys.live}` } });
       const plainGetBody = (await plainGet.body.json()) as { code: string; requestId: string };
       expect(plainGet.statusCode).toBe(403);
@@ -243,14 +244,14 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
     }
   });
 
-  it('operations.md: HTTP_PORT=off serves HTTPS only; the certificate of the first start is reused; SIGINT exits 0 with the request log flushed (also a Connection: close request)', async () => {
+  it('HTTP_PORT=off serves HTTPS only; the certificate of the first start is reused; SIGINT exits 0 with the request log flushed (also a Connection: close request)', async () => {
     const httpsPort = await freePort();
     const certFile = path.join(storage.dataDir, 'tls', 'cert.pem');
     const certBefore = fs.existsSync(certFile) ? fs.readFileSync(certFile, 'utf8') : null;
     const proc = serve({ PORT: String(httpsPort), HTTP_PORT: 'off' });
     const { agent, cert } = await waitForHttps(proc, storage.dataDir, httpsPort);
     try {
-      // operations.md: the certificate is generated on the first start only.
+      // The certificate is generated on the first start only.
       if (certBefore !== null) expect(cert).toBe(certBefore);
       const keys = await hotelKeys();
       if (process.platform === 'linux') expect(listeningPorts(proc.child.pid!)).toEqual([httpsPort]);
@@ -259,7 +260,7 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
       expect(res.status, res.text).toBe(200);
       const test = await postJson(agent, `${base}/guests/checkin`, keys.test, guest());
       expect(test.status, test.text).toBe(200);
-      // decisions.md: every request is logged, also one whose client sent Connection: close.
+      // Every request is logged, also one whose client sent Connection: close.
       const closing = await checkInConnectionClose(httpsPort, cert, hotelSlug, keys.live, guest());
       expect(closing.status).toBe(200);
       await agent.close();
@@ -277,7 +278,7 @@ describe.each(testEngines())('innsync serve (%s)', (engine) => {
     }
   });
 
-  it('operations.md: serve on a port already in use (PORT or HTTP_PORT) exits non-zero with one stderr line', async () => {
+  it('serve on a port already in use (PORT or HTTP_PORT) exits non-zero with one stderr line', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const taken = (blocker.address() as net.AddressInfo).port;

@@ -3,7 +3,7 @@ import { WalkInBody } from '../../src/dashboard/schemas.js';
 import { addStaffUser, DashboardClient, send } from '../support/dashboard-client.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
-// Issue 11: the browser's guest-field rules come from the server's schema (served as
+// The browser's guest-field rules come from the server's schema (served as
 // /dashboard/assets/guest-rules.js), not from a copy in the browser code; and they agree
 // with what the server enforces.
 

@@ -323,7 +323,7 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
   });
   afterAll(() => t.close());
 
-  it('docs/dashboard.md / spec 4.5: a later full PMS sync leaves the walk-in untouched (manualSkipped 1)', async () => {
+  it('a later full PMS sync leaves the walk-in untouched (manualSkipped 1)', async () => {
     const h = await hotel('sync');
     expect((await t.post(`${h.base}/guests/checkin`, pmsGuest('S-OLD', '11'), { key: h.keys.live })).status).toBe(200);
     const walk = await h.staff.post('/guests', walkIn({ roomNumber: '12', lastName: 'Stayer' }));

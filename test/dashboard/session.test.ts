@@ -471,7 +471,7 @@ describe.each(testEngines())('first-run setup field rules (%s)', (engine) => {
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ ...good, hotelSlug: 'Not A Slug' }, 'hotelSlug'],
         [{ ...good, hotelSlug: '9starts-with-digit' }, 'hotelSlug'],
-        // operations.md / the CLI's createHotel: the hotel name must not be empty (it is trimmed).
+        // As the CLI's createHotel: the hotel name must not be empty (it is trimmed).
         [{ ...good, hotelName: '' }, 'hotelName'],
         [{ ...good, hotelName: '   ' }, 'hotelName'],
         [{ ...good, email: 'not-an-email' }, 'email'],

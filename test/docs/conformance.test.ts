@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 
-// Issue 13: a generic OpenAPI conformance check. Requests generated from arbitraries (valid
+// A generic OpenAPI conformance check. Requests generated from arbitraries (valid
 // and broken guests, wrong types, unknown members, missing headers) go to the real server
 // over HTTPS; every answer's status must be one the document lists for the operation, its
 // body must match the document's schema for that status, and the headers the document

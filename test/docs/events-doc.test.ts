@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
-// Issue 12: the API reference documents every event type with an example body.
+// The API reference documents every event type with an example body.
 
 describe('the API reference on events', () => {
   let t: TestServer;

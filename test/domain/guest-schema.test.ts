@@ -5,7 +5,7 @@ import { GUEST_DATA_FIELDS } from '../../src/domain/guest.js';
 import { GuestDataSchema } from '../../src/domain/guest-schema.js';
 import { GuestInput, GuestObject, SyncInput, UpdateInput } from '../../src/pms/schemas.js';
 
-// Issue 11: a guest's fields are defined once (domain/guest-schema.ts); every request and
+// A guest's fields are defined once (domain/guest-schema.ts); every request and
 // answer that carries them is composed from that definition, so they cannot drift apart.
 
 /** A schema as JSON: what Ajv and the OpenAPI document see (TypeBox's symbols left out). */
@@ -13,7 +13,7 @@ const json = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as unknown;
 const REQUIRED = ['lastName', 'roomNumber', 'checkInDate', 'checkOutDate'];
 
 describe('the one definition of a guest’s fields', () => {
-  it('lists the 11 data fields in spec 2.1’s order, the order of answers and change sets', () => {
+  it('lists the 11 data fields in their documented order, the order of answers and change sets', () => {
     expect(GUEST_DATA_FIELDS).toEqual([
       'firstName',
       'lastName',
@@ -29,7 +29,7 @@ describe('the one definition of a guest’s fields', () => {
     ]);
   });
 
-  it('stored and answered, every field is present; exactly the optional ones may be null (decisions.md)', () => {
+  it('stored and answered, every field is present; exactly the optional ones may be null', () => {
     expect(GuestDataSchema.required).toEqual(GUEST_DATA_FIELDS);
     for (const f of GUEST_DATA_FIELDS) expect([GuestDataSchema.properties[f].type].flat().includes('null'), f).toBe(!REQUIRED.includes(f));
     for (const f of GUEST_DATA_FIELDS) expect(json(GuestObject.properties[f]), f).toEqual(json(GuestDataSchema.properties[f]));

@@ -18,7 +18,7 @@ const stored: GuestData = {
   email: null,
 };
 
-describe('decisions.md: dates are real calendar dates', () => {
+describe('dates are real calendar dates', () => {
   it('agrees with the calendar for every day of 1900-2100', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1900, max: 2100 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), (y, m, d) => {
@@ -46,7 +46,7 @@ describe('decisions.md: dates are real calendar dates', () => {
   });
 });
 
-describe('spec 4.3: change sets', () => {
+describe('change sets', () => {
   const patchArb = fc.record(
     {
       firstName: fc.option(fc.constantFrom('Ada', 'Grace', 'Alan'), { nil: null }),
@@ -82,13 +82,13 @@ describe('spec 4.3: change sets', () => {
   });
 });
 
-describe('decisions.md: natural room order', () => {
+describe('natural room order', () => {
   it('sorts 2 before 10', () => {
     expect(['10', '2', '1A', '1', '100', 'B2'].sort(compareRoomNumbers)).toEqual(['1', '1A', '2', '10', '100', 'B2']);
   });
 });
 
-describe('decisions.md: ISO code lists', () => {
+describe('ISO code lists', () => {
   it('holds the assigned codes', () => {
     expect(LANGUAGE_CODES.size).toBe(184);
     expect(COUNTRY_CODES.size).toBe(249);
@@ -99,7 +99,7 @@ describe('decisions.md: ISO code lists', () => {
   });
 });
 
-describe('spec 8.2 / decisions.md: idempotency keys and fingerprints', () => {
+describe('idempotency keys and fingerprints', () => {
   it('a bare key and its structured-field string name the same key', () => {
     fc.assert(
       fc.property(
@@ -144,7 +144,7 @@ describe('the fingerprint hashed in slices (pms/idempotency.ts)', () => {
   });
 });
 
-describe('decisions.md: the canonical body behind the fingerprint', () => {
+describe('the canonical body behind the fingerprint', () => {
   it('treats __proto__ and numeric member names as ordinary members', () => {
     const a = JSON.parse('{"__proto__":{"x":1},"10":"a","2":"b","b":1}') as unknown;
     const b = JSON.parse('{"b":1,"2":"b","10":"a","__proto__":{"x":1}}') as unknown;

@@ -4,8 +4,8 @@ import { syncKillDrill } from '../../bench/drill/sync-kill.js';
 import { printResult } from '../../bench/drill/report.js';
 import { testEngines } from '../support/engines.js';
 
-// Issue 8 "the drills live in the project": the short versions of `npm run drill`
-// (bench/README.md: Drills), against the built service (`npm test` builds first). Each
+// The drills live in the project: the short versions of `npm run drill`
+// (bench/README.md, "Drills"), against the built service (`npm test` builds first). Each
 // drill returns every violation it saw: lost acknowledged changes, double processing,
 // broken invariants, integrity-check failures.
 
@@ -21,7 +21,7 @@ describe.each(testEngines())('drills: SIGKILL (%s)', (engine) => {
     expect(result.figures['operations acknowledged (2xx)']).toBeGreaterThan(60);
   }, 180_000);
 
-  it('spec 4.5 "one transaction": SIGKILL during a 2,000-guest sync leaves the roster as before or as the list, never half applied; the sync sent again is applied once', async () => {
+  it('one transaction: SIGKILL during a 2,000-guest sync leaves the roster as before or as the list, never half applied; the sync sent again is applied once', async () => {
     const result = await syncKillDrill({ engine, pgAdminUrl: pgAdminUrl(), guests: 2_000, kills: 3 });
     printResult(result);
     expect(result.violations).toEqual([]);

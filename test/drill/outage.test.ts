@@ -3,7 +3,7 @@ import { outageDrill } from '../../bench/drill/outage.js';
 import { printResult } from '../../bench/drill/report.js';
 import { testEngines } from '../support/engines.js';
 
-// Issue 8 "the database may restart; the service stays": a PostgreSQL cluster of the
+// The database may restart; the service stays: a PostgreSQL cluster of the
 // drill's own, stopped (fast shutdown) and started again under load, three times.
 
 describe.skipIf(!testEngines().includes('postgres'))('drills: PostgreSQL outage (postgres)', () => {

@@ -4,14 +4,14 @@ import { sameKeyDrill } from '../../bench/drill/same-key.js';
 import { printResult } from '../../bench/drill/report.js';
 import { testEngines } from '../support/engines.js';
 
-// Issue 8: races across two instances on one PostgreSQL database (SQLite: one process),
+// Races across two instances on one PostgreSQL database (SQLite: one process),
 // the short versions of `npm run drill`.
 
 describe.each(testEngines())('drills: races (%s)', (engine) => {
   const pgAdminUrl = () => (engine === 'postgres' ? inject('pgAdminUrl') : null);
   const instances = engine === 'postgres' ? 2 : 1;
 
-  it('decisions.md "exactly one is processed": 100 rounds of 10-20 concurrent requests with one key (check-in, move, checkout, sync, different bodies): one processed, the others replays, IN_USE or REUSED', async () => {
+  it('exactly one is processed: 100 rounds of 10-20 concurrent requests with one key (check-in, move, checkout, sync, different bodies): one processed, the others replays, IN_USE or REUSED', async () => {
     const result = await sameKeyDrill({ engine, pgAdminUrl: pgAdminUrl(), rounds: 100, instances });
     printResult(result);
     expect(result.violations).toEqual([]);

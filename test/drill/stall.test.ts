@@ -3,7 +3,7 @@ import { stallDrill } from '../../bench/drill/stall.js';
 import { printResult } from '../../bench/drill/report.js';
 import { testEngines } from '../support/engines.js';
 
-// Issue 8 "the claim lives and dies with the change's transaction": a request stalled
+// The claim lives and dies with the change's transaction: a request stalled
 // inside its transaction past the lock timeout while its retry arrives (on the other
 // instance with PostgreSQL), then finishing or dying. The full drill stalls 65 s.
 

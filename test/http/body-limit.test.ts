@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 9, "Bodies over the limit": RFC 9112 §9.6. The 413 reaches a client that is still
-// sending: the server answers, stops reading the request only after a bounded time and
-// size, and closes. Common clients (undici, Node's https) then read the 413 instead of
-// failing with EPIPE or ECONNRESET.
+// Bodies over the limit (README.md, "Connections"): RFC 9112 §9.6. The 413 reaches a
+// client that is still sending: the server answers, stops reading the request only after
+// a bounded time and size, and closes. Common clients (undici, Node's https) then read
+// the 413 instead of failing with EPIPE or ECONNRESET.
 
 const SEVENTEEN_MIB = 17 * 1024 * 1024;
 /** A JSON sync body of `size` bytes (valid JSON: the limit, not the parser, must refuse it). */

@@ -11,9 +11,10 @@ import { clientKey } from '../../src/http/client-address.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
-// Issue 9, "Connections and time": header, request and keep-alive time limits, caps on
-// connections (in total and per socket address, TRUST_PROXY exempt), HTTP/2 by ALPN.
-// Loopback is all of 127.0.0.0/8, so a test can be several client addresses at once.
+// Connections and time (README.md, "Connections"): header, request and keep-alive time
+// limits, caps on connections (in total and per socket address, TRUST_PROXY exempt),
+// HTTP/2 by ALPN. Loopback is all of 127.0.0.0/8, so a test can be several client
+// addresses at once.
 
 const certOf = (t: TestServer): string => fs.readFileSync(path.join(t.config.dataDir, 'tls', 'cert.pem'), 'utf8');
 

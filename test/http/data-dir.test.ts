@@ -9,7 +9,7 @@ import { createHotel } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
 import { createTestStorage, testEngines } from '../support/harness.js';
 
-// Issue 10 "Files": DATA_DIR is created 0700 and every file the service writes there
+// README.md, "Storage": DATA_DIR is created 0700 and every file the service writes there
 // (database, WAL, shared memory, certificate, key) 0600, whatever the umask; an existing
 // directory with looser modes is tightened at start, with a warning.
 

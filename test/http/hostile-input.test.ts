@@ -4,7 +4,7 @@ import { issueKeyPair } from '../../src/operations.js';
 import { addStaffUser, DashboardClient, send } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
 
-// Issue 9 "Cheap rejection": no input, however shaped, makes a 5xx or a large answer, on
+// Cheap rejection: no input, however shaped, makes a 5xx or a large answer, on
 // every JSON route of the PMS API and the dashboard; deep and wide bodies are refused
 // before anything walks them; the per-IP limit covers login and setup.
 

@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// decisions.md, Transport: the plain-HTTP port refuses with 403 HTTPS_REQUIRED, with no
+// docs/pms-interface.md, "Transport": the plain-HTTP port refuses with 403 HTTPS_REQUIRED, with no
 // redirect for API paths; the dashboard may redirect GET to HTTPS. Requests are written
 // byte for byte on a TCP socket, so any Host header can be sent.
 

@@ -10,8 +10,8 @@ import { addStaffUser, DashboardClient, withinOneWindow, type EventStream } from
 import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { sample } from '../support/metrics.js';
 
-// Issue 9 "Seeing it run": Prometheus metrics on a plain-HTTP listener of their own
-// (operations.md: METRICS_PORT, METRICS_HOST), read after real requests over HTTPS.
+// Prometheus metrics on a plain-HTTP listener of their own (README.md, "Metrics":
+// METRICS_PORT, METRICS_HOST), read after real requests over HTTPS.
 
 /** A listening TCP server on 127.0.0.1 (`port` 0: a free one). */
 async function listening(port = 0): Promise<net.Server> {
@@ -26,7 +26,7 @@ async function listening(port = 0): Promise<net.Server> {
 const portOf = (server: net.Server): number => (server.address() as net.AddressInfo).port;
 const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
 
-describe('operations.md: METRICS_PORT and METRICS_HOST', () => {
+describe('METRICS_PORT and METRICS_HOST', () => {
   it('default off on 127.0.0.1; `0` picks a free port; anything but a port or `off` is a ConfigError naming METRICS_PORT', () => {
     expect(loadConfig({})).toMatchObject({ metricsPort: null, metricsHost: '127.0.0.1' });
     expect(loadConfig({ METRICS_PORT: 'OFF' }).metricsPort).toBeNull();
@@ -68,7 +68,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('operations.md: GET /metrics on METRICS_PORT answers the Prometheus text format over plain HTTP, default process metrics included; other paths 404, other methods 405', async () => {
+  it('GET /metrics on METRICS_PORT answers the Prometheus text format over plain HTTP, default process metrics included; other paths 404, other methods 405', async () => {
     expect(t.server.metricsPort).toBeGreaterThan(0);
     expect(t.server.metricsPort).not.toBe(t.server.httpsPort);
     const res = await scrape();
@@ -178,7 +178,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     }
   });
 
-  it('operations.md: a METRICS_PORT already in use fails the start (EADDRINUSE) and releases what the start opened: the HTTPS and HTTP ports are free again', async () => {
+  it('a METRICS_PORT already in use fails the start (EADDRINUSE) and releases what the start opened: the HTTPS and HTTP ports are free again', async () => {
     const taken = await listening();
     const storage = await createTestStorage(engine);
     try {
@@ -203,7 +203,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
     }
   });
 
-  it('operations.md: without METRICS_PORT there is no metrics listener', async () => {
+  it('without METRICS_PORT there is no metrics listener', async () => {
     const other = await startTestServer(engine);
     try {
       expect(other.config.metricsPort).toBeNull();

@@ -5,7 +5,7 @@ import { addStaffUser, DashboardClient, STAFF_PASSWORD } from '../support/dashbo
 import { testEngines } from '../support/harness.js';
 import { startLoggedServer } from '../support/log-capture.js';
 
-// Issue 9, "Seeing it run": one operational log line per request with the client's
+// README.md, "Logs": one operational log line per request with the client's
 // address, no query-string values and no e-mail address at info level; refusals an
 // operator watches for (failed login, CSRF, 429, role, bad key) as lines of their own.
 

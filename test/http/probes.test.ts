@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { packageVersion } from '../../src/package-info.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// Issue 9 "Seeing it run" and "Transport": the probes, Cache-Control on API answers, and
+// README.md, "Probes": the probes, Cache-Control on API answers, and
 // 405 for every method a known path does not serve.
 
 describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
@@ -13,7 +13,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('operations.md: GET /healthz answers 200 {"status":"ok","version"} and GET /readyz 200 {"status":"ok"} without a key, as often as asked (no rate limit), and are not written to the request log', async () => {
+  it('GET /healthz answers 200 {"status":"ok","version"} and GET /readyz 200 {"status":"ok"} without a key, as often as asked (no rate limit), and are not written to the request log', async () => {
     // 120 probes, 10 at a time (one address may hold at most MAX_CONNECTIONS_PER_IP connections).
     const answers = [];
     for (let batch = 0; batch < 12; batch++) {
@@ -37,7 +37,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
       .then((rows) => expect(rows).toEqual([]));
   });
 
-  it('operations.md: the probes answer plain HTTP like everything else there, 403 HTTPS_REQUIRED', async () => {
+  it('the probes answer plain HTTP like everything else there, 403 HTTPS_REQUIRED', async () => {
     const res = await request(`${t.httpUrl}/healthz`);
     expect(res.statusCode).toBe(403);
     expect(((await res.body.json()) as { code: string }).code).toBe('HTTPS_REQUIRED');

@@ -10,8 +10,9 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { testEngines } from '../support/engines.js';
 
-// decisions.md: 503 SERVICE_UNAVAILABLE when storage is unreachable, with Retry-After.
-// This file stops a PostgreSQL cluster of its own under a running server.
+// docs/pms-interface.md, "Errors": 503 SERVICE_UNAVAILABLE when storage is unreachable,
+// with Retry-After. This file stops a PostgreSQL cluster of its own under a running
+// server.
 describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postgres)', () => {
   let cluster: PostgresCluster;
   let server: RunningServer;
@@ -103,7 +104,7 @@ describe.skipIf(!testEngines().includes('postgres'))('storage unreachable (postg
     }
   });
 
-  it('operations.md: GET /readyz is 503 SERVICE_UNAVAILABLE while PostgreSQL is stopped, /healthz stays 200, and /readyz is 200 again once it is back', async () => {
+  it('GET /readyz is 503 SERVICE_UNAVAILABLE while PostgreSQL is stopped, /healthz stays 200, and /readyz is 200 again once it is back', async () => {
     const probe = async (path: string) => {
       const res = await request(`https://127.0.0.1:${server.httpsPort}${path}`, { dispatcher: agent });
       return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };

@@ -84,7 +84,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     await t.close();
   });
 
-  it('decisions.md Transport: a TLS 1.1 handshake fails, while the same client completes one with a server that allows TLS 1.1 (control)', async () => {
+  it('a TLS 1.1 handshake fails, while the same client completes one with a server that allows TLS 1.1 (control)', async () => {
     const refused = await handshake(t.server.httpsPort, TLS11_CLIENT);
     expect(refused.ok).toBe(false);
     // The server answered the TLS 1.1 ClientHello with a protocol_version alert (70).
@@ -133,14 +133,14 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     }
   });
 
-  it('spec 5: TLS 1.2 and TLS 1.3 handshakes succeed with the served certificate', async () => {
+  it('TLS 1.2 and TLS 1.3 handshakes succeed with the served certificate', async () => {
     for (const version of ['TLSv1.2', 'TLSv1.3'] as const) {
       const res = await handshake(t.server.httpsPort, { minVersion: version, maxVersion: version, ca: cert });
       expect(res).toMatchObject({ ok: true, protocol: version, fingerprint256: fingerprintOf(cert) });
     }
   });
 
-  it('decisions.md Transport: HTTPS responses carry Strict-Transport-Security (200, 401, 404, 405, 422, malformed URL)', async () => {
+  it('HTTPS responses carry Strict-Transport-Security (200, 401, 404, 405, 422, malformed URL)', async () => {
     const responses = [
       await t.api('GET', `${base}/guests`),
       await t.api('GET', `${base}/guests`, { key: null }),
@@ -155,7 +155,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     expect(Number(/max-age=(\d+)/.exec(responses[0]!.headers['strict-transport-security'] ?? '')?.[1])).toBeGreaterThan(0);
   });
 
-  it('decisions.md Transport: the plain-HTTP port answers every request but the GET of a page (test/http/https-redirect.test.ts) with 403 HTTPS_REQUIRED JSON, a requestId and rate-limit headers', async () => {
+  it('the plain-HTTP port answers every request but the GET of a page (test/http/https-redirect.test.ts) with 403 HTTPS_REQUIRED JSON, a requestId and rate-limit headers', async () => {
     const before = await t.server.database.db.selectFrom('guests').select('id').execute();
     const g = guest();
     const cases: Array<[string, () => Promise<ApiResponse>]> = [
@@ -197,7 +197,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
       expect(res.headers.location, name).toBeUndefined();
       expectRateLimitHeaders(res, { limit: 100, windowSeconds: 60 }, sentAt);
     }
-    // spec 8.3: refused API requests are logged too, as unauthenticated (the key was not looked at).
+    // Refused API requests are logged too, as unauthenticated (the key was not looked at).
     const first = await cases[0]![1]();
     expect(await logRow(t, first.body.requestId as string)).toMatchObject({
       status_code: 403,
@@ -212,7 +212,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
     expect(await t.server.database.db.selectFrom('guests').select('id').where('pms_guest_id', '=', String(g.pmsGuestId)).execute()).toEqual([]);
   });
 
-  it('decisions.md Transport: without TRUST_PROXY, X-Forwarded-For is not believed over HTTPS either', async () => {
+  it('without TRUST_PROXY, X-Forwarded-For is not believed over HTTPS either', async () => {
     const res = await t.api('GET', `${base}/guests`, { headers: { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' } });
     expect(res.status).toBe(200);
     const row = await logRow(t, res.body.requestId as string);
@@ -233,7 +233,7 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
     await t.close();
   });
 
-  it('decisions.md Transport: with TRUST_PROXY, a plain-HTTP request with X-Forwarded-Proto: https is served and X-Forwarded-For is the logged client IP', async () => {
+  it('with TRUST_PROXY, a plain-HTTP request with X-Forwarded-Proto: https is served and X-Forwarded-For is the logged client IP', async () => {
     const auth = { authorization: `Bearer ${t.keys.live}` };
     const res = await plain(http, `${t.httpUrl}${base}/guests`, 'GET', {
       ...auth,
@@ -268,7 +268,7 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
     expect((await logRow(t, post.body.requestId as string))?.client_ip).toBe('203.0.113.8');
   });
 
-  it('decisions.md Transport: through the trusted proxy, a request the client made over plain HTTP is still 403', async () => {
+  it('through the trusted proxy, a request the client made over plain HTTP is still 403', async () => {
     const auth = { authorization: `Bearer ${t.keys.live}` };
     const variants: Array<Record<string, string>> = [{}, { 'x-forwarded-proto': 'http' }];
     for (const proto of variants) {
@@ -278,7 +278,7 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
     }
   });
 
-  it('decisions.md Transport: X-Forwarded-Proto from an address not in TRUST_PROXY is ignored', async () => {
+  it('X-Forwarded-Proto from an address not in TRUST_PROXY is ignored', async () => {
     const other = await startTestServer(engine, { TRUST_PROXY: '10.1.2.3' });
     try {
       const res = await plain(http, `${other.httpUrl}/api/pms/v1/${other.slug}/guests`, 'GET', {
@@ -299,7 +299,7 @@ describe.each(testEngines())('certificates (%s)', (engine) => {
     for (const fn of cleanup.reverse()) await fn();
   });
 
-  it('operations.md: TLS_CERT_FILE/TLS_KEY_FILE are served instead of a generated certificate', async () => {
+  it('TLS_CERT_FILE/TLS_KEY_FILE are served instead of a generated certificate', async () => {
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keySize: 2048,
       algorithm: 'sha256',
@@ -344,7 +344,7 @@ describe.each(testEngines())('certificates (%s)', (engine) => {
     expect(((await api.body.json()) as { count: number }).count).toBe(0);
   });
 
-  it('operations.md: the certificate is generated into DATA_DIR/tls on first start and reused on the second', async () => {
+  it('the certificate is generated into DATA_DIR/tls on first start and reused on the second', async () => {
     const first = await startRaw(engine, {});
     const storage = { dataDir: first.dataDir, databaseUrl: first.databaseUrl };
     cleanup.push(() => fs.rmSync(storage.dataDir, { recursive: true, force: true }));

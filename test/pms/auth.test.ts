@@ -49,7 +49,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     expect(upper.status).toBe(401);
   });
 
-  it('spec 5 / decisions.md Errors: missing, malformed, unknown, revoked, other-hotel key and unknown slug all get one identical 401 UNAUTHORIZED', async () => {
+  it('errors: missing, malformed, unknown, revoked, other-hotel key and unknown slug all get one identical 401 UNAUTHORIZED', async () => {
     const revoked = await issueKeyPair(t.server.database.db, t.slug);
     // The revoked pair worked before revocation.
     expect((await t.api('GET', `${base}/guests`, { key: revoked.live })).status).toBe(200);
@@ -96,7 +96,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     expect(list.body.count).toBe(0);
   });
 
-  it('spec 5: the live and the test key of the pair both authenticate; the test key marks its requestId req_test_', async () => {
+  it('the live and the test key of the pair both authenticate; the test key marks its requestId req_test_', async () => {
     const live = await t.api('GET', `${base}/guests`, { key: t.keys.live });
     expect(live.status).toBe(200);
     expect(live.body.requestId).toMatch(/^req_(?!test_)/);
@@ -105,7 +105,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     expect(test.body.requestId).toMatch(/^req_test_/);
   });
 
-  it('operations.md key issue/revoke: a hotel holds several key pairs at once; revoking one leaves the other working', async () => {
+  it('key issue/revoke: a hotel holds several key pairs at once; revoking one leaves the other working', async () => {
     const db = t.server.database.db;
     const first = await issueKeyPair(db, t.slug);
     const second = await issueKeyPair(db, t.slug);
@@ -134,7 +134,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     expect((await t.post(`${base}/guests/checkin`, guest(), { key: first.live })).status).toBe(401);
   });
 
-  it('spec 5: keys are stored only as SHA-256 hex; no column of any table holds a plain key', async () => {
+  it('keys are stored only as SHA-256 hex; no column of any table holds a plain key', async () => {
     const db = t.server.database.db;
     const pair = await issueKeyPair(db, t.slug);
     // Use both keys so that every log and record that could hold them has been written.

@@ -10,7 +10,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('spec 4.2: check-in answers created with guestId, pmsGuestId, trimmed roomNumber and requestId', async () => {
+  it('check-in answers created with guestId, pmsGuestId, trimmed roomNumber and requestId', async () => {
     const g = guest({ roomNumber: ' 305 ' });
     const res = await t.post(`${base}/guests/checkin`, g);
     expect(res.status).toBe(200);
@@ -27,7 +27,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(list.body.guests[0]).toMatchObject({ pmsGuestId: g.pmsGuestId, roomNumber: '305', source: 'pms', phone: null });
   });
 
-  it('decisions.md: check-in of an active pmsGuestId is 409 GUEST_ALREADY_CHECKED_IN with the active stay', async () => {
+  it('check-in of an active pmsGuestId is 409 GUEST_ALREADY_CHECKED_IN with the active stay', async () => {
     const g = guest();
     const first = await t.post(`${base}/guests/checkin`, g);
     const again = await t.post(`${base}/guests/checkin`, { ...g, roomNumber: 'other-room' });
@@ -35,7 +35,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(again.body).toMatchObject({ status: 'error', code: 'GUEST_ALREADY_CHECKED_IN', guestId: first.body.guestId, roomNumber: g.roomNumber });
   });
 
-  it('spec 3: check-in into a held room is 409 ROOM_OCCUPIED naming the holder', async () => {
+  it('check-in into a held room is 409 ROOM_OCCUPIED naming the holder', async () => {
     const holder = guest({ lastName: 'Holder', checkInDate: '2026-11-20' });
     await t.post(`${base}/guests/checkin`, holder);
     const res = await t.post(`${base}/guests/checkin`, guest({ roomNumber: holder.roomNumber }));
@@ -43,7 +43,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(res.body).toMatchObject({ code: 'ROOM_OCCUPIED', currentGuest: { pmsGuestId: holder.pmsGuestId, lastName: 'Holder', checkInDate: '2026-11-20' } });
   });
 
-  it('spec 4.3: update changes only submitted fields and reports {from, to}; null clears, absent keeps', async () => {
+  it('update changes only submitted fields and reports {from, to}; null clears, absent keeps', async () => {
     const g = guest({ phone: '+4930123456', email: 'a@example.com' });
     await t.post(`${base}/guests/checkin`, g);
     const res = await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, firstName: 'Grace', phone: null, adults: 2 });
@@ -53,7 +53,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(list.body.guests[0]).toMatchObject({ firstName: 'Grace', phone: null, email: 'a@example.com', adults: 2 });
   });
 
-  it('decisions.md: an update that changes nothing is 200 with changes {}', async () => {
+  it('an update that changes nothing is 200 with changes {}', async () => {
     const g = guest();
     await t.post(`${base}/guests/checkin`, g);
     const res = await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, lastName: g.lastName });
@@ -61,7 +61,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(res.body.changes).toEqual({});
   });
 
-  it('spec 3: a room move frees the old room and keeps the assignment history', async () => {
+  it('a room move frees the old room and keeps the assignment history', async () => {
     const g = guest();
     await t.post(`${base}/guests/checkin`, g);
     const res = await t.post(`${base}/guests/update`, { pmsGuestId: g.pmsGuestId, roomNumber: `${String(g.roomNumber)}-new` });
@@ -82,7 +82,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     ]);
   });
 
-  it('spec 4.3: a move into a held room is 409 ROOM_OCCUPIED and changes nothing', async () => {
+  it('a move into a held room is 409 ROOM_OCCUPIED and changes nothing', async () => {
     const a = guest();
     const b = guest({ lastName: 'Babbage' });
     await t.post(`${base}/guests/checkin`, a);
@@ -94,14 +94,14 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(list.body.guests[0]).toMatchObject({ roomNumber: a.roomNumber, firstName: 'Ada' });
   });
 
-  it('spec 4.3: update or checkout of an unknown guest is 404 GUEST_NOT_FOUND', async () => {
+  it('update or checkout of an unknown guest is 404 GUEST_NOT_FOUND', async () => {
     expect((await t.post(`${base}/guests/update`, { pmsGuestId: 'nobody', firstName: 'X' })).body.code).toBe('GUEST_NOT_FOUND');
     const res = await t.post(`${base}/guests/checkout`, { pmsGuestId: 'nobody' });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('GUEST_NOT_FOUND');
   });
 
-  it('spec 4.4: checkout frees the room; a second checkout is 404; the guest may check in again as a new stay', async () => {
+  it('checkout frees the room; a second checkout is 404; the guest may check in again as a new stay', async () => {
     const g = guest();
     const first = await t.post(`${base}/guests/checkin`, g);
     const out = await t.post(`${base}/guests/checkout`, { pmsGuestId: g.pmsGuestId });
@@ -114,7 +114,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(again.body.guestId).not.toBe(first.body.guestId);
   });
 
-  it('decisions.md: GET /guests lists both sources in natural room order with every member', async () => {
+  it('GET /guests lists both sources in natural room order with every member', async () => {
     const other = await t.addHotel(`order-${engine}`);
     const b = `/api/pms/v1/order-${engine}`;
     for (const room of ['10', '2', '1A', '1']) {
@@ -147,7 +147,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
     expect(res.body.guests[0].createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
-  it('decisions.md: GET /guests with an unknown query parameter is 422 naming it', async () => {
+  it('GET /guests with an unknown query parameter is 422 naming it', async () => {
     const res = await t.api('GET', `${base}/guests?room=1`);
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: 'room', code: 'UNKNOWN_FIELD' })]);

@@ -8,8 +8,8 @@ import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { requestFingerprint } from '../../src/pms/idempotency.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer } from '../support/harness.js';
 
-// spec 8.2 (Idempotency), spec 7 (a 4xx does not consume the key) and decisions.md
-// "Idempotency", proven through real HTTPS requests on both engines.
+// Idempotency (docs/pms-interface.md, "Idempotency"; a 4xx does not use the key up),
+// proven through real HTTPS requests on both engines.
 // Each test gets its own key pair: rate limits count per key and endpoint (60/min for
 // events), so the file never runs into 429, and each test has its own scopes.
 
@@ -33,7 +33,7 @@ function expectOriginal(res: ApiResponse, status = 200): void {
   expect(res.body).not.toHaveProperty('_idempotent');
 }
 
-/** spec 8.2: status, body and requestId equal the original, `_idempotent: true` added; decisions.md: header. */
+/** A replay: status, body and requestId equal the original, `_idempotent: true` added, and the header. */
 function expectReplayOf(res: ApiResponse, original: ApiResponse): void {
   expect(res.status, res.text).toBe(original.status);
   expect(res.body).toEqual({ ...original.body, _idempotent: true });
@@ -56,7 +56,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   afterAll(() => t.close());
   beforeEach(async () => {
     k = await issueKeyPair(t.server.database.db, t.slug);
-    // The scope of a record is the api_keys row id of the one key (decisions.md: per API key).
+    // The scope of a record is the api_keys row id of the one key (a key belongs to one API key).
     liveScope = `${k.keyId}_live`;
     testScope = `${k.keyId}_test`;
   });
@@ -91,7 +91,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
   // ---------------------------------------------------------------- header rules
 
   it.each(['/guests/checkin', '/guests/update', '/guests/checkout', '/guests/sync'])(
-    'spec 8.2 "applies to every POST endpoint" + decisions.md errors: POST %s without Idempotency-Key is 400 IDEMPOTENCY_KEY_REQUIRED',
+    'every POST needs the header: POST %s without Idempotency-Key is 400 IDEMPOTENCY_KEY_REQUIRED',
     async (path) => {
       const body = path === '/guests/sync' ? { syncMode: 'full', guests: [guest()] } : guest();
       const res = await post(path, body, null);
@@ -100,7 +100,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     },
   );
 
-  it('decisions.md order of checks: authentication before the idempotency header, the header before content type and JSON', async () => {
+  it('order of checks: authentication before the idempotency header, the header before content type and JSON', async () => {
     expectError(await post('/guests/checkin', guest(), null, { key: null }), 401, 'UNAUTHORIZED');
     const noKeyBadType = await t.api('POST', `${base}/guests/checkin`, { key: k.live, rawBody: 'not json', headers: { 'content-type': 'text/plain' } });
     expectError(noKeyBadType, 400, 'IDEMPOTENCY_KEY_REQUIRED');
@@ -112,19 +112,19 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(testKey.body.requestId).toMatch(/^req_test_/);
   });
 
-  it('spec 8.2 "applies to every POST endpoint": GET /guests needs no Idempotency-Key', async () => {
+  it('only POSTs need the header: GET /guests needs no Idempotency-Key', async () => {
     const res = await t.api('GET', `${base}/guests`, { key: k.live });
     expect(res.status).toBe(200);
   });
 
-  it('spec 8.2 key length 1 to 255: an empty key is 400 IDEMPOTENCY_KEY_INVALID, nothing is processed', async () => {
+  it('key length 1 to 255: an empty key is 400 IDEMPOTENCY_KEY_INVALID, nothing is processed', async () => {
     const g = guest();
     expectError(await checkin(g, ''), 400, 'IDEMPOTENCY_KEY_INVALID');
     expectError(await checkin(g, '""'), 400, 'IDEMPOTENCY_KEY_INVALID');
     expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
   });
 
-  it('spec 8.2 key length 1 to 255: a 256-character key is 400 IDEMPOTENCY_KEY_INVALID (bare or quoted), nothing is processed', async () => {
+  it('key length 1 to 255: a 256-character key is 400 IDEMPOTENCY_KEY_INVALID (bare or quoted), nothing is processed', async () => {
     const g = guest();
     const long = 'k'.repeat(256);
     expectError(await checkin(g, long), 400, 'IDEMPOTENCY_KEY_INVALID');
@@ -132,7 +132,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g.pmsGuestId)).toHaveLength(0);
   });
 
-  it('spec 8.2 key length 1 to 255: 1- and 255-character keys are accepted and stored whole', async () => {
+  it('key length 1 to 255: 1- and 255-character keys are accepted and stored whole', async () => {
     const key255 = `${randomId(8)}${'x'.repeat(247)}`;
     expect(key255).toHaveLength(255);
     const g = guest();
@@ -145,7 +145,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectOriginal(await checkin(guest(), one));
   });
 
-  it('decisions.md: bare `abc` and structured-field `"abc"` name the same key (the second is a replay)', async () => {
+  it('bare `abc` and structured-field `"abc"` name the same key (the second is a replay)', async () => {
     const name = `abc-${randomId(8)}`;
     const g = guest();
     const bare = await checkin(g, name);
@@ -164,7 +164,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g2.pmsGuestId)).toHaveLength(1);
   });
 
-  it('decisions.md + spec 8.2: a quoted 255-character key is valid and names the same key as the bare one', async () => {
+  it('a quoted 255-character key is valid and names the same key as the bare one', async () => {
     const name = `${randomId(8)}${'q'.repeat(247)}`;
     const g = guest();
     const quoted = await checkin(g, `"${name}"`);
@@ -174,7 +174,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- replay
 
-  it('spec 8.2 Replay: same key + same body returns the stored response (status, body, requestId) + _idempotent and Idempotent-Replayed; processed once', async () => {
+  it('replay: same key + same body returns the stored response (status, body, requestId) + _idempotent and Idempotent-Replayed; processed once', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -198,7 +198,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(list.body.count).toBe(1);
   });
 
-  it('spec 8.2 Replay: an update replay is not re-processed (one activity entry, one room move)', async () => {
+  it('replay: an update replay is not re-processed (one activity entry, one room move)', async () => {
     const g = guest({ phone: '+4930123456' });
     await checkin(g, uniqueKey());
     const key = uniqueKey();
@@ -219,7 +219,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(assignments).toHaveLength(2);
   });
 
-  it('spec 8.2 Replay: a checkout replay returns the stored 200 although the guest is no longer active (no 404, no re-processing)', async () => {
+  it('replay: a checkout replay returns the stored 200 although the guest is no longer active (no 404, no re-processing)', async () => {
     const g = guest();
     await checkin(g, uniqueKey());
     const key = uniqueKey();
@@ -232,7 +232,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectError(await checkout(g.pmsGuestId, uniqueKey()), 404, 'GUEST_NOT_FOUND');
   });
 
-  it('decisions.md "member order and white space do not matter": a reordered, re-spaced body is a replay', async () => {
+  it('member order and white space do not matter: a reordered, re-spaced body is a replay', async () => {
     const g = guest({ phone: '+4930123456', adults: 2 });
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -245,7 +245,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
   });
 
-  it('decisions.md: same key with a different body is 422 IDEMPOTENCY_KEY_REUSED; nothing is processed and the record stays', async () => {
+  it('same key with a different body is 422 IDEMPOTENCY_KEY_REUSED; nothing is processed and the record stays', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -267,7 +267,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect((await guestRows(g.pmsGuestId))[0]).toMatchObject({ first_name: 'Ada' });
   });
 
-  it('decisions.md: same key on a different endpoint is 422 IDEMPOTENCY_KEY_REUSED and not processed', async () => {
+  it('same key on a different endpoint is 422 IDEMPOTENCY_KEY_REUSED and not processed', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -282,7 +282,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- 4xx does not consume
 
-  it('spec 7 "a 4xx does not consume the key": 422 (bad body), then the corrected body with the same key is 200 created', async () => {
+  it('a 4xx does not consume the key: 422 (bad body), then the corrected body with the same key is 200 created', async () => {
     const g = guest();
     const key = uniqueKey();
     const bad = await checkin({ ...g, checkInDate: '23.11.2026' }, key);
@@ -294,7 +294,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectReplayOf(await checkin(g, key), fixed);
   });
 
-  it('spec 7: 400 INVALID_JSON does not consume the key either', async () => {
+  it('400 INVALID_JSON does not consume the key either', async () => {
     const g = guest();
     const key = uniqueKey();
     const bad = await t.api('POST', `${base}/guests/checkin`, {
@@ -307,7 +307,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectOriginal(await checkin(g, key));
   });
 
-  it('spec 7: a 422 raised while processing (update date order against the stored check-in date) releases the key', async () => {
+  it('a 422 raised while processing (update date order against the stored check-in date) releases the key', async () => {
     const g = guest({ checkInDate: '2026-11-23', checkOutDate: '2026-11-26' });
     await checkin(g, uniqueKey());
     const key = uniqueKey();
@@ -319,7 +319,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(fixed.body.changes).toEqual({ checkOutDate: { from: '2026-11-26', to: '2026-11-28' } });
   });
 
-  it('spec 7: 409 ROOM_OCCUPIED, free the room, retry with the same key → 200 created (no record was stored for the failed change)', async () => {
+  it('409 ROOM_OCCUPIED, free the room, retry with the same key → 200 created (no record was stored for the failed change)', async () => {
     const holder = guest({ lastName: 'Holder' });
     await checkin(holder, uniqueKey());
     const g = guest({ roomNumber: holder.roomNumber });
@@ -340,7 +340,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g.pmsGuestId)).toHaveLength(1);
   });
 
-  it('spec 7: 409 ROOM_OCCUPIED on a room move, free the room, retry with the same key → 200 moved', async () => {
+  it('409 ROOM_OCCUPIED on a room move, free the room, retry with the same key → 200 moved', async () => {
     const a = guest();
     const b = guest();
     await checkin(a, uniqueKey());
@@ -355,7 +355,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(retry.body.changes).toEqual({ roomNumber: { from: a.roomNumber, to: b.roomNumber } });
   });
 
-  it('spec 7: 404 GUEST_NOT_FOUND on update, check the guest in, retry with the same key → 200 updated', async () => {
+  it('404 GUEST_NOT_FOUND on update, check the guest in, retry with the same key → 200 updated', async () => {
     const g = guest();
     const key = uniqueKey();
     const body = { pmsGuestId: g.pmsGuestId, firstName: 'Grace' };
@@ -367,7 +367,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(retry.body).toMatchObject({ status: 'updated', changes: { firstName: { from: 'Ada', to: 'Grace' } } });
   });
 
-  it('spec 7: 404 GUEST_NOT_FOUND on checkout, check the guest in, retry with the same key → 200 checked_out', async () => {
+  it('404 GUEST_NOT_FOUND on checkout, check the guest in, retry with the same key → 200 checked_out', async () => {
     const g = guest();
     const key = uniqueKey();
     expectError(await checkout(g.pmsGuestId, key), 404, 'GUEST_NOT_FOUND');
@@ -377,7 +377,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(retry.body.status).toBe('checked_out');
   });
 
-  it('spec 7: 409 GUEST_ALREADY_CHECKED_IN, check the guest out, retry with the same key → 200, a new stay', async () => {
+  it('409 GUEST_ALREADY_CHECKED_IN, check the guest out, retry with the same key → 200, a new stay', async () => {
     const g = guest();
     const stay1 = await checkin(g, uniqueKey());
     const key = uniqueKey();
@@ -390,7 +390,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- scope
 
-  it('decisions.md "live and test key of one pair are two scopes": the same key string on both is processed twice, never REUSED', async () => {
+  it('live and test key of one pair are two scopes: the same key string on both is processed twice, never REUSED', async () => {
     const key = uniqueKey();
     const liveBody = guest();
     const testBody = guest(); // a different body: REUSED if the scope were shared
@@ -416,7 +416,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(test2.body.guestId).toMatch(/^test_/);
   });
 
-  it('spec 8.2 "different hotels may use equal keys": the same key in two hotels is two independent requests', async () => {
+  it('different hotels may use equal keys: the same key in two hotels is two independent requests', async () => {
     const slug2 = `idem-${randomId(8)}`;
     const other = await t.addHotel(slug2);
     const key = uniqueKey();
@@ -429,7 +429,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await guestRows(g.pmsGuestId)).toHaveLength(2);
   });
 
-  it('decisions.md "each pair of a hotel has its own" scope: a second key pair with the same key is processed, not replayed', async () => {
+  it('each pair of a hotel has its own scope: a second key pair with the same key is processed, not replayed', async () => {
     const second = await issueKeyPair(db(), t.slug);
     const key = uniqueKey();
     const g = guest();
@@ -447,7 +447,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- test mode
 
-  it('decisions.md "test keys have idempotency exactly as live keys": a test replay returns the stored fake response; no guest data stored', async () => {
+  it('test keys have idempotency exactly as live keys: a test replay returns the stored fake response; no guest data stored', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key, { key: k.test });
@@ -473,7 +473,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(await record(liveScope, key)).toBeUndefined();
   });
 
-  it('decisions.md test mode: update and checkout replays with a test key, and 4xx does not consume a test key', async () => {
+  it('test mode: update and checkout replays with a test key, and 4xx does not consume a test key', async () => {
     const upKey = uniqueKey();
     const up = await update({ pmsGuestId: 'T-1', firstName: 'Grace' }, upKey, { key: k.test });
     expectOriginal(up);
@@ -491,7 +491,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- concurrency
 
-  it('decisions.md "two concurrent requests with the same key: exactly one is processed": 10 parallel identical check-ins', async () => {
+  it('of concurrent requests with the same key exactly one is processed: 10 parallel identical check-ins', async () => {
     const g = guest();
     const key = uniqueKey();
     const results = await Promise.all(Array.from({ length: 10 }, () => checkin(g, key)));
@@ -512,7 +512,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectReplayOf(await checkin(g, key), original);
   });
 
-  it('decisions.md exactly once: 10 parallel identical room moves make one guest.room_moved entry', async () => {
+  it('exactly once: 10 parallel identical room moves make one guest.room_moved entry', async () => {
     const g = guest();
     await checkin(g, uniqueKey());
     const key = uniqueKey();
@@ -536,7 +536,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(assignments).toHaveLength(2);
   });
 
-  it('decisions.md exactly once: parallel different bodies under one key → one processed, the rest IN_USE or REUSED', async () => {
+  it('exactly once: parallel different bodies under one key → one processed, the rest IN_USE or REUSED', async () => {
     const key = uniqueKey();
     const bodies = Array.from({ length: 8 }, () => guest());
     const results = await Promise.all(bodies.map((b) => checkin(b, key)));
@@ -562,7 +562,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- lifetime
 
-  it('spec 8.2 Replay "without re-processing": a check-in key sent after the guest checked out replays; no new stay', async () => {
+  it('replay without re-processing: a check-in key sent after the guest checked out replays; no new stay', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -666,7 +666,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     },
   );
 
-  it('spec 8.2 Lifetime 24 h: a stored record expires 24 h after completion', async () => {
+  it('lifetime 24 h: a stored record expires 24 h after completion', async () => {
     const key = uniqueKey();
     expectOriginal(await checkin(guest(), key));
     const rec = await record(liveScope, key);
@@ -674,7 +674,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(Date.parse(rec?.expires_at ?? '') - Date.parse(rec?.created_at ?? '')).toBe(24 * HOUR_MS);
   });
 
-  it('spec 8.2 "afterwards the key can be reused": with expires_at in the past, the same key with a different body is 200, not REUSED', async () => {
+  it('afterwards the key can be reused: with expires_at in the past, the same key with a different body is 200, not REUSED', async () => {
     const key = uniqueKey();
     const first = await checkin(guest(), key);
     expectOriginal(first);
@@ -695,7 +695,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expectReplayOf(await checkin(g2, key), second);
   });
 
-  it('spec 8.2 Lifetime: after expiry the same key and same body is processed anew (a new stay), not replayed', async () => {
+  it('lifetime: after expiry the same key and same body is processed anew (a new stay), not replayed', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key);
@@ -712,7 +712,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(again.body.requestId).not.toBe(first.body.requestId);
   });
 
-  it('decisions.md "expired records are purged by a periodic job": runRetention (innsync purge) deletes exactly the expired records', async () => {
+  it('expired records are purged by a periodic job: runRetention (innsync purge) deletes exactly the expired records', async () => {
     const expiredKeys = [uniqueKey(), uniqueKey()];
     const keptKey = uniqueKey();
     for (const key of [...expiredKeys, keptKey]) expectOriginal(await checkin(guest(), key));
@@ -735,7 +735,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- storage
 
-  it('decisions.md "written in the same transaction": after a check-in the record is done with status 200 and the response body', async () => {
+  it('written in the same transaction: after a check-in the record is done with status 200 and the response body', async () => {
     const g = guest();
     const key = uniqueKey();
     const res = await checkin(g, key);
@@ -743,14 +743,14 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const rec = await record(liveScope, key);
     expect(rec).toMatchObject({ status_code: 200 });
     expect(JSON.parse(rec?.response_body ?? 'null')).toEqual(res.body);
-    // Only 2xx responses are stored (spec 8.2): nothing for the failed attempt of another key.
+    // Only 2xx responses are stored: nothing for the failed attempt of another key.
     const failKey = uniqueKey();
     expectError(await checkin(g, failKey), 409, 'GUEST_ALREADY_CHECKED_IN');
     expect(await record(liveScope, failKey)).toBeUndefined();
   });
 
   it.runIf(engine === 'postgres')(
-    'decisions.md "a crash can never leave ... its stored response without the change": a check-in failing at COMMIT leaves no stored response',
+    'a crash never leaves a stored response without its change: a check-in failing at COMMIT leaves no stored response',
     async () => {
       // A deferred constraint trigger (this test's throwaway database only) fails the
       // COMMIT of a check-in whose pmsGuestId starts with FAIL-COMMIT-. If the response
@@ -784,7 +784,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   // ---------------------------------------------------------------- rate limit and log
 
-  it('decisions.md "replays count against the rate limit": X-RateLimit-Remaining decreases on each replay', async () => {
+  it('replays count against the rate limit: X-RateLimit-Remaining decreases on each replay', async () => {
     const g = guest();
     const key = uniqueKey();
     // Make sure original and replays fall into one fixed window (set-up, not asserted).
@@ -804,7 +804,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     expect(remaining[2]).toBe((remaining[0] ?? 0) - 2);
   });
 
-  it('decisions.md "replays are logged like any request": request_log holds the original and the replay with the key', async () => {
+  it('replays are logged like any request: request_log holds the original and the replay with the key', async () => {
     const g = guest();
     const key = uniqueKey();
     const first = await checkin(g, key, { headers: { 'user-agent': 'idem-test/1' } });

@@ -28,7 +28,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
   const activityOf = (pmsGuestId: unknown) =>
     db().selectFrom('activity_log').selectAll().where('hotel_id', '=', hotelId).where('pms_guest_id', '=', String(pmsGuestId)).orderBy('created_at').execute();
 
-  it('spec 8.3: live, test, 422, 401 and 400 requests each get one request-log row with payload, response, client IP, User-Agent, duration, idempotency key, key id and mode', async () => {
+  it('live, test, 422, 401 and 400 requests each get one request-log row with payload, response, client IP, User-Agent, duration, idempotency key, key id and mode', async () => {
     const pair = await freshPair();
     const ua = `innsync-log-test/${engine} (+https://pms.example)`;
     const headers = { 'user-agent': ua };
@@ -108,7 +108,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     });
     expect(JSON.parse(rows.get(bad.body.requestId)?.response_body ?? '{}')).toMatchObject({ code: 'INVALID_DATE_FORMAT' });
     // Refused before authentication: no key, no hotel, but the rest of the request, and the
-    // sizes of its bodies without the bodies (decisions.md: not attributed to a hotel).
+    // sizes of its bodies without the bodies (a request not attributed to a hotel).
     expect(rows.get(denied.body.requestId)).toMatchObject({
       ...common,
       status_code: 401,
@@ -135,7 +135,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       path: `${base}/guests?source=pms`,
       status_code: 200,
       request_body: null,
-      // decisions.md: a GET /guests answer is logged as its count and guest ids, not the roster.
+      // A GET /guests answer is logged as its count and guest ids, not the roster.
       response_body: JSON.stringify({ count: list.body.count, ids: list.body.guests.map((g: { guestId: string }) => g.guestId) }),
       response_bytes: Buffer.byteLength(list.text),
       idempotency_key: null,
@@ -166,7 +166,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(rows.get(nul.body.requestId as string)?.request_body).toBe('{"pmsGuestId":"a\\u0000b"}');
   });
 
-  it('decisions.md Request and activity logs: no request-log column ever holds a plain key or the Authorization header', async () => {
+  it('no request-log column ever holds a plain key or the Authorization header', async () => {
     const pair = await freshPair();
     await t.post(`${base}/guests/checkin`, guest(), { key: pair.live });
     await t.post(`${base}/guests/checkin`, guest(), { key: pair.test });
@@ -193,7 +193,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     }
   });
 
-  it('spec 8.3: request-log rows older than 90 days are purged by the retention job; younger ones stay', async () => {
+  it('request-log rows older than 90 days are purged by the retention job; younger ones stay', async () => {
     const now = Date.now();
     const row = (id: string, ageMs: number) => ({
       id,
@@ -239,7 +239,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(older).toEqual([]);
   });
 
-  it('decisions.md activity log: live check-in, update, room move and checkout each write a pms entry with the key pair id and {from, to} changes', async () => {
+  it('activity log: live check-in, update, room move and checkout each write a pms entry with the key pair id and {from, to} changes', async () => {
     const pair = await freshPair();
     const g = guest({ firstName: 'Ada', phone: '+4930123456' });
     expect((await t.post(`${base}/guests/checkin`, g, { key: pair.live })).status).toBe(200);
@@ -286,7 +286,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(rows.map((r) => r.action).sort()).toEqual(['guest.checked_in', 'guest.checked_out', 'guest.room_moved', 'guest.updated']);
   });
 
-  it('decisions.md activity log: a failed live request (404, 409, 422) writes no entry', async () => {
+  it('activity log: a failed live request (404, 409, 422) writes no entry', async () => {
     const pair = await freshPair();
     const holder = guest();
     await t.post(`${base}/guests/checkin`, holder, { key: pair.live });
@@ -303,7 +303,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
     expect(await db().selectFrom('activity_log').select('id').where('actor_id', '=', pair.keyId).execute()).toHaveLength(2);
   });
 
-  it('spec 5 test versus live: test-key check-in, update and checkout write no activity entry', async () => {
+  it('test versus live: test-key check-in, update and checkout write no activity entry', async () => {
     const pair = await freshPair();
     const g = guest();
     expect((await t.post(`${base}/guests/checkin`, g, { key: pair.test })).status).toBe(200);
@@ -318,7 +318,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
       .toEqual(['test', 'test', 'test']);
   });
 
-  it('spec 3 / spec 5: live check-in, update, room move and checkout publish roster events; test-key requests publish none', async () => {
+  it('live check-in, update, room move and checkout publish roster events; test-key requests publish none', async () => {
     const pair = await freshPair();
     const events: RosterChange[] = [];
     const unsubscribe = t.server.bus.subscribe(hotelId, (e) => events.push(e));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 
-// Issue 13 "Messages that name the fix": each validation message is a sentence a person
+// Messages that name the fix: each validation message is a sentence a person
 // can act on, for the PMS API and the dashboard alike; a query's parts are parameters.
 
 describe('validation messages', () => {

@@ -6,7 +6,7 @@ import { expectRateLimitHeaders, firstInFreshWindow } from '../support/rate-limi
 const MINUTE = { windowSeconds: 60 };
 const HOUR = { windowSeconds: 3600 };
 
-describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
+describe.each(testEngines())('rate limits per key and endpoint (%s)', (engine) => {
   let t: TestServer;
   let base: string;
   beforeAll(async () => {
@@ -65,7 +65,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(rl.reset - retryAfter).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 1);
   }
 
-  it('spec 8.1: the 61st check-in of a key in one window is 429 RATE_LIMITED with retryAfter = Retry-After, and is not processed', async () => {
+  it('the 61st check-in of a key in one window is 429 RATE_LIMITED with retryAfter = Retry-After, and is not processed', async () => {
     const pair = await freshPair();
     const { res: first, sentAtMs } = await firstInFreshWindow(() => checkin(pair.live));
     expect(first.status).toBe(200);
@@ -83,7 +83,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(stored).toEqual([]);
   });
 
-  it('spec 8.1: a test key has the same limit, and its 429 carries a req_test_ id', async () => {
+  it('a test key has the same limit, and its 429 carries a req_test_ id', async () => {
     const pair = await freshPair();
     const { res: first } = await firstInFreshWindow(() => checkin(pair.test));
     expect(first.status).toBe(200);
@@ -94,7 +94,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(res.body.requestId).toMatch(/^req_test_/);
   });
 
-  it('spec 8.1: every response carries X-RateLimit-* and the IETF RateLimit fields of the limit it counted against (200, 400, 404, 415, 422, 401, 405, 429)', async () => {
+  it('every response carries X-RateLimit-* and the IETF RateLimit fields of the limit it counted against (200, 400, 404, 415, 422, 401, 405, 429)', async () => {
     const pair = await freshPair();
     const { res: first, sentAtMs } = await firstInFreshWindow(() => list(pair.live));
     const cases: Array<[string, number, ApiResponse, { limit: number; windowSeconds: number }, number]> = [];
@@ -144,7 +144,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(checkinRemaining).toEqual([59, 58, 57, 56, 55, 54]);
   });
 
-  it('spec 8.1: GET /guests allows 30 requests per minute per key; the 31st is 429', async () => {
+  it('GET /guests allows 30 requests per minute per key; the 31st is 429', async () => {
     const pair = await freshPair();
     const { res: first, sentAtMs } = await firstInFreshWindow(() => list(pair.live));
     expect(first.status).toBe(200);
@@ -154,7 +154,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expectRateLimited(await list(pair.live), 30, 60, sentAt);
   });
 
-  it('spec 8.1: sync allows 10 requests per hour per key; the 11th is 429', async () => {
+  it('sync allows 10 requests per hour per key; the 11th is 429', async () => {
     const pair = await freshPair();
     const { res: first, sentAtMs } = await firstInFreshWindow(() => sync(pair.test));
     expect(SYNC_SERVED).toContain(first.status);
@@ -173,7 +173,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(live.headers['x-ratelimit-remaining']).toBe('9');
   });
 
-  it('spec 8.1: sync requests refused by validation count too: the 11th invalid sync of a key is 429, not 422', async () => {
+  it('sync requests refused by validation count too: the 11th invalid sync of a key is 429, not 422', async () => {
     const pair = await freshPair();
     const { res: first } = await firstInFreshWindow(() => invalidSync(pair.live));
     expect(first.status).toBe(422);
@@ -182,7 +182,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expectRateLimited(await invalidSync(pair.live), 10, 3600, sentAt);
   });
 
-  it('spec 8.1: each endpoint has its own counter; an exhausted check-in limit leaves update, checkout, GET and sync untouched', async () => {
+  it('each endpoint has its own counter; an exhausted check-in limit leaves update, checkout, GET and sync untouched', async () => {
     const pair = await freshPair();
     const { res: first } = await firstInFreshWindow(() => checkin(pair.live));
     expect(first.status).toBe(200);
@@ -210,7 +210,7 @@ describe.each(testEngines())('rate limits, spec 8.1 (%s)', (engine) => {
     expect(names.size).toBe(5);
   });
 
-  it('decisions.md Rate limits: the live and the test key of one pair count separately, and so do two pairs of one hotel', async () => {
+  it('the live and the test key of one pair count separately, and so do two pairs of one hotel', async () => {
     const pair = await freshPair();
     const other = await freshPair();
     const { res: first } = await firstInFreshWindow(() => checkin(pair.live));
@@ -239,7 +239,7 @@ describe.each(testEngines())('per-IP limit for requests without a valid key (%s)
   });
   afterAll(() => t.close());
 
-  it('decisions.md Rate limits: the 101st failed-auth request from one IP in a minute is 429; a request with a valid key is still served', async () => {
+  it('the 101st failed-auth request from one IP in a minute is 429; a request with a valid key is still served', async () => {
     const bad = 'pms_live_guessedguessedguessed';
     const { res: first, sentAtMs } = await firstInFreshWindow(() => t.api('GET', `${base}/guests`, { key: bad }));
     expect(first.status).toBe(401);

@@ -9,7 +9,7 @@ import { addStaffUser, DashboardClient, eventually, sleep } from '../support/das
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 
-// Issue 10 / decisions.md "Request and activity logs": request-log bodies are capped at
+// docs/pms-interface.md, "Request and activity logs": request-log bodies are capped at
 // 64 KiB (first part + marker + full size + SHA-256), a GET /guests answer is stored as its
 // count and guest ids, requests not attributed to a hotel keep their sizes but no body, and
 // the API reference is not logged. Through real HTTPS requests on both engines.

@@ -50,7 +50,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
   const roomsOf = (list: Array<Record<string, unknown>>) =>
     Object.fromEntries(list.map((g) => [String(g.pmsGuestId ?? `receptionist:${String(g.lastName)}`), g.roomNumber]));
 
-  it('spec 4.5: every summary count and each details shape', async () => {
+  it('every summary count and each details shape', async () => {
     const h = await hotel();
     const stay = guest({ pmsGuestId: 'STAY', roomNumber: '1' });
     const change = guest({ pmsGuestId: 'CHANGE', roomNumber: '2', lastName: 'Old' });
@@ -75,7 +75,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(roomsOf(await h.list())).toEqual({ STAY: '1', CHANGE: '5', ARRIVE: '4', 'receptionist:Walkin': '99' });
   });
 
-  it('decisions.md: absent fields keep stored values, explicit null clears; a second sync of the same list is all unchanged', async () => {
+  it('absent fields keep stored values, explicit null clears; a second sync of the same list is all unchanged', async () => {
     const h = await hotel();
     const g = guest({ pmsGuestId: 'KEEP', roomNumber: '7', phone: '+4930123456', email: 'keep@example.com' });
     await h.checkin(g);
@@ -106,7 +106,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     ]);
   });
 
-  it('decisions.md: a room swap and a 3-way rotation among listed guests succeed', async () => {
+  it('a room swap and a 3-way rotation among listed guests succeed', async () => {
     const h = await hotel();
     const a = guest({ pmsGuestId: 'A', roomNumber: '101' });
     const b = guest({ pmsGuestId: 'B', roomNumber: '102' });
@@ -139,7 +139,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect([Number(active.n), Number(all.n)]).toEqual([5, 10]);
   });
 
-  it('decisions.md: a target room held by a receptionist guest fails the whole sync with 409 ROOM_OCCUPIED; the roster is identical before and after', async () => {
+  it('a target room held by a receptionist guest fails the whole sync with 409 ROOM_OCCUPIED; the roster is identical before and after', async () => {
     const h = await hotel();
     await h.checkin(guest({ pmsGuestId: 'X', roomNumber: '1' }));
     await h.checkin(guest({ pmsGuestId: 'Y', roomNumber: '2' }));
@@ -153,7 +153,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(await t.server.database.db.selectFrom('activity_log').selectAll().where('hotel_id', '=', h.hotelId).execute()).toEqual(activityBefore);
   });
 
-  it('spec 3: receptionist guests are never updated or checked out and count in manualSkipped', async () => {
+  it('receptionist guests are never updated or checked out and count in manualSkipped', async () => {
     const h = await hotel();
     await h.walkIn('10', 'One');
     await h.walkIn('11', 'Two');
@@ -162,7 +162,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect((await h.list()).map((g) => g.source)).toEqual(['receptionist', 'receptionist']);
   });
 
-  it('spec 4.5: an empty list checks out every PMS guest and frees their rooms', async () => {
+  it('an empty list checks out every PMS guest and frees their rooms', async () => {
     const h = await hotel();
     for (let i = 1; i <= 4; i++) await h.checkin(guest({ pmsGuestId: `E${i}`, roomNumber: String(i) }));
     const res = await h.sync([]);
@@ -172,7 +172,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect((await h.checkin(guest({ roomNumber: '1' }))).status).toBe(200);
   });
 
-  it('spec 8.2: a sync replayed with its idempotency key is not re-applied', async () => {
+  it('a sync replayed with its idempotency key is not re-applied', async () => {
     const h = await hotel();
     const key = uniqueKey('sync-replay');
     const list = [guest({ pmsGuestId: 'R1', roomNumber: '1' })];
@@ -219,7 +219,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     );
   });
 
-  it('decisions.md: test mode validates as live, reads and writes nothing, and counts every listed guest as checkedIn', async () => {
+  it('test mode validates as live, reads and writes nothing, and counts every listed guest as checkedIn', async () => {
     const h = await hotel();
     await h.checkin(guest({ pmsGuestId: 'LIVE1', roomNumber: '1' }));
     await h.walkIn('2');

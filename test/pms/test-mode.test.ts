@@ -4,7 +4,7 @@ import type { RosterChange } from '../../src/events/roster-events.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer } from '../support/harness.js';
 
-// decisions.md "Test mode" (and spec 5 "Test versus live keys"): a test key validates
+// Test mode (docs/pms-interface.md, "Test mode"): a test key validates
 // exactly as a live key, then answers as if the roster were empty, persists nothing
 // and publishes nothing. Each test gets its own key pair so rate limits never interfere.
 
@@ -53,7 +53,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
   }
 
   /** Collects roster events of the hotel while `fn` runs. */
-  it('decisions.md Test mode: check-in answers 200 created with a test_ guestId, _sandbox: true and a req_test_ requestId', async () => {
+  it('check-in answers 200 created with a test_ guestId, _sandbox: true and a req_test_ requestId', async () => {
     const g = guest({ roomNumber: ' 305 ' });
     const res = await test('/guests/checkin', g);
     expect(res.status).toBe(200);
@@ -67,7 +67,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     });
   });
 
-  it('decisions.md Test mode: the roster looks empty to check-in (active pmsGuestId and held room still 200; repeated check-in 200)', async () => {
+  it('the roster looks empty to check-in (active pmsGuestId and held room still 200; repeated check-in 200)', async () => {
     const held = guest();
     expect((await live('/guests/checkin', held)).status).toBe(200);
     const sameGuest = await test('/guests/checkin', held);
@@ -81,7 +81,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(again.body.guestId).toBe(sameGuest.body.guestId);
   });
 
-  it('decisions.md Test mode: update of any valid pmsGuestId is 200 with every submitted field as {from: null, to}, roomNumber trimmed, no _sandbox', async () => {
+  it('update of any valid pmsGuestId is 200 with every submitted field as {from: null, to}, roomNumber trimmed, no _sandbox', async () => {
     const body = {
       pmsGuestId: `never-checked-in-${randomId(6)}`,
       roomNumber: '  412 ',
@@ -120,7 +120,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(res.body).not.toHaveProperty('_sandbox');
   });
 
-  it('decisions.md Test mode: update never reads the roster (an active live guest still reports from: null; pmsGuestId alone gives changes {})', async () => {
+  it('update never reads the roster (an active live guest still reports from: null; pmsGuestId alone gives changes {})', async () => {
     const g = guest({ firstName: 'Ada' });
     await live('/guests/checkin', g);
     const res = await test('/guests/update', { pmsGuestId: g.pmsGuestId, firstName: 'Ada' });
@@ -131,7 +131,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(bare.body.changes).toEqual({});
   });
 
-  it('decisions.md Test mode: checkout is 200 checked_out with roomNumber: null and _sandbox: true, for any valid pmsGuestId', async () => {
+  it('checkout is 200 checked_out with roomNumber: null and _sandbox: true, for any valid pmsGuestId', async () => {
     const res = await test('/guests/checkout', { pmsGuestId: `unknown-${randomId(6)}` });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -144,7 +144,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     });
   });
 
-  it('decisions.md Test mode: a test checkout of an active live guest leaves the live guest in house', async () => {
+  it('a test checkout of an active live guest leaves the live guest in house', async () => {
     const g = guest();
     await live('/guests/checkin', g);
     const res = await test('/guests/checkout', { pmsGuestId: g.pmsGuestId });
@@ -154,7 +154,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(list.body.count).toBe(1);
   });
 
-  it('spec 4.1: GET /guests with a test key is {guests: [], count: 0} even when the live roster has guests', async () => {
+  it('GET /guests with a test key is {guests: [], count: 0} even when the live roster has guests', async () => {
     const g = guest();
     await live('/guests/checkin', g);
     const liveList = await t.api('GET', `${base}/guests`, { key: k.live });
@@ -166,7 +166,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     }
   });
 
-  it('decisions.md Test mode: nothing is written to guests, room_assignments or activity_log', async () => {
+  it('nothing is written to guests, room_assignments or activity_log', async () => {
     const before = await rosterRows();
     const g = guest();
     expect((await test('/guests/checkin', g)).status).toBe(200);
@@ -186,7 +186,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(after.activity).toBe(before.activity + 1);
   });
 
-  it('spec 5: test-key requests publish no roster event (no dashboard update) while live ones do', async () => {
+  it('test-key requests publish no roster event (no dashboard update) while live ones do', async () => {
     const g = guest();
     // Test-key requests first, then the same guest live: events arrive in commit order
     // (on PostgreSQL asynchronously, by NOTIFY), so once the live ones are in, any event of
@@ -214,7 +214,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(liveEvents.every((e) => e.hotelId === hotelId)).toBe(true);
   });
 
-  it('spec 2.3: live responses never carry _sandbox (check-in, update, checkout, GET) and use req_ ids', async () => {
+  it('live responses never carry _sandbox (check-in, update, checkout, GET) and use req_ ids', async () => {
     const g = guest();
     const responses = [
       await live('/guests/checkin', g),
@@ -230,7 +230,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(responses.slice(0, 4).map((r) => r.status)).toEqual([200, 200, 200, 200]);
   });
 
-  it('decisions.md Test mode: a test key validates identically (same 422 bodies apart from requestId)', async () => {
+  it('a test key validates identically (same 422 bodies apart from requestId)', async () => {
     const cases: Array<[string, unknown]> = [
       ['/guests/checkin', guest({ roomNo: '1' })],
       ['/guests/checkin', guest({ lastName: '', phone: '0049', adults: 100, language: 'EN', nationality: 'AB' })],
@@ -257,7 +257,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     }
   });
 
-  it('decisions.md Test mode: a valid sync with a test key counts every listed guest as checkedIn and changes nothing', async () => {
+  it('a valid sync with a test key counts every listed guest as checkedIn and changes nothing', async () => {
     const live1 = guest();
     await live('/guests/checkin', live1);
     const before = await rosterRows();
@@ -268,7 +268,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(await rosterRows()).toEqual(before);
   });
 
-  it('decisions.md: once authenticated with a test key, errors carry req_test_ ids (400, 415, 413, 422)', async () => {
+  it('once authenticated with a test key, errors carry req_test_ ids (400, 415, 413, 422)', async () => {
     const url = `${base}/guests/checkin`;
     const errors = [
       await t.api('POST', url, { key: k.test, body: guest() }), // no Idempotency-Key
@@ -294,7 +294,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     for (const r of errors) expect(r.body.requestId, r.text).toMatch(TEST_REQ);
   });
 
-  it('decisions.md: responses before authentication use req_ ids (401 for a wrong test key, 404 and 405 even with a valid test key)', async () => {
+  it('responses before authentication use req_ ids (401 for a wrong test key, 404 and 405 even with a valid test key)', async () => {
     const other = await t.addHotel(`other-${engine}-${randomId(4).toLowerCase()}`);
     const unauthorized = [
       await t.post(`${base}/guests/checkin`, guest(), { key: `pms_test_${randomId(24)}` }),
@@ -313,7 +313,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
     expect(notAllowed.body.requestId).toMatch(LIVE_REQ);
   });
 
-  it('decisions.md Idempotency: test keys have idempotency like live keys (replay of the stored test response)', async () => {
+  it('idempotency: test keys have idempotency like live keys (replay of the stored test response)', async () => {
     const key = uniqueKey('tm');
     const g = guest();
     const first = await test('/guests/checkin', g, { idempotencyKey: key });

@@ -3,7 +3,8 @@ import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer } from '../support/harness.js';
 
-// decisions.md "Guest fields" and "Errors", proven through real HTTPS requests.
+// docs/pms-interface.md, "Guest fields", "Request bodies", "Errors" and "Order of checks",
+// proven through real HTTPS requests.
 // Each test gets its own key pair (rate limits count per key and endpoint: 60/min for
 // events, 10/h for sync), so the file never runs into 429.
 
@@ -89,8 +90,8 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   // ---------------------------------------------------------------- guest fields
 
-  describe('decisions.md: Guest fields', () => {
-    it('decisions.md: pmsGuestId is 1-128 chars (1 and 128 accepted)', async () => {
+  describe('guest fields', () => {
+    it('pmsGuestId is 1-128 chars (1 and 128 accepted)', async () => {
       const long = `P${rid()}`.padEnd(128, 'x');
       const res = await checkin({ pmsGuestId: long });
       expect(res.status).toBe(200);
@@ -99,7 +100,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(one.status).toBe(200);
     });
 
-    it('decisions.md: pmsGuestId empty, 129 chars, control characters or not a string is refused', async () => {
+    it('pmsGuestId empty, 129 chars, control characters or not a string is refused', async () => {
       await expectRefused('pmsGuestId', [
         ['', 'TOO_SHORT'],
         ['P'.repeat(129), 'TOO_LONG'],
@@ -111,7 +112,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: roomNumber is trimmed (" 305 " is stored as "305")', async () => {
+    it('roomNumber is trimmed (" 305 " is stored as "305")', async () => {
       const room = `3${rid()}`;
       const g = guest({ roomNumber: `  ${room} ` });
       const res = await post('/guests/checkin', g);
@@ -124,7 +125,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(clash.body.code).toBe('ROOM_OCCUPIED');
     });
 
-    it('decisions.md: roomNumber is 1-20 chars after trimming (1 and 20 accepted, padding does not count)', async () => {
+    it('roomNumber is 1-20 chars after trimming (1 and 20 accepted, padding does not count)', async () => {
       const twenty = `${rid()}`.padEnd(20, '0');
       const res = await checkin({ roomNumber: twenty });
       expect(res.status).toBe(200);
@@ -137,7 +138,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(one.status).toBe(200);
     });
 
-    it('decisions.md: roomNumber blanks only, empty, 21 chars or control characters is refused', async () => {
+    it('roomNumber blanks only, empty, 21 chars or control characters is refused', async () => {
       await expectRefused('roomNumber', [
         ['   ', 'TOO_SHORT'],
         ['', 'TOO_SHORT'],
@@ -149,11 +150,11 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: lastName is 1-100 chars (1 and 100 accepted)', async () => {
+    it('lastName is 1-100 chars (1 and 100 accepted)', async () => {
       await expectAccepted('lastName', ['L', 'L'.repeat(100)]);
     });
 
-    it('decisions.md: lastName empty or 101 chars is refused (an empty string is not "absent")', async () => {
+    it('lastName empty or 101 chars is refused (an empty string is not "absent")', async () => {
       await expectRefused('lastName', [
         ['', 'TOO_SHORT'],
         ['L'.repeat(101), 'TOO_LONG'],
@@ -161,25 +162,25 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: firstName is 1-100 chars, optional, may be null', async () => {
+    it('firstName is 1-100 chars, optional, may be null', async () => {
       await expectAccepted('firstName', ['F', 'F'.repeat(100), null]);
     });
 
-    it('decisions.md: firstName "" breaks the 1-100 rule (an empty string is not "absent"); 101 chars refused', async () => {
+    it('firstName "" breaks the 1-100 rule (an empty string is not "absent"); 101 chars refused', async () => {
       await expectRefused('firstName', [
         ['', 'TOO_SHORT'],
         ['F'.repeat(101), 'TOO_LONG'],
       ]);
     });
 
-    it('decisions.md: checkInDate is a real calendar date (2024-02-29 accepted)', async () => {
+    it('checkInDate is a real calendar date (2024-02-29 accepted)', async () => {
       const g = guest({ checkInDate: '2024-02-29', checkOutDate: '2024-03-01' });
       const res = await post('/guests/checkin', g);
       expect(res.status).toBe(200);
       expect(await listByPmsId(String(g.pmsGuestId))).toMatchObject({ checkInDate: '2024-02-29', checkOutDate: '2024-03-01' });
     });
 
-    it('decisions.md: checkInDate 2026-02-30, 2023-02-29, 2026-13-01, 2026-1-5, a timestamp or a number is 422 INVALID_DATE_FORMAT', async () => {
+    it('checkInDate 2026-02-30, 2023-02-29, 2026-13-01, 2026-1-5, a timestamp or a number is 422 INVALID_DATE_FORMAT', async () => {
       await expectRefused(
         'checkInDate',
         [
@@ -195,7 +196,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       );
     });
 
-    it('decisions.md: checkOutDate is a real calendar date (2024-02-29 accepted; 2026-02-30, 2026-1-5, a number refused)', async () => {
+    it('checkOutDate is a real calendar date (2024-02-29 accepted; 2026-02-30, 2026-1-5, a number refused)', async () => {
       const res = await checkin({ checkInDate: '2024-02-28', checkOutDate: '2024-02-29' });
       expect(res.status).toBe(200);
       await expectRefused(
@@ -209,14 +210,14 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       );
     });
 
-    it('decisions.md: checkOutDate not before checkInDate (same day accepted, a day earlier refused)', async () => {
+    it('checkOutDate not before checkInDate (same day accepted, a day earlier refused)', async () => {
       const same = await checkin({ checkInDate: '2026-11-23', checkOutDate: '2026-11-23' });
       expect(same.status).toBe(200);
       const res = await checkin({ checkInDate: '2026-11-23', checkOutDate: '2026-11-22' });
       expectOnly422(res, 'VALIDATION_ERROR', [['checkOutDate', 'DATE_ORDER']]);
     });
 
-    it('decisions.md: checkOutDate not before checkInDate also on update, against the stored date', async () => {
+    it('checkOutDate not before checkInDate also on update, against the stored date', async () => {
       const g = guest({ checkInDate: '2026-11-23', checkOutDate: '2026-11-26' });
       await post('/guests/checkin', g);
       // Only checkOutDate sent: compared with the stored checkInDate.
@@ -235,18 +236,18 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(ok.body.changes).toEqual({ checkInDate: { from: '2026-11-23', to: '2026-11-27' }, checkOutDate: { from: '2026-11-26', to: '2026-11-28' } });
     });
 
-    it('decisions.md: update dates must be real calendar dates (422 INVALID_DATE_FORMAT)', async () => {
+    it('update dates must be real calendar dates (422 INVALID_DATE_FORMAT)', async () => {
       const g = guest();
       await post('/guests/checkin', g);
       const res = await post('/guests/update', { pmsGuestId: g.pmsGuestId, checkOutDate: '2026-02-30' });
       expectOnly422(res, 'INVALID_DATE_FORMAT', [['checkOutDate', 'INVALID_DATE_FORMAT']]);
     });
 
-    it('decisions.md: phone is E.164 (+ then 2-15 digits, first not 0), optional, may be null', async () => {
+    it('phone is E.164 (+ then 2-15 digits, first not 0), optional, may be null', async () => {
       await expectAccepted('phone', ['+4930123456', '+12', '+123456789012345', null]);
     });
 
-    it('decisions.md: phone not E.164 is refused (1 digit, 16 digits, leading 0, no +, spaces)', async () => {
+    it('phone not E.164 is refused (1 digit, 16 digits, leading 0, no +, spaces)', async () => {
       await expectRefused('phone', [
         ['+1', 'INVALID_FORMAT'],
         ['+1234567890123456', 'INVALID_FORMAT'],
@@ -258,14 +259,14 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: email is an e-mail address of at most 254 chars (254 accepted), optional, may be null', async () => {
+    it('email is an e-mail address of at most 254 chars (254 accepted), optional, may be null', async () => {
       // 64 + 1 + 189 = 254 characters, every DNS label at most 63.
       const email254 = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
       expect(email254).toHaveLength(254);
       await expectAccepted('email', ['guest@example.com', email254, null]);
     });
 
-    it('decisions.md: email over 254 chars or not an address is refused', async () => {
+    it('email over 254 chars or not an address is refused', async () => {
       const email255 = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}`;
       expect(email255).toHaveLength(255);
       const long = await checkin({ email: email255 });
@@ -278,11 +279,11 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: language is an assigned ISO 639-1 code in lower case (en, de accepted), may be null', async () => {
+    it('language is an assigned ISO 639-1 code in lower case (en, de accepted), may be null', async () => {
       await expectAccepted('language', ['en', 'de', null]);
     });
 
-    it('decisions.md: language zz (unassigned), EN (upper case) and eng (639-2) are refused', async () => {
+    it('language zz (unassigned), EN (upper case) and eng (639-2) are refused', async () => {
       await expectRefused('language', [
         ['zz', 'INVALID_VALUE'],
         ['EN', 'INVALID_VALUE'],
@@ -290,11 +291,11 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: nationality is an assigned ISO 3166-1 alpha-2 code in upper case (DE, US accepted), may be null', async () => {
+    it('nationality is an assigned ISO 3166-1 alpha-2 code in upper case (DE, US accepted), may be null', async () => {
       await expectAccepted('nationality', ['DE', 'US', null]);
     });
 
-    it('decisions.md: nationality AB (unassigned), de (lower case) and DEU (alpha-3) are refused', async () => {
+    it('nationality AB (unassigned), de (lower case) and DEU (alpha-3) are refused', async () => {
       await expectRefused('nationality', [
         ['AB', 'INVALID_VALUE'],
         ['de', 'INVALID_VALUE'],
@@ -302,12 +303,12 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: adults and children are integers 0-99 (0 and 99 accepted), may be null', async () => {
+    it('adults and children are integers 0-99 (0 and 99 accepted), may be null', async () => {
       await expectAccepted('adults', [0, 99, null]);
       await expectAccepted('children', [0, 99, null]);
     });
 
-    it('decisions.md: adults and children 100, -1, 1.5 and "2" are refused', async () => {
+    it('adults and children 100, -1, 1.5 and "2" are refused', async () => {
       for (const field of ['adults', 'children']) {
         await expectRefused(field, [
           [100, 'OUT_OF_RANGE'],
@@ -318,7 +319,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       }
     });
 
-    it('decisions.md: required fields missing at check-in are 422 naming each of them', async () => {
+    it('required fields missing at check-in are 422 naming each of them', async () => {
       const res = await post('/guests/checkin', {});
       expectOnly422(res, 'VALIDATION_ERROR', [
         ['pmsGuestId', 'REQUIRED'],
@@ -335,7 +336,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       }
     });
 
-    it('decisions.md: the optional fields may be absent or null at check-in (stored as null)', async () => {
+    it('the optional fields may be absent or null at check-in (stored as null)', async () => {
       const minimal = { pmsGuestId: `P${rid()}`, roomNumber: `M${rid()}`, lastName: 'Min', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' };
       expect((await post('/guests/checkin', minimal)).status).toBe(200);
       const nulls: Record<string, unknown> = {
@@ -362,7 +363,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       }
     });
 
-    it('decisions.md: a required field sent as null is refused (null is only for optional fields)', async () => {
+    it('a required field sent as null is refused (null is only for optional fields)', async () => {
       const res = await checkin({ lastName: null, roomNumber: null });
       // Each field is reported once.
       expectOnly422(res, 'VALIDATION_ERROR', [
@@ -375,7 +376,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(upd, 'VALIDATION_ERROR', [['lastName', 'INVALID_TYPE']]);
     });
 
-    it('decisions.md: update applies the same field rules (roomNumber trimmed, blanks refused, empty firstName refused)', async () => {
+    it('update applies the same field rules (roomNumber trimmed, blanks refused, empty firstName refused)', async () => {
       const g = guest();
       await post('/guests/checkin', g);
       const room = `U${rid()}`;
@@ -389,7 +390,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(await listByPmsId(String(g.pmsGuestId))).toMatchObject({ roomNumber: room, firstName: 'Ada', adults: null });
     });
 
-    it('decisions.md: checkout body is pmsGuestId only, under the pmsGuestId rules', async () => {
+    it('checkout body is pmsGuestId only, under the pmsGuestId rules', async () => {
       expectOnly422(await post('/guests/checkout', {}), 'VALIDATION_ERROR', [['pmsGuestId', 'REQUIRED']]);
       expectOnly422(await post('/guests/checkout', { pmsGuestId: '' }), 'VALIDATION_ERROR', [['pmsGuestId', 'TOO_SHORT']]);
       const g = guest();
@@ -402,8 +403,8 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   // ---------------------------------------------------------------- 422 envelope
 
-  describe('decisions.md: Errors, 422 envelope', () => {
-    it('decisions.md: an unknown member (roomNo) is 422 VALIDATION_ERROR naming it, with a live key', async () => {
+  describe('Errors, 422 envelope', () => {
+    it('an unknown member (roomNo) is 422 VALIDATION_ERROR naming it, with a live key', async () => {
       const g = guest({ roomNo: '305' });
       const res = await post('/guests/checkin', g);
       expectOnly422(res, 'VALIDATION_ERROR', [['roomNo', 'UNKNOWN_FIELD']]);
@@ -412,7 +413,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(upd, 'VALIDATION_ERROR', [['roomNo', 'UNKNOWN_FIELD']]);
     });
 
-    it('decisions.md: an unknown member (roomNo) is refused in test mode too', async () => {
+    it('an unknown member (roomNo) is refused in test mode too', async () => {
       const res = await post('/guests/checkin', guest({ roomNo: '305' }), { key: k.test });
       expectOnly422(res, 'VALIDATION_ERROR', [['roomNo', 'UNKNOWN_FIELD']]);
       expect(res.body.requestId).toMatch(/^req_test_/);
@@ -422,7 +423,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(out, 'VALIDATION_ERROR', [['roomNo', 'UNKNOWN_FIELD']]);
     });
 
-    it('decisions.md: errors lists every problem found, not only the first', async () => {
+    it('errors lists every problem found, not only the first', async () => {
       const res = await post('/guests/checkin', {
         pmsGuestId: '',
         roomNumber: '   ',
@@ -449,7 +450,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: INVALID_DATE_FORMAT wins over other field errors, and errors still lists all', async () => {
+    it('INVALID_DATE_FORMAT wins over other field errors, and errors still lists all', async () => {
       const res = await checkin({ lastName: '', adults: -1, checkOutDate: '2026-02-30', roomNo: 'x' });
       expectOnly422(res, 'INVALID_DATE_FORMAT', [
         ['lastName', 'TOO_SHORT'],
@@ -459,7 +460,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: a 422 leaves the Idempotency-Key unconsumed (spec 7: 4xx does not consume)', async () => {
+    it('a 422 leaves the Idempotency-Key unconsumed (a 4xx does not use the key up)', async () => {
       const key = uniqueKey('val');
       const bad = await post('/guests/checkin', guest({ lastName: '' }), { idempotencyKey: key });
       expect(bad.status).toBe(422);
@@ -470,7 +471,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   // ---------------------------------------------------------------- transport envelope
 
-  describe('decisions.md: Errors, body, media type, size, routing', () => {
+  describe('Errors, body, media type, size, routing', () => {
     const rawPost = (
       path: string,
       rawBody: string,
@@ -478,14 +479,14 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       opts: RequestOptions = {},
     ): Promise<ApiResponse> => t.api('POST', `${base}${path}`, { key: k.live, idempotencyKey: uniqueKey(), rawBody, headers, ...opts });
 
-    it('decisions.md: an unparseable body is 400 INVALID_JSON', async () => {
+    it('an unparseable body is 400 INVALID_JSON', async () => {
       for (const raw of ['{"pmsGuestId": ', 'not json', "{'a': 1}", '']) {
         const res = await rawPost('/guests/checkin', raw);
         expectError(res, 400, 'INVALID_JSON');
       }
     });
 
-    it('decisions.md: a body that is valid JSON but not an object ([], 42, null, "x", true) is 400 INVALID_JSON', async () => {
+    it('a body that is valid JSON but not an object ([], 42, null, "x", true) is 400 INVALID_JSON', async () => {
       for (const raw of ['[]', '42', 'null', '"x"', 'true', '[{"pmsGuestId":"a"}]']) {
         const res = await rawPost('/guests/checkin', raw);
         expectError(res, 400, 'INVALID_JSON');
@@ -494,7 +495,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(await rawPost('/guests/update', 'null'), 400, 'INVALID_JSON');
     });
 
-    it('decisions.md: Content-Type text/plain is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    it('Content-Type text/plain is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
       const body = JSON.stringify(guest());
       expectError(await rawPost('/guests/checkin', body, { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       expectError(await rawPost('/guests/checkin', body, { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
@@ -502,14 +503,14 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(await rawPost('/guests/update', body, { 'content-type': 'text/json' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('decisions.md: a missing Content-Type is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    it('a missing Content-Type is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
       expectError(await rawPost('/guests/checkin', JSON.stringify(guest()), {}), 415, 'UNSUPPORTED_MEDIA_TYPE');
       // No body at all and no Content-Type: still 415, not a crash.
       const res = await t.api('POST', `${base}/guests/checkout`, { key: k.live, idempotencyKey: uniqueKey() });
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('decisions.md: Content-Type matching is case-insensitive and allows parameters (Application/JSON; charset=utf-8)', async () => {
+    it('Content-Type matching is case-insensitive and allows parameters (Application/JSON; charset=utf-8)', async () => {
       for (const type of ['Application/JSON; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON']) {
         const g = guest();
         const res = await rawPost('/guests/checkin', JSON.stringify(g), { 'content-type': type });
@@ -518,21 +519,21 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       }
     });
 
-    it('decisions.md: an event body over 1 MiB is 413 PAYLOAD_TOO_LARGE', async () => {
+    it('an event body over 1 MiB is 413 PAYLOAD_TOO_LARGE', async () => {
       const huge = JSON.stringify(guest({ lastName: 'x'.repeat(1024 * 1024) }));
       expectError(await rawPost('/guests/checkin', huge), 413, 'PAYLOAD_TOO_LARGE');
       expectError(await rawPost('/guests/update', huge), 413, 'PAYLOAD_TOO_LARGE');
       expectError(await rawPost('/guests/checkout', JSON.stringify({ pmsGuestId: 'x', pad: ' '.repeat(1024 * 1024) })), 413, 'PAYLOAD_TOO_LARGE');
     });
 
-    it('decisions.md: an event body just under 1 MiB is not 413 (validated instead)', async () => {
+    it('an event body just under 1 MiB is not 413 (validated instead)', async () => {
       const body = JSON.stringify(guest({ lastName: 'x'.repeat(1024 * 1024 - 300) }));
       expect(body.length).toBeLessThanOrEqual(1024 * 1024);
       const res = await rawPost('/guests/checkin', body);
       expectOnly422(res, 'VALIDATION_ERROR', [['lastName', 'TOO_LONG']]);
     });
 
-    it('decisions.md: a sync body of ~2 MiB is read and validated (16 MiB limit for sync), not 413', async () => {
+    it('a sync body of ~2 MiB is read and validated (16 MiB limit for sync), not 413', async () => {
       // 11,000 valid guests and one fault in the last: the 422 naming it proves the whole
       // body was read and validated (whatever sync itself answers in this version).
       const guests = Array.from({ length: 11_000 }, (_, i) => ({
@@ -551,12 +552,12 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(res, 'VALIDATION_ERROR', [['guests[10999].phone', 'INVALID_FORMAT']]);
     });
 
-    it('decisions.md: a sync body over 16 MiB is 413 PAYLOAD_TOO_LARGE', async () => {
+    it('a sync body over 16 MiB is 413 PAYLOAD_TOO_LARGE', async () => {
       const raw = JSON.stringify({ syncMode: 'full', guests: [], pad: 'x'.repeat(16 * 1024 * 1024) });
       expectError(await rawPost('/guests/sync', raw), 413, 'PAYLOAD_TOO_LARGE');
     });
 
-    it('decisions.md: an unknown path is 404 NOT_FOUND as JSON (never HTML), with or without a key', async () => {
+    it('an unknown path is 404 NOT_FOUND as JSON (never HTML), with or without a key', async () => {
       for (const path of [`${base}/guests/checkinn`, `${base}/nothing`, '/api/pms/v2/x/guests', '/nope', '/api/pms/v1/']) {
         for (const key of [null, k.live, 'pms_live_wrongwrongwrongwrong']) {
           const res = await t.api('GET', path, { key });
@@ -568,7 +569,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(post404, 404, 'NOT_FOUND');
     });
 
-    it('decisions.md: a known path with a wrong method is 405 METHOD_NOT_ALLOWED with an Allow header, before authentication', async () => {
+    it('a known path with a wrong method is 405 METHOD_NOT_ALLOWED with an Allow header, before authentication', async () => {
       const cases: Array<[string, string, string]> = [
         ['DELETE', '/guests', 'GET'],
         ['PUT', '/guests', 'GET'],
@@ -590,7 +591,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(await t.api('DELETE', '/api/pms/v1/no-such-hotel/guests', { key: null }), 405, 'METHOD_NOT_ALLOWED');
     });
 
-    it('decisions.md: order of checks: route/method before body checks (wrong method with a bad or huge body is 405)', async () => {
+    it('order of checks: route/method before body checks (wrong method with a bad or huge body is 405)', async () => {
       for (const rawBody of ['{bad', 'x'.repeat(1024 * 1024 + 10)]) {
         const res = await t.api('PUT', `${base}/guests/checkin`, { key: null, rawBody, headers: { 'content-type': 'application/json' } });
         expectError(res, 405, 'METHOD_NOT_ALLOWED');
@@ -598,7 +599,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       }
     });
 
-    it('decisions.md: order of checks: route before body checks (unknown path with a bad or huge body is 404)', async () => {
+    it('order of checks: route before body checks (unknown path with a bad or huge body is 404)', async () => {
       for (const rawBody of ['{bad', 'x'.repeat(1024 * 1024 + 10)]) {
         const res = await t.api('POST', `${base}/nope`, { key: null, rawBody, headers: { 'content-type': 'application/json' } });
         expectError(res, 404, 'NOT_FOUND');
@@ -608,8 +609,8 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   // ---------------------------------------------------------------- order of checks
 
-  describe('decisions.md: order of checks', () => {
-    it('decisions.md: order of checks: a bad key with a bad body is 401 UNAUTHORIZED', async () => {
+  describe('order of checks', () => {
+    it('order of checks: a bad key with a bad body is 401 UNAUTHORIZED', async () => {
       for (const key of [null, 'pms_live_wrongwrongwrongwrong', 'garbage']) {
         const res = await t.api('POST', `${base}/guests/checkin`, { key, rawBody: '{bad', headers: { 'content-type': 'text/plain' } });
         expectError(res, 401, 'UNAUTHORIZED');
@@ -619,14 +620,14 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(invalidFields, 401, 'UNAUTHORIZED');
     });
 
-    it('decisions.md: order of checks: a valid key without Idempotency-Key and a bad content type is 400 IDEMPOTENCY_KEY_REQUIRED', async () => {
+    it('order of checks: a valid key without Idempotency-Key and a bad content type is 400 IDEMPOTENCY_KEY_REQUIRED', async () => {
       const res = await t.api('POST', `${base}/guests/checkin`, { key: k.live, rawBody: '{bad', headers: { 'content-type': 'text/plain' } });
       expectError(res, 400, 'IDEMPOTENCY_KEY_REQUIRED');
       const noType = await t.api('POST', `${base}/guests/update`, { key: k.live, rawBody: 'x' });
       expectError(noType, 400, 'IDEMPOTENCY_KEY_REQUIRED');
     });
 
-    it('decisions.md: order of checks: a valid key, an Idempotency-Key, a wrong content type and a bad body is 415', async () => {
+    it('order of checks: a valid key, an Idempotency-Key, a wrong content type and a bad body is 415', async () => {
       const res = await t.api('POST', `${base}/guests/checkin`, {
         key: k.live,
         idempotencyKey: uniqueKey(),
@@ -636,7 +637,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('decisions.md: order of checks: content type and JSON before field validation (415 and 400 win over a body with field errors)', async () => {
+    it('order of checks: content type and JSON before field validation (415 and 400 win over a body with field errors)', async () => {
       const invalid = JSON.stringify(guest({ lastName: '', roomNo: 'x' }));
       expectError(
         await t.api('POST', `${base}/guests/checkin`, {
@@ -661,7 +662,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       );
     });
 
-    it('decisions.md: order of checks: field validation before state (invalid update of an unknown guest is 422, not 404)', async () => {
+    it('order of checks: field validation before state (invalid update of an unknown guest is 422, not 404)', async () => {
       const res = await post('/guests/update', { pmsGuestId: `nobody-${rid()}`, adults: 100 });
       expectOnly422(res, 'VALIDATION_ERROR', [['adults', 'OUT_OF_RANGE']]);
       const dup = guest();
@@ -670,7 +671,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(await post('/guests/checkin', { ...dup, phone: '123' }), 'VALIDATION_ERROR', [['phone', 'INVALID_FORMAT']]);
     });
 
-    it('decisions.md: IDEMPOTENCY_KEY_INVALID for an empty or 256-character key', async () => {
+    it('IDEMPOTENCY_KEY_INVALID for an empty or 256-character key', async () => {
       expectError(await post('/guests/checkin', guest(), { idempotencyKey: '' }), 400, 'IDEMPOTENCY_KEY_INVALID');
       expectError(await post('/guests/checkin', guest(), { idempotencyKey: 'k'.repeat(256) }), 400, 'IDEMPOTENCY_KEY_INVALID');
       expect((await post('/guests/checkin', guest(), { idempotencyKey: `${uniqueKey()}`.padEnd(255, 'k') })).status).toBe(200);
@@ -679,7 +680,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   // ---------------------------------------------------------------- sync
 
-  describe('decisions.md: sync validation', () => {
+  describe('sync validation', () => {
     // Each sync test runs on a hotel of its own (sync is 10 requests per hour per key, and
     // a valid full sync would reconcile the whole roster of the hotel).
     let syncBase: string;
@@ -696,12 +697,12 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(res.body.status).toBe('synced');
     };
 
-    it('spec 4.5: a valid sync body passes validation (empty list, and guests with null optional fields)', async () => {
+    it('a valid sync body passes validation (empty list, and guests with null optional fields)', async () => {
       expectPassedValidation(await sync({ syncMode: 'full', guests: [syncGuest(), syncGuest({ phone: null, adults: 2, roomNumber: ' 7 ' })] }));
       expectPassedValidation(await sync({ syncMode: 'full', guests: [] }));
     });
 
-    it('decisions.md: syncMode missing or not "full" is 422 VALIDATION_ERROR', async () => {
+    it('syncMode missing or not "full" is 422 VALIDATION_ERROR', async () => {
       expectOnly422(await sync({ guests: [] }), 'VALIDATION_ERROR', [['syncMode', 'REQUIRED']]);
       for (const mode of ['partial', 'FULL', '', null, 1]) {
         const res = await sync({ syncMode: mode, guests: [] });
@@ -712,18 +713,18 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect((await sync({ syncMode: 'partial', guests: [] })).body.errors[0].message).toBe('syncMode must be "full".');
     });
 
-    it('decisions.md: guests missing or not an array is 422 VALIDATION_ERROR', async () => {
+    it('guests missing or not an array is 422 VALIDATION_ERROR', async () => {
       expectOnly422(await sync({ syncMode: 'full' }), 'VALIDATION_ERROR', [['guests', 'REQUIRED']]);
       for (const guests of [{}, 'all', null, 3]) {
         expectOnly422(await sync({ syncMode: 'full', guests }), 'VALIDATION_ERROR', [['guests', 'INVALID_TYPE']]);
       }
     });
 
-    it('decisions.md: an unknown member of the sync body is 422 naming it', async () => {
+    it('an unknown member of the sync body is 422 naming it', async () => {
       expectOnly422(await sync({ syncMode: 'full', guests: [], mode: 'full' }), 'VALIDATION_ERROR', [['mode', 'UNKNOWN_FIELD']]);
     });
 
-    it('decisions.md: a duplicate pmsGuestId inside one sync list is 422 VALIDATION_ERROR naming it', async () => {
+    it('a duplicate pmsGuestId inside one sync list is 422 VALIDATION_ERROR naming it', async () => {
       const a = syncGuest({ pmsGuestId: 'DUP-1' });
       const b = syncGuest();
       const c = syncGuest({ pmsGuestId: 'DUP-1' });
@@ -732,13 +733,13 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expect(res.body.errors[0].message).toContain('DUP-1');
     });
 
-    it('decisions.md: a duplicate roomNumber (after trimming) inside one sync list is 422 VALIDATION_ERROR naming it', async () => {
+    it('a duplicate roomNumber (after trimming) inside one sync list is 422 VALIDATION_ERROR naming it', async () => {
       const res = await sync({ syncMode: 'full', guests: [syncGuest({ roomNumber: '305' }), syncGuest({ roomNumber: ' 305  ' })] });
       expectOnly422(res, 'VALIDATION_ERROR', [['guests[1].roomNumber', 'DUPLICATE']]);
       expect(res.body.errors[0].message).toContain('305');
     });
 
-    it('decisions.md: a listed guest breaking a field rule is 422 naming guests[i].field', async () => {
+    it('a listed guest breaking a field rule is 422 naming guests[i].field', async () => {
       const res = await sync({
         syncMode: 'full',
         guests: [syncGuest(), syncGuest({ phone: '12345' }), syncGuest({ adults: 100, roomNo: '1' }), syncGuest({ roomNumber: '   ' })],
@@ -751,7 +752,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: sync guests obey the check-in rules (required fields, date order, date format wins)', async () => {
+    it('sync guests obey the check-in rules (required fields, date order, date format wins)', async () => {
       const missing = syncGuest();
       delete missing.lastName;
       const res = await sync({ syncMode: 'full', guests: [missing, syncGuest({ checkInDate: '2026-11-23', checkOutDate: '2026-11-20' })] });
@@ -771,7 +772,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       ]);
     });
 
-    it('decisions.md: more than 20,000 guests in a sync is 422 VALIDATION_ERROR (20,001 refused)', async () => {
+    it('more than 20,000 guests in a sync is 422 VALIDATION_ERROR (20,001 refused)', async () => {
       const guests = Array.from({ length: 20_001 }, (_, i) => ({
         pmsGuestId: `G${i}`,
         roomNumber: `${i}`,
@@ -783,7 +784,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(res, 'VALIDATION_ERROR', [['guests', 'TOO_MANY']]);
     });
 
-    it('decisions.md: exactly 20,000 guests is within the limit (only the one faulty guest is named, no TOO_MANY)', async () => {
+    it('exactly 20,000 guests is within the limit (only the one faulty guest is named, no TOO_MANY)', async () => {
       const guests = Array.from({ length: 20_000 }, (_, i) => ({
         pmsGuestId: `G${i}`,
         roomNumber: `${i}`,
@@ -794,7 +795,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
       expectOnly422(await sync({ syncMode: 'full', guests }), 'VALIDATION_ERROR', [['guests[19999].lastName', 'TOO_SHORT']]);
     });
 
-    it('spec 7: a sync refused with 422 leaves the Idempotency-Key unconsumed (a corrected body may reuse it)', async () => {
+    it('a sync refused with 422 leaves the Idempotency-Key unconsumed (a corrected body may reuse it)', async () => {
       const key = uniqueKey('sync');
       expect((await sync({ syncMode: 'partial', guests: [] }, { idempotencyKey: key })).status).toBe(422);
       expectPassedValidation(await sync({ syncMode: 'full', guests: [] }, { idempotencyKey: key }));

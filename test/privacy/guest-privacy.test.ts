@@ -9,8 +9,9 @@ import { addStaffUser, DashboardClient, eventually } from '../support/dashboard-
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 10: a guest's personal data is anonymised after GUEST_RETENTION_DAYS, erased on
-// request (Art. 17) and exported on request (Art. 15), through the CLI and the dashboard.
+// README.md, "Personal data": a guest's personal data is anonymised after
+// GUEST_RETENTION_DAYS, erased on request (Art. 17) and exported on request (Art. 15),
+// through the CLI and the dashboard.
 
 const PG_DUMP = '/usr/lib/postgresql/15/bin/pg_dump';
 const run = promisify(execFile);

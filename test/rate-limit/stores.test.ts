@@ -80,7 +80,7 @@ describe.each(factories)('rate-limit counter store: %s', (_name, factory) => {
     await close();
   });
 
-  it('spec 8.1: consume() allows the limit and refuses the next, with the headers', async () => {
+  it('consume() allows the limit and refuses the next, with the headers', async () => {
     const { store, close } = await factory();
     const policy = { name: 'checkin', limit: 3, windowMs: minute };
     const results = [];
@@ -94,7 +94,7 @@ describe.each(factories)('rate-limit counter store: %s', (_name, factory) => {
     await close();
   });
 
-  it('decisions.md: with a shared database the counters are shared by every instance', async () => {
+  it('with a shared database the counters are shared by every instance', async () => {
     const { store, second, close } = await factory();
     if (second && second !== store) {
       await store.hit('shared', minute, t0);

@@ -13,7 +13,7 @@ export interface ParsedRateLimit {
 const INT = /^\d+$/;
 
 /**
- * Asserts the spec 8.1 headers (X-RateLimit-Limit/-Remaining/-Reset) and the IETF
+ * Asserts the rate-limit headers (X-RateLimit-Limit/-Remaining/-Reset) and the IETF
  * RateLimit-Policy/RateLimit fields of one response, and that they agree with each
  * other. `sentAtMs` is the time just before the request was sent: the window's reset
  * must lie after it (a Unix timestamp in the future when the request was served).

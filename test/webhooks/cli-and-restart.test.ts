@@ -9,7 +9,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { parseJsonOutput, postJson, runCli, spawnServe, storageEnv, waitForExit, waitForHttps, type Storage } from '../cli/cli-helpers.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 12 and operations.md: `innsync webhook add|list|remove|rotate-secret`, and an
+// README.md, "Webhooks" and "Operating it": `innsync webhook add|list|remove|rotate-secret`, and an
 // event committed but not yet delivered when the server is killed (SIGKILL) is delivered
 // after the restart: the outbox is in the database, written in the change's transaction.
 

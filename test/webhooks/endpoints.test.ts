@@ -7,7 +7,7 @@ import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 12: endpoints managed by a hotel's admin; a test event signed per Standard
+// README.md, "Webhooks": endpoints managed by a hotel's admin; a test event signed per Standard
 // Webhooks (verified with the `standardwebhooks` package), retried with the same
 // webhook-id, sent again on request, and signed by both secrets during a rotation.
 

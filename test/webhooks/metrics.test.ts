@@ -6,7 +6,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { sample } from '../support/metrics.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 12 "Seeing it": deliveries counted by outcome, and the age of the oldest delivery
+// Webhook metrics: deliveries counted by outcome, and the age of the oldest delivery
 // not yet done, on the METRICS_PORT listener.
 
 describe.each(testEngines())('webhook metrics (%s)', (engine) => {

@@ -4,9 +4,10 @@ import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 12: every roster change reaches the hotel's endpoints as a signed event, with the
-// guest as GET /guests shows it, the changes of updates and moves, and the actor; test
-// keys never produce one; each endpoint receives a hotel's events in commit order.
+// README.md, "Webhooks": every roster change reaches the hotel's endpoints as a signed
+// event, with the guest as GET /guests shows it, the changes of updates and moves, and
+// the actor; test keys never produce one; each endpoint receives a hotel's events in
+// commit order.
 
 describe.each(testEngines())('roster changes as webhook events (%s)', (engine) => {
   let t: TestServer;

@@ -14,8 +14,9 @@ import { Agent, request } from 'undici';
 import { readResponse } from '../../scripts/http-response.js';
 import { scaled } from '../support/test-run.js';
 
-// Issue 12: several instances on one PostgreSQL share the outbox; each delivery is sent
-// once between them (claims with FOR UPDATE SKIP LOCKED), each endpoint still in order.
+// README.md, "Webhooks": several instances on one PostgreSQL share the outbox; each
+// delivery is sent once between them (claims with FOR UPDATE SKIP LOCKED), each endpoint
+// still in order.
 
 describe.runIf(testEngines().includes('postgres'))('two instances on one PostgreSQL', () => {
   const servers: RunningServer[] = [];

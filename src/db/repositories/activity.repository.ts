@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
-/** Every action an activity entry records (decisions.md; `guest.erased`: README.md, Personal data). */
+/** Every action an activity entry records (docs/pms-interface.md, "Request and activity logs"; `guest.erased`: README.md, Personal data). */
 export const ACTIVITY_ACTIONS = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
 
 export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];

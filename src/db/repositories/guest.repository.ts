@@ -16,7 +16,7 @@ export interface Guest extends GuestData {
   anonymisedAt: string | null;
 }
 
-/** Who holds a room, as ROOM_OCCUPIED reports it (decisions.md). */
+/** Who holds a room, as ROOM_OCCUPIED reports it (docs/pms-interface.md, "Errors"). */
 export interface RoomHolder {
   pmsGuestId: string | null;
   lastName: string;
@@ -38,7 +38,7 @@ export function toGuest(r: Selectable<GuestTable>): Guest {
   };
 }
 
-/** The data columns of a guest row, one per field of GuestData (spec 2.1); toGuestData and dataColumns map between them. */
+/** The data columns of a guest row, one per field of GuestData (docs/pms-interface.md, "Guest fields"); toGuestData and dataColumns map between them. */
 export const GUEST_DATA_COLUMNS = [
   'first_name',
   'last_name',

@@ -1,7 +1,7 @@
 import type { DbOrTrx } from '../database.js';
 
-// Fixed-window counters shared by every instance on one database (decisions.md: rate
-// limits with PostgreSQL). A counter is (bucket, window start); `bucket` names the key or
+// Fixed-window counters shared by every instance on one database (docs/pms-interface.md,
+// "Rate limits"). A counter is (bucket, window start); `bucket` names the key or
 // address, the policy and the window length.
 
 /** Counts one hit; returns the window's count so far (atomic: concurrent hits never lose one). */

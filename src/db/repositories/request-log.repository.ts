@@ -7,7 +7,7 @@ import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
 import { guestKeys, guestRefs } from '../../pms/request-log-guests.js';
 
-/** One PMS API request as the request log keeps it (spec 8.3, decisions.md). */
+/** One PMS API request as the request log keeps it (docs/pms-interface.md, "Request and activity logs"). */
 export interface LoggedRequest {
   id: string;
   at: string;

@@ -4,9 +4,10 @@ import { ApiError } from '../../errors.js';
 import { authenticate } from '../auth.js';
 
 /**
- * Every route of `scope` answers only to an API key of the slug's hotel (spec 5); a
- * refused request counts against the per-IP limit. A test key's requests get
- * `req_test_…` ids (decisions.md, test mode).
+ * Every route of `scope` answers only to an API key of the slug's hotel
+ * (docs/pms-interface.md, "Keys and authentication"); a refused request counts against
+ * the per-IP limit. A test key's requests get `req_test_…` ids (docs/pms-interface.md,
+ * "Answers").
  */
 export function requireApiKey(scope: FastifyInstance, db: Db): void {
   scope.addHook('onRequest', async (req, reply) => {

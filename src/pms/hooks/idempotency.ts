@@ -6,11 +6,11 @@ import { parseIdempotencyKey, requestFingerprintInSlices, sendStoredResponse, St
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 
 /**
- * The writes of the PMS API (decisions.md, order of checks): after authentication and
+ * The writes of the PMS API (docs/pms-interface.md, "Order of checks"): after authentication and
  * the rate limit, the Idempotency-Key header, then the content type, then the body. The
  * fingerprint is taken from the body as sent, before validation may trim it; the key is
  * claimed later, inside the change's own transaction (pms/idempotency.ts); a key that
- * already has a committed answer is answered with it (spec 8.2), counted as a replay.
+ * already has a committed answer is answered with it, counted as a replay.
  */
 export function idempotentWrites(scope: FastifyInstance, metrics: Metrics | undefined): void {
   scope.addHook('onRequest', async (req) => {

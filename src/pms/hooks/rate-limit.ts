@@ -5,9 +5,10 @@ import { consume, ENDPOINT_LIMITS } from '../../rate-limit/limits.js';
 import type { RateLimitStore } from '../../rate-limit/stores.js';
 
 /**
- * spec 8.1: each route of `scope` counts against its endpoint's limit (its route's
- * `config.endpoint`) per API key, after authentication; every answer carries the headers.
- * Counts made before the key's last reset (`innsync key reset-limits`) are forgotten.
+ * docs/pms-interface.md, "Rate limits": each route of `scope` counts against its
+ * endpoint's limit (its route's `config.endpoint`) per API key, after authentication;
+ * every answer carries the headers. Counts made before the key's last reset (`innsync key
+ * reset-limits`) are forgotten.
  */
 export function limitPerKey(scope: FastifyInstance, store: RateLimitStore, metrics: Metrics | undefined): void {
   scope.addHook('onRequest', async (req, reply) => {

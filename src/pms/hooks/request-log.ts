@@ -6,10 +6,11 @@ import { capOptional, capTarget, SLUG_CAP_BYTES } from '../request-log-fields.js
 import type { RequestLogWriter } from '../request-log.js';
 
 /**
- * spec 8.3: every request of `scope` (refused ones, unknown paths and methods included)
- * gets a request-log row, written off the request path; the service's shutdown waits
- * for the rows of requests still being answered. Requests no valid key sent get theirs
- * within a budget per address (pms/request-log-budget.ts, README.md "Logs").
+ * docs/pms-interface.md, "Request and activity logs": every request of `scope` (refused
+ * ones, unknown paths and methods included) gets a request-log row, written off the
+ * request path; the service's shutdown waits for the rows of requests still being
+ * answered. Requests no valid key sent get theirs within a budget per address
+ * (pms/request-log-budget.ts, README.md "Logs").
  */
 export function logRequests(scope: FastifyInstance, requestLog: RequestLogWriter): void {
   scope.addHook('onRequest', async (req) => requestLog.begin(req));
@@ -41,8 +42,9 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
   // The client's own text beside the bodies is capped too, with its full size (pms/request-log-fields.ts).
   const target = capTarget(req.url);
   const userAgent = capOptional(req.headers['user-agent'] ?? null);
-  // spec 8.3: "idempotency key when given", also when the request was refused
-  // before the key was read (401, 429) or the key itself was refused (400).
+  // The idempotency key when given (docs/pms-interface.md, "Request and activity logs"),
+  // also when the request was refused before the key was read (401, 429) or the key
+  // itself was refused (400).
   const idempotencyKey = capOptional(req.idempotencyKey ?? givenHeader(req.headers['idempotency-key']));
   return {
     id: req.id,

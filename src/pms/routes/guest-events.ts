@@ -12,7 +12,7 @@ export const UpdateBody = refined(UpdateInput, (b) => refineGuestFields(b));
 /** The check-out body: its schema, then pmsGuestId's length in its normalised form. */
 export const CheckoutBody = refined(CheckoutInput, (b) => refinePmsGuestId(b));
 
-/** spec 4.1-4.3: one guest's check-in, update (or room move) and check-out. */
+/** One guest's check-in, update (or room move) and check-out (docs/pms-interface.md, "Check-in", "Update and room moves", "Check-out"). */
 export const guestEventRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
   api.post(
     '/guests/checkin',

@@ -6,7 +6,7 @@ import { COMMON_ERRORS, errorResponses } from './openapi.js';
 
 export type PmsRouteDeps = RosterDeps;
 
-/** spec 4.4: the current roster. */
+/** docs/pms-interface.md, "Guest list": the current roster. */
 export const guestListRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
   api.get(
     '/guests',

@@ -1,7 +1,7 @@
 import { ERRORS, type ErrorCode } from '../../errors.js';
 import { ErrorResponse, SlugParams } from '../schemas.js';
 
-/** decisions.md: 1 MiB for events, 16 MiB for sync. */
+/** docs/pms-interface.md, "Request bodies": 1 MiB for events, 16 MiB for sync. */
 export const EVENT_BODY_LIMIT = 1024 * 1024;
 export const SYNC_BODY_LIMIT = 16 * 1024 * 1024;
 

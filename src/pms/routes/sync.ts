@@ -33,7 +33,7 @@ function syncGuestRules(): (guest: Record<string, unknown>, i: number) => FieldE
 /** The sync body: its schema, then each guest's own rules and no pmsGuestId or room twice. */
 export const SyncBody = refinedItems(SyncInput, 'guests', syncGuestRules);
 
-/** spec 4.5: the full in-house list, reconciled in one transaction. */
+/** docs/pms-interface.md, "Full sync": the full in-house list, reconciled in one transaction. */
 export const syncRoutes: FastifyPluginAsyncTypebox<PmsRouteDeps> = async (api, deps) => {
   api.post(
     '/guests/sync',
