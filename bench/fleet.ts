@@ -546,7 +546,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 async function startServers(requestLog: string): Promise<void> {
   if (!storage) throw new Error('no storage');
-  const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', REQUEST_LOG: requestLog, LOG_LEVEL: 'warn' };
+  // Every client of this benchmark comes from 127.0.0.1, where a real fleet's come from
+  // thousands of addresses: the per-address connection limit (100 by default) would refuse
+  // the PMS clients' connections beside one instance's dashboard streams (100 at 500 hotels).
+  const perIp = String(Math.max(1_000, 4 * HOTELS));
+  const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', REQUEST_LOG: requestLog, LOG_LEVEL: 'warn', MAX_CONNECTIONS_PER_IP: perIp };
   const started: Instance[] = [];
   for (let i = 0; i < INSTANCES; i++) {
     started.push(await Instance.start({ label: `instance ${i + 1}`, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, env }));
