@@ -184,12 +184,17 @@ export function sqliteFile(dataDir: string): string {
   return path.join(dataDir, 'innsync.sqlite');
 }
 
+/** A backup step's page count that is every page (better-sqlite3's largest; SQLite copies what there is). */
+const ALL_PAGES = 0x7fffffff;
+
 /**
  * `innsync backup` (README.md, "Backup and restore"): a consistent copy of the SQLite
  * database while the service keeps serving. SQLite's online backup, all pages in one
  * step: one read transaction, so the copy is one committed state (WAL: writers go on
- * meanwhile) and a busy database cannot make it start over. The copy is readable by its
- * owner alone.
+ * meanwhile). The step asks for every page there is (ALL_PAGES), not the count the step
+ * before saw: the database grows while a large copy runs, and a step sized by the old
+ * count started over and fell short again for as long as writes went on. The copy is
+ * readable by its owner alone.
  */
 export async function backupSqlite(dataDir: string, target: string): Promise<{ file: string; bytes: number }> {
   const source = sqliteFile(dataDir);
@@ -204,7 +209,7 @@ export async function backupSqlite(dataDir: string, target: string): Promise<{ f
     const sqlite = new SqliteDatabase(source, { fileMustExist: true });
     try {
       sqlite.pragma('busy_timeout = 5000');
-      await sqlite.backup(file, { progress: ({ totalPages }) => Math.max(totalPages, 1) });
+      await sqlite.backup(file, { progress: () => ALL_PAGES });
     } finally {
       sqlite.close();
     }

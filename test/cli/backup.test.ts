@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { Agent, request } from 'undici';
@@ -72,6 +73,49 @@ describe.runIf(testEngines().includes('sqlite'))('innsync backup (sqlite)', () =
       await server.close();
     }
   });
+
+  it('a backup ends while the database keeps growing: it copies every page in one step, however many were added since it counted them', async () => {
+    // 40 MB of filler, then a write every few milliseconds that adds pages (64 KB each).
+    const db = t.server.database.db;
+    await sql`create table backup_filler (b blob)`.execute(db);
+    await sql`insert into backup_filler (b) with recursive n(i) as (select 0 union all select i + 1 from n where i < 639) select randomblob(65536) from n`.execute(
+      db,
+    );
+    let writing = true;
+    let writes = 0;
+    let writerEnded = false;
+    const writer = (async () => {
+      const until = Date.now() + 30_000;
+      while (writing && Date.now() < until) {
+        await sql`insert into backup_filler (b) values (randomblob(65536))`.execute(db);
+        writes += 1;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      writerEnded = true;
+    })();
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-backup-'));
+    dirs.push(out);
+    const file = path.join(out, 'growing.sqlite');
+    try {
+      const r = await runCli(['backup', file, '--json'], { env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: null }) });
+      // Ended while the writes went on (they stop on their own after 30 s).
+      const endedWhileWriting = !writerEnded;
+      expect(parseJsonOutput(r)).toEqual({ file, bytes: fs.statSync(file).size });
+      expect(endedWhileWriting).toBe(true);
+    } finally {
+      writing = false;
+      await writer;
+    }
+    expect(writes).toBeGreaterThan(0);
+    // One committed state: whole, with the filler and some of the rows written meanwhile.
+    const copy = new SqliteDatabase(file, { readonly: true });
+    try {
+      expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(copy.prepare('select count(*) from backup_filler').pluck().get()).toBeGreaterThanOrEqual(640);
+    } finally {
+      copy.close();
+    }
+  }, 120_000);
 
   it('an existing target file is refused with one line, and left as it was', async () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-backup-'));
