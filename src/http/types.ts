@@ -18,6 +18,8 @@ declare module 'fastify' {
     /** Set on a POST with a valid key once authenticated: what its claim and record hold. */
     idempotency: IdempotencyScope | null;
     rawBody: string | null;
+    /** The SHA-256 (hex) of a long JSON body's bytes, taken as they arrived (null: not taken; http/json-body.ts). */
+    rawBodySha256: string | null;
     responsePayload: string | null;
     /** Answered from the idempotency store: the id of the request whose stored answer this is. */
     replayOf: string | null;

@@ -42,6 +42,8 @@ export interface LoggedExchange {
   statusCode: number;
   /** The request body as read (the whole of it, or what was read before a refusal); null if none was read. */
   requestBody: string | null;
+  /** The SHA-256 of the whole request body's bytes, when the parser took it as they arrived (http/json-body.ts); else null. */
+  requestSha256: string | null;
   /** The Content-Length header as sent, if any. */
   contentLength: string | string[] | undefined;
   /** The response body as answered; null if none. */
@@ -64,7 +66,7 @@ export function loggedBodies(x: LoggedExchange): LoggedBodies {
   let response = x.responseBody;
   if (response !== null && x.route === ROSTER_ROUTE && x.statusCode === 200) response = rosterDigest(response);
   return {
-    requestBody: x.requestBody === null ? null : capBody(x.requestBody),
+    requestBody: x.requestBody === null ? null : capBody(x.requestBody, x.requestSha256),
     responseBody: response === null ? null : capBody(response),
     requestBytes,
     responseBytes,
@@ -82,8 +84,11 @@ function requestSize(body: string | null, contentLength: string | string[] | und
   return body === null ? null : Buffer.byteLength(body, 'utf8');
 }
 
-/** `text` as stored: whole up to BODY_CAP_BYTES, else its first part, the marker, the full size and the SHA-256. */
-export function capBody(text: string): string {
+/**
+ * `text` as stored: whole up to BODY_CAP_BYTES, else its first part, the marker, the full
+ * size and the SHA-256 (`sha256` when the caller has it: of the bytes as they arrived).
+ */
+export function capBody(text: string, sha256: string | null = null): string {
   // A string of n UTF-16 units takes at most 3n bytes: most bodies need no encoding at all.
   if (text.length * 3 <= BODY_CAP_BYTES) return text;
   const size = Buffer.byteLength(text, 'utf8');
@@ -95,8 +100,8 @@ export function capBody(text: string): string {
   // Back off to the first byte of the character that would be cut (10xxxxxx continues one).
   let end = BODY_CAP_BYTES;
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  const sha256 = createHash('sha256').update(text, 'utf8').digest('hex');
-  return `${withoutUnnamedTail(bytes.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${sha256}]`;
+  const whole = sha256 ?? createHash('sha256').update(text, 'utf8').digest('hex');
+  return `${withoutUnnamedTail(bytes.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${whole}]`;
 }
 
 /**

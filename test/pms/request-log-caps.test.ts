@@ -175,6 +175,27 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     });
   });
 
+  it('the marker of a cut body names the SHA-256 of the bytes as sent, also when they are not valid UTF-8', async () => {
+    const pair = await issueKeyPair(db(), t.slug);
+    const guests = roster(`${run}-bytes`, ROSTER);
+    // The first guest's first name holds a byte that is no UTF-8 (read as U+FFFD).
+    const text = JSON.stringify({ syncMode: 'full', guests });
+    const at = text.indexOf('"firstName":"') + '"firstName":"'.length;
+    const sent = Buffer.concat([Buffer.from(text.slice(0, at), 'utf8'), Buffer.from([0xff]), Buffer.from(text.slice(at), 'utf8')]);
+    const res = await t.api('POST', `${base}/guests/sync`, {
+      key: pair.live,
+      rawBody: sent,
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey: uniqueKey('sync-bytes'),
+    });
+    expect(res.status, res.text.slice(0, 500)).toBe(200);
+    const id = res.body.requestId as string;
+    const stored = (await logRows(db(), [id])).get(id)?.request_body ?? '';
+    const m = MARKER.exec(stored);
+    expect(m, stored.slice(-200)).not.toBeNull();
+    expect(m?.[2]).toBe(createHash('sha256').update(sent).digest('hex'));
+  });
+
   it(`a sync body over 64 KiB (${ROSTER} guests) is stored as its first 64 KiB, then a marker with its full size and SHA-256; request_bytes is the full size; the explorer says it was cut`, async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const guests = roster(run, ROSTER);

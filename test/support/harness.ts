@@ -34,8 +34,8 @@ export interface ApiResponse {
 export interface RequestOptions {
   key?: string | null;
   body?: unknown;
-  /** Sent as is (not JSON-encoded) when a string. */
-  rawBody?: string;
+  /** Sent as is (not JSON-encoded): text, or bytes that need not be valid UTF-8. */
+  rawBody?: string | Buffer;
   idempotencyKey?: string | null;
   headers?: Record<string, string>;
 }
@@ -93,7 +93,7 @@ export async function startTestServer(engine: Engine, env: Record<string, string
     const headers: Record<string, string> = { ...opts.headers };
     const key = opts.key === undefined ? keys.live : opts.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
-    let body: string | undefined;
+    let body: string | Buffer | undefined;
     if (opts.rawBody !== undefined) body = opts.rawBody;
     else if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);

@@ -63,6 +63,7 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
       route: req.routeOptions.url,
       statusCode: reply.statusCode,
       requestBody: req.rawBody,
+      requestSha256: req.rawBodySha256,
       contentLength: req.headers['content-length'],
       responseBody: req.responsePayload,
     }),
