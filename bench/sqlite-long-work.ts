@@ -12,7 +12,8 @@
  *
  * Run twice: `SQLITE_READER=off` (one connection on the event loop for everything, and
  * the purge as the single DELETE it was: the former behaviour) and `on` (the default:
- * writer and reader in worker threads, the purge in batches). Printed for each: probe
+ * writer in the service's thread, readers and checkpoints in worker threads, the purge in
+ * batches). Printed for each: probe
  * latency max/p99 and how many probes were answered 200 during each long work, the server's
  * longest event-loop delay meanwhile, the long work's own time, and a short check-in's
  * latency (sequential, one at a time, after 100 not counted) with the ratio on ÷ off.
@@ -422,7 +423,7 @@ async function main(): Promise<void> {
     const r = await side(reader);
     results[reader] = r;
     console.log(
-      `SQLITE_READER=${reader}${reader === 'off' ? ' (one connection on the event loop, single-statement purge)' : ' (worker threads: the default)'}`,
+      `SQLITE_READER=${reader}${reader === 'off' ? ' (one connection on the event loop, single-statement purge)' : ' (readers in worker threads: the default)'}`,
     );
     for (const w of r.works) {
       console.log(`  ${w.name}: ${w.ms.toFixed(0)} ms; server event loop: longest delay ${w.loop.max.toFixed(1)} ms, p99 ${w.loop.p99.toFixed(1)} ms`);
