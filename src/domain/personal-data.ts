@@ -42,23 +42,18 @@ export function guestMatcher(pmsGuestId: string | null, guestIds: Iterable<strin
  * stripped of its personal values; everything else as it was.
  */
 export function redactMentions(value: unknown, isGuest: GuestMatcher): unknown {
-  if (Array.isArray(value)) return value.map((v) => redactMentions(v, isGuest));
-  if (!isRecord(value)) return value;
-  const about = isGuest(value) === true;
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
-    if (about && PERSONAL.has(key)) out[key] = null;
-    else if (about && key === 'changes') out[key] = redactChanges(v);
-    else out[key] = redactMentions(v, isGuest);
+  const steps = redactMentionsSteps(value, isGuest);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
   }
-  return out;
 }
 
 /**
  * redactMentions in steps: the generator yields after each item of a list, so its caller
  * can let other work run between two (roster/turns.ts); a stored 20,000-guest answer is
- * not one block of work. Its result is redactMentions's. A list's items that are objects
- * are redacted whole (they are small: one guest each).
+ * not one block of work. A list's items that are objects are redacted whole (they are
+ * small: one guest each).
  */
 export function* redactMentionsSteps(value: unknown, isGuest: GuestMatcher): Generator<void, unknown, void> {
   if (Array.isArray(value)) {
@@ -75,7 +70,7 @@ export function* redactMentionsSteps(value: unknown, isGuest: GuestMatcher): Gen
   for (const [key, v] of Object.entries(value)) {
     if (about && PERSONAL.has(key)) out[key] = null;
     else if (about && key === 'changes') out[key] = redactChanges(v);
-    else out[key] = yield* redactMentionsSteps(v, isGuest);
+    else out[key] = isRecord(v) || Array.isArray(v) ? yield* redactMentionsSteps(v, isGuest) : v;
   }
   return out;
 }

@@ -175,6 +175,20 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     });
   });
 
+  /** A sync of this body as sent (text or bytes), answered 200; its request-log row and stored request body. */
+  async function syncLogged(key: string, sent: string | Buffer) {
+    const res = await t.api('POST', `${base}/guests/sync`, {
+      key,
+      rawBody: sent,
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey: uniqueKey('sync'),
+    });
+    expect(res.status, res.text.slice(0, 500)).toBe(200);
+    const id = res.body.requestId as string;
+    const row = (await logRows(db(), [id])).get(id);
+    return { res, id, row, stored: row?.request_body ?? '' };
+  }
+
   it('the marker of a cut body names the SHA-256 of the bytes as sent, also when they are not valid UTF-8', async () => {
     const pair = await issueKeyPair(db(), t.slug);
     const guests = roster(`${run}-bytes`, ROSTER);
@@ -182,15 +196,7 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     const text = JSON.stringify({ syncMode: 'full', guests });
     const at = text.indexOf('"firstName":"') + '"firstName":"'.length;
     const sent = Buffer.concat([Buffer.from(text.slice(0, at), 'utf8'), Buffer.from([0xff]), Buffer.from(text.slice(at), 'utf8')]);
-    const res = await t.api('POST', `${base}/guests/sync`, {
-      key: pair.live,
-      rawBody: sent,
-      headers: { 'content-type': 'application/json' },
-      idempotencyKey: uniqueKey('sync-bytes'),
-    });
-    expect(res.status, res.text.slice(0, 500)).toBe(200);
-    const id = res.body.requestId as string;
-    const stored = (await logRows(db(), [id])).get(id)?.request_body ?? '';
+    const { stored } = await syncLogged(pair.live, sent);
     const m = MARKER.exec(stored);
     expect(m, stored.slice(-200)).not.toBeNull();
     expect(m?.[2]).toBe(createHash('sha256').update(sent).digest('hex'));
@@ -201,17 +207,8 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
     const guests = roster(run, ROSTER);
     const sent = JSON.stringify({ syncMode: 'full', guests });
     expect(bytes(sent)).toBeGreaterThan(10 * CAP);
-    const res = await t.api('POST', `${base}/guests/sync`, {
-      key: pair.live,
-      rawBody: sent,
-      headers: { 'content-type': 'application/json' },
-      idempotencyKey: uniqueKey('sync'),
-    });
-    expect(res.status, res.text.slice(0, 500)).toBe(200);
-    const id = res.body.requestId as string;
-    const row = (await logRows(db(), [id])).get(id);
+    const { res, id, row, stored } = await syncLogged(pair.live, sent);
     expect(row).toBeDefined();
-    const stored = row?.request_body ?? '';
     const m = MARKER.exec(stored);
     expect(m, stored.slice(-200)).not.toBeNull();
     expect(Number(m?.[1])).toBe(bytes(sent));
