@@ -7,6 +7,7 @@ import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
 import { StatementCache, WorkerSqliteDialect } from './sqlite-driver.js';
+export { asLongWork } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
@@ -54,13 +55,6 @@ export interface DatabaseOptions {
    * False: one connection serves everything, in turn (Kysely's own SQLite driver).
    */
   sqliteReader?: boolean;
-  /**
-   * SQLite with readers: the writer in a worker thread of its own too (true), or in this
-   * thread (false, the default). Measured by bench:sqlite-long-work and the drills
-   * (docs/architecture.md): a transaction holds the one writer from BEGIN to COMMIT, and
-   * in a worker each of its statements waits for a message between two threads.
-   */
-  sqliteWriterThread?: boolean;
   /** PostgreSQL pool size. */
   poolSize?: number;
   /** Told about connection errors outside any query (the database went away). */
@@ -92,11 +86,9 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
     const sqlite = openSqlite(file, opts.sqliteSynchronous);
     if (opts.sqliteReader === false) {
       dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
-    } else if (opts.sqliteWriterThread === true) {
-      sqlite.close();
-      dialect = new WorkerSqliteDialect({ file, pragmas: writerPragmas(opts.sqliteSynchronous) }, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
     } else {
-      dialect = new WorkerSqliteDialect(sqlite, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
+      const writer = { file, pragmas: writerPragmas(opts.sqliteSynchronous) };
+      dialect = new WorkerSqliteDialect(sqlite, writer, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
     }
   } catch (err) {
     lock.release();

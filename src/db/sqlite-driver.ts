@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -410,11 +411,52 @@ class WalCheckpointer {
 }
 
 /**
+ * Marks the transactions begun inside `work` as long work (a 20,000-guest sync, an
+ * erasure): on SQLite they run on the long writer, a connection in a worker thread of its
+ * own, so their statements and their commit run beside the event loop, not on it
+ * (docs/architecture.md, SQLite: long work beside short requests). Elsewhere it only runs
+ * `work`.
+ */
+export async function asLongWork<T>(work: () => Promise<T>): Promise<T> {
+  // Open while `work` runs: a timer or callback created inside it that begins a
+  // transaction later finds it closed, and runs on the writer here.
+  const mark = { open: true };
+  try {
+    return await longWork.run(mark, work);
+  } finally {
+    mark.open = false;
+  }
+}
+
+const longWork = new AsyncLocalStorage<{ open: boolean }>();
+
+/**
+ * The long writer: a second writing connection, in a worker thread of its own, opened with
+ * the first long transaction. It writes only while it holds the write lock, as the writer
+ * does, so the two never wait for each other inside SQLite.
+ */
+class LongWriter {
+  #worker: SqliteWorker | null = null;
+
+  constructor(private readonly setup: WorkerConnectionSetup) {}
+
+  get connection(): SqliteConnection {
+    this.#worker ??= new SqliteWorker(this.setup);
+    return this.#worker;
+  }
+
+  async close(): Promise<void> {
+    await this.#worker?.close();
+  }
+}
+
+/**
  * SQLite beside the event loop (docs/architecture.md, SQLite: long work beside short
  * requests). better-sqlite3 connections:
- * - the writer (in this thread, or in a worker for measuring) runs every transaction and
- *   every statement that writes, one at a time (a mutex here, as Kysely's own SQLite
- *   driver has for its single connection);
+ * - the writer, in this thread, runs every transaction and every statement that writes,
+ *   one at a time (a mutex here, as Kysely's own SQLite driver has for its single
+ *   connection), except long work's transactions (asLongWork), which the long writer in a
+ *   worker thread runs, holding the same mutex;
  * - SQLITE_READERS readers, each in a worker thread of its own, run the plain reads
  *   outside a transaction (`select`/`with` that SQLite reports read-only), each on the
  *   least busy reader: WAL lets them read the last committed state beside an open write
@@ -427,30 +469,30 @@ class WorkerSqliteDriver implements Driver {
   readonly #readTimes = new ReadTimes();
 
   constructor(
-    private readonly writer: SqliteConnection,
+    private readonly writer: InlineSqlite,
+    private readonly longWriter: LongWriter,
     private readonly reader: SqliteConnection,
     private readonly classifier: ReadClassifier,
-    /** Null: the writer checkpoints itself (in its own worker thread, for measuring). */
-    private readonly checkpointer: WalCheckpointer | null,
+    private readonly checkpointer: WalCheckpointer,
   ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.writer, this.reader, this.classifier, this.#writeLock, this.#readTimes, this.checkpointer);
+    return new RoutedConnection(this.writer, this.longWriter, this.reader, this.classifier, this.#writeLock, this.#readTimes, this.checkpointer);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await (connection as RoutedConnection).begin();
   }
 
-  async commitTransaction(_connection: DatabaseConnection): Promise<void> {
-    await this.writer.execute('commit', []);
-    this.checkpointer?.wrote();
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as RoutedConnection).end('commit');
+    this.checkpointer.wrote();
   }
 
-  async rollbackTransaction(_connection: DatabaseConnection): Promise<void> {
-    await this.writer.execute('rollback', []);
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as RoutedConnection).end('rollback');
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -462,7 +504,8 @@ class WorkerSqliteDriver implements Driver {
     await this.#writeLock.lock();
     try {
       this.classifier.close();
-      await this.checkpointer?.close();
+      await this.checkpointer.close();
+      await this.longWriter.close();
       await this.reader.close();
     } finally {
       await this.writer.close();
@@ -471,32 +514,56 @@ class WorkerSqliteDriver implements Driver {
 }
 
 class RoutedConnection implements DatabaseConnection {
+  /** The writer the open transaction runs on (null: no transaction open on this connection). */
+  #transaction: SqliteConnection | null = null;
   #holdsWriter = false;
 
   constructor(
-    private readonly writer: SqliteConnection,
+    private readonly writer: InlineSqlite,
+    private readonly longWriter: LongWriter,
     private readonly reader: SqliteConnection,
     private readonly classifier: ReadClassifier,
     private readonly writeLock: Mutex,
     private readonly readTimes: ReadTimes,
-    private readonly checkpointer: WalCheckpointer | null,
+    private readonly checkpointer: WalCheckpointer,
   ) {}
 
   async begin(): Promise<void> {
     await this.writeLock.lock();
     this.#holdsWriter = true;
-    await this.writer.execute(BEGIN, []);
+    this.#transaction = longWork.getStore()?.open === true ? this.longWriter.connection : this.writer;
+    await this.#transaction.execute(BEGIN, []);
+  }
+
+  /**
+   * Commits or rolls back the open transaction, then lets the writer go: a statement this
+   * connection sends afterwards (the migrator's, after a migration's own transaction) takes
+   * it again in turn. A commit that failed leaves the transaction open for its rollback.
+   */
+  async end(how: 'commit' | 'rollback'): Promise<void> {
+    const writer = this.#transaction ?? this.writer;
+    if (how === 'commit') {
+      await writer.execute('commit', []);
+      this.release();
+      return;
+    }
+    try {
+      await writer.execute('rollback', []);
+    } finally {
+      this.release();
+    }
   }
 
   release(): void {
+    this.#transaction = null;
     if (!this.#holdsWriter) return;
     this.#holdsWriter = false;
     this.writeLock.unlock();
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#holdsWriter) return this.writer.execute<R>(query.sql, query.parameters);
-    if (this.checkpointer && CHECKPOINT.test(query.sql)) {
+    if (this.#transaction) return this.#transaction.execute<R>(query.sql, query.parameters);
+    if (CHECKPOINT.test(query.sql)) {
       // In the checkpoints' thread, with the writer held meanwhile: the writer in this thread
       // never waits for the checkpoint's lock inside SQLite (its wait would hold the event loop).
       await this.writeLock.lock();
@@ -511,7 +578,7 @@ class RoutedConnection implements DatabaseConnection {
       // thread at once (no message to a thread; no dirty read: the writer holds no
       // uncommitted change). Any other read goes to the reader: one not seen yet, one that
       // once took long here, and every read while a transaction is open.
-      const inline = this.writer instanceof InlineSqlite && !this.writeLock.held && this.readTimes.isShort(query.sql);
+      const inline = !this.writeLock.held && this.readTimes.isShort(query.sql);
       const started = performance.now();
       const result = await (inline ? this.writer : this.reader).execute<R>(query.sql, query.parameters);
       this.readTimes.record(query.sql, performance.now() - started, inline);
@@ -523,7 +590,7 @@ class RoutedConnection implements DatabaseConnection {
       return await this.writer.execute<R>(query.sql, query.parameters);
     } finally {
       this.writeLock.unlock();
-      this.checkpointer?.wrote();
+      this.checkpointer.wrote();
     }
   }
 
@@ -533,11 +600,13 @@ class RoutedConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's SQLite dialect over a writer and SQLITE_READERS readers in worker threads (WorkerSqliteDriver). */
+/** Kysely's SQLite dialect over a writer here, a long writer and SQLITE_READERS readers in worker threads (WorkerSqliteDriver). */
 export class WorkerSqliteDialect implements Dialect {
   constructor(
-    /** The writer: a connection opened here (it runs in this thread), or how a worker opens one. */
-    private readonly writer: SqliteDatabase.Database | WorkerConnectionSetup,
+    /** The writer, a connection opened here: it runs in this thread. */
+    private readonly writer: SqliteDatabase.Database,
+    /** How the long writer's worker opens its connection (the writer's pragmas). */
+    private readonly longWriter: WorkerConnectionSetup,
     private readonly reader: WorkerConnectionSetup,
     /** A query-only connection here, to ask SQLite whether a statement only reads. */
     private readonly classifier: SqliteDatabase.Database,
@@ -545,11 +614,10 @@ export class WorkerSqliteDialect implements Dialect {
 
   createDriver(): Driver {
     const readers = new ReaderPool(() => new SqliteWorker(this.reader), SQLITE_READERS);
-    if (!(this.writer instanceof SqliteDatabase))
-      return new WorkerSqliteDriver(new SqliteWorker(this.writer), readers, new ReadClassifier(this.classifier), null);
-    // The writer in this thread leaves checkpoints to a thread of their own (WalCheckpointer).
+    // The writers leave checkpoints to a thread of their own (WalCheckpointer).
     this.writer.pragma('wal_autocheckpoint = 0');
-    return new WorkerSqliteDriver(new InlineSqlite(this.writer), readers, new ReadClassifier(this.classifier), new WalCheckpointer(this.reader));
+    const longWriter = new LongWriter({ ...this.longWriter, pragmas: [...this.longWriter.pragmas, 'wal_autocheckpoint = 0'] });
+    return new WorkerSqliteDriver(new InlineSqlite(this.writer), longWriter, readers, new ReadClassifier(this.classifier), new WalCheckpointer(this.reader));
   }
 
   createQueryCompiler(): QueryCompiler {

@@ -3,7 +3,7 @@
 // where a guest's personal values are kept: the guest rows of its stays, the change sets
 // of its activity entries, stored idempotent responses, and request-log bodies.
 
-import { runTransaction, type Db, type DbOrTrx } from '../db/database.js';
+import { asLongWork, runTransaction, type Db, type DbOrTrx } from '../db/database.js';
 import { insertActivity, type Actor } from '../db/repositories/activity.repository.js';
 import { recordEvents, WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { eventActor } from '../webhooks/roster-events.js';
@@ -82,28 +82,31 @@ export interface ErasureResult {
  */
 export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelector, actor: Actor): Promise<ErasureResult> {
   checkErasable(await repo.findStays(db, hotel.id, selector));
-  const result = await runTransaction(db, async (trx) => {
-    const stays = checkErasable(await repo.findStays(trx, hotel.id, selector, true));
-    const ids = stays.map((s) => s.id);
-    const pmsGuestId = stays[0]?.pms_guest_id ?? null;
-    const now = new Date().toISOString();
-    await repo.anonymiseGuestRows(trx, ids, now);
-    const activity = await redactActivity(trx, ids);
-    const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
-    const requestLog = await redactRequestLog(trx, hotel.id, stays);
-    const webhookEvents = await redactOutbox(trx, hotel.id, ids);
-    const erased = { guests: stays.length, activity, idempotency, requestLog, webhookEvents };
-    const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
-    await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
-    // The hotel's other systems hear it too, so they can erase the guest in turn: ids and counts, no personal data.
-    await recordEvents(
-      trx,
-      hotel.id,
-      () => [{ type: 'guest.erased', data: { guestId: subject, pmsGuestId, guestIds: ids, erased, actor: eventActor(actor) } }],
-      now,
-    );
-    return { guestId: subject ?? '', pmsGuestId, erased };
-  });
+  // Long work (asLongWork): a stored sync answer that names the guest is megabytes to write back.
+  const result = await asLongWork(() =>
+    runTransaction(db, async (trx) => {
+      const stays = checkErasable(await repo.findStays(trx, hotel.id, selector, true));
+      const ids = stays.map((s) => s.id);
+      const pmsGuestId = stays[0]?.pms_guest_id ?? null;
+      const now = new Date().toISOString();
+      await repo.anonymiseGuestRows(trx, ids, now);
+      const activity = await redactActivity(trx, ids);
+      const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
+      const requestLog = await redactRequestLog(trx, hotel.id, stays);
+      const webhookEvents = await redactOutbox(trx, hotel.id, ids);
+      const erased = { guests: stays.length, activity, idempotency, requestLog, webhookEvents };
+      const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
+      await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
+      // The hotel's other systems hear it too, so they can erase the guest in turn: ids and counts, no personal data.
+      await recordEvents(
+        trx,
+        hotel.id,
+        () => [{ type: 'guest.erased', data: { guestId: subject, pmsGuestId, guestIds: ids, erased, actor: eventActor(actor) } }],
+        now,
+      );
+      return { guestId: subject ?? '', pmsGuestId, erased };
+    }),
+  );
   // SQLite: the erased values' old page images must leave the WAL too.
   await repo.checkpointAndTruncateWal(db);
   return result;

@@ -1,4 +1,4 @@
-import { uniqueViolation } from '../db/database.js';
+import { asLongWork, uniqueViolation } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { planSync, planSyncSteps, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
 import type { ActivityEntry, Actor } from '../db/repositories/activity.repository.js';
@@ -26,6 +26,14 @@ import { Turns } from './turns.js';
 
 /** Rows per statement of the sync's writes: one part's statement is built in one slice (roster/turns.ts). */
 const ROWS_PER_PART = 500;
+
+/**
+ * A list of this many guests or more is long work (asLongWork): on SQLite its transaction
+ * runs in the long writer's thread (docs/architecture.md, SQLite: long work beside short
+ * requests). Below it, the statements' messages to that thread would cost more than the
+ * turns they give.
+ */
+const LONG_SYNC_GUESTS = 1000;
 
 export interface SyncResult {
   plan: SyncPlan;
@@ -63,57 +71,59 @@ export async function syncRoster(
 ): Promise<SyncResult> {
   const started = performance.now();
   try {
-    const synced = await writeRoster(deps, hotelId, hooks, async (trx, now) => {
-      // A list of 20,000 guests makes each phase a long stretch of work: it runs in slices,
-      // other requests get turns of the event loop between them, and each statement carries
-      // a part of the rows (docs/architecture.md, SQLite: long work beside short requests).
-      const turns = new Turns();
-      const plan = await turns.run(planSyncSteps(await readActiveRoster(trx, hotelId), list));
-      const [conflict] = plan.conflicts;
-      if (conflict) throw syncRoomConflictError(conflict);
-      await turns.turn();
+    const write = (): Promise<SyncResult> =>
+      writeRoster(deps, hotelId, hooks, async (trx, now) => {
+        // A list of 20,000 guests makes each phase a long stretch of work: it runs in slices,
+        // other requests get turns of the event loop between them, and each statement carries
+        // a part of the rows (docs/architecture.md, SQLite: long work beside short requests).
+        const turns = new Turns();
+        const plan = await turns.run(planSyncSteps(await readActiveRoster(trx, hotelId), list));
+        const [conflict] = plan.conflicts;
+        if (conflict) throw syncRoomConflictError(conflict);
+        await turns.turn();
 
-      await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
-        checkOutMany(
-          trx,
-          part.map((g) => g.id),
-          now,
-        ),
-      );
+        await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
+          checkOutMany(
+            trx,
+            part.map((g) => g.id),
+            now,
+          ),
+        );
 
-      await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
-        updateManyGuestData(
-          trx,
-          part.map((u) => ({ id: u.guest.id, data: u.next })),
-          now,
-        ),
-      );
-      const movers = plan.update.filter((u) => u.changes.roomNumber);
-      await turns.inParts(movers, ROWS_PER_PART, (part) =>
-        releaseRoomsOf(
-          trx,
-          part.map((u) => u.guest.id),
-          now,
-        ),
-      );
-      await turns.inParts(movers, ROWS_PER_PART, (part) =>
-        insertAssignments(
-          trx,
-          hotelId,
-          part.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
-          now,
-        ),
-      );
+        await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
+          updateManyGuestData(
+            trx,
+            part.map((u) => ({ id: u.guest.id, data: u.next })),
+            now,
+          ),
+        );
+        const movers = plan.update.filter((u) => u.changes.roomNumber);
+        await turns.inParts(movers, ROWS_PER_PART, (part) =>
+          releaseRoomsOf(
+            trx,
+            part.map((u) => u.guest.id),
+            now,
+          ),
+        );
+        await turns.inParts(movers, ROWS_PER_PART, (part) =>
+          insertAssignments(
+            trx,
+            hotelId,
+            part.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
+            now,
+          ),
+        );
 
-      const checkedInIds = (await turns.inParts(plan.checkIn, ROWS_PER_PART, (part) => insertManyPmsGuests(trx, hotelId, part, now))).flat();
+        const checkedInIds = (await turns.inParts(plan.checkIn, ROWS_PER_PART, (part) => insertManyPmsGuests(trx, hotelId, part, now))).flat();
 
-      const summary = summarize(plan, list.length);
-      const result: SyncResult = { plan, summary, checkedInIds };
-      const changed = await eventsForSync(result, turns);
-      const activity = await activityForSync(hotelId, actor, plan, checkedInIds, summary, now, turns);
-      await turns.turn();
-      return { result, changed, activity, guests: () => syncedGuests(result, now, turns) };
-    });
+        const summary = summarize(plan, list.length);
+        const result: SyncResult = { plan, summary, checkedInIds };
+        const changed = await eventsForSync(result, turns);
+        const activity = await activityForSync(hotelId, actor, plan, checkedInIds, summary, now, turns);
+        await turns.turn();
+        return { result, changed, activity, guests: () => syncedGuests(result, now, turns) };
+      });
+    const synced = await (list.length >= LONG_SYNC_GUESTS ? asLongWork(write) : write());
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);
     return synced;

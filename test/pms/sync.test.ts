@@ -153,6 +153,23 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(await t.server.database.db.selectFrom('activity_log').selectAll().where('hotel_id', '=', h.hotelId).execute()).toEqual(activityBefore);
   });
 
+  it('a 2,000-guest sync (long work: on SQLite, in the long writer’s thread) refused by a room hotel staff hold changes nothing, and the hotel’s next writes go through', async () => {
+    const h = await hotel();
+    await h.walkIn('1500', 'Desk');
+    const before = await h.list();
+    const list = Array.from({ length: 2000 }, (_, i) => guest({ pmsGuestId: `LONG${i}`, roomNumber: String(i + 1) }));
+    const refused = await h.sync(list);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'ROOM_OCCUPIED', currentGuest: { lastName: 'Desk' } });
+    expect(await h.list()).toEqual(before);
+    // The writer was let go: a check-in and the list without the held room both commit.
+    expect((await h.checkin(guest({ pmsGuestId: 'AFTER', roomNumber: '9999' }))).status).toBe(200);
+    const applied = await h.sync(list.filter((g) => g.roomNumber !== '1500'));
+    expect(applied.status).toBe(200);
+    expect(applied.body.summary).toMatchObject({ received: 1999, checkedIn: 1999, checkedOut: 1, manualSkipped: 1 });
+    expect(await h.list()).toHaveLength(2000);
+  });
+
   it('receptionist guests are never updated or checked out and count in manualSkipped', async () => {
     const h = await hotel();
     await h.walkIn('10', 'One');
