@@ -63,6 +63,23 @@ run('SQLite: the long writer (sqlite)', () => {
     expect(await order((work) => work())).toEqual(['long statement', 'short read']);
   });
 
+  it('texts of megabytes cross to and from the worker threads unchanged: written by the long writer, read back by a reader and by the writer here', async () => {
+    const long = `${'Łódź 🏨 "quoted"\n'.repeat(40_000)}end`;
+    await sql`create table long_texts (id integer primary key, body text not null)`.execute(handle.db);
+    await asLongWork(() =>
+      runTransaction(handle.db, async (trx) => {
+        await sql`insert into long_texts (id, body) values (1, ${long}), (2, ${'short'})`.execute(trx);
+        // Read back inside the transaction: from the long writer's thread.
+        const inside = await sql<{ body: string }>`select body from long_texts order by id`.execute(trx);
+        expect(inside.rows.map((r) => r.body)).toEqual([long, 'short']);
+      }),
+    );
+    const read = await sql<{ body: string; n: number }>`select body, length(body) as n from long_texts where id = 1`.execute(handle.db);
+    expect(read.rows[0]?.body).toBe(long);
+    // SQLite counts characters: the stored text is the one sent, not its bytes.
+    expect(Number(read.rows[0]?.n)).toBe([...long].length);
+  });
+
   it('a long-work transaction that fails rolls back whole and lets the writer go; the writer’s next transaction commits', async () => {
     await expect(
       asLongWork(() =>
