@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { isLockTimeout, runTransaction, type Db, type DbOrTrx } from '../db/database.js';
@@ -197,22 +198,36 @@ export async function answerInSandbox<T extends object>(db: Db, req: FastifyRequ
   return response;
 }
 
+/** An answer longer than this is sent in pieces (sendAnswerText). */
+const ANSWER_IN_PIECES_CHARS = 256 * 1024;
+const ANSWER_PIECE_BYTES = 64 * 1024;
+
+/**
+ * Sends an answer's JSON text as it is: the route's serialiser does not write it a second
+ * time. A long one (a 20,000-guest sync's answer is megabytes) goes in pieces of 64 KiB,
+ * each encrypted as the connection takes it, with turns of the event loop between them
+ * (docs/architecture.md, SQLite: long work beside short requests); in one write, TLS
+ * encrypted it all in one block. The request log keeps its text all the same.
+ */
+export function sendAnswerText(reply: FastifyReply, text: string): FastifyReply {
+  reply.type('application/json; charset=utf-8');
+  if (text.length <= ANSWER_IN_PIECES_CHARS) return reply.send(text);
+  const bytes = Buffer.from(text);
+  reply.request.responsePayload = text;
+  return reply.header('content-length', bytes.length).send(Readable.from(pieces(bytes), { objectMode: false }));
+}
+
+function* pieces(bytes: Buffer): Generator<Buffer> {
+  for (let at = 0; at < bytes.length; at += ANSWER_PIECE_BYTES) yield bytes.subarray(at, at + ANSWER_PIECE_BYTES);
+}
+
 /**
  * A replay (docs/pms-interface.md, "Idempotency"): the stored status, body and requestId,
  * with `_idempotent: true`, and the header. The request is noted as the replay of the
  * stored answer's request (its requestId), for the request log.
  */
-/** Sends an answer's JSON text as it is: the route's serialiser does not write it a second time. */
-export function sendAnswerText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(text);
-}
-
 export function sendStoredResponse(reply: FastifyReply, stored: StoredResponse): FastifyReply {
   const body = JSON.parse(stored.body) as Record<string, unknown>;
   if (typeof body.requestId === 'string') reply.request.replayOf = body.requestId;
-  return reply
-    .code(stored.statusCode)
-    .header('idempotent-replayed', 'true')
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ ...body, _idempotent: true }));
+  return sendAnswerText(reply.code(stored.statusCode).header('idempotent-replayed', 'true'), JSON.stringify({ ...body, _idempotent: true }));
 }

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceptionistGuest } from '../../src/roster/receptionist-service.js';
 import type { RosterChange } from '../../src/events/roster-events.js';
@@ -168,6 +171,37 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
     expect(applied.status).toBe(200);
     expect(applied.body.summary).toMatchObject({ received: 1999, checkedIn: 1999, checkedOut: 1, manualSkipped: 1 });
     expect(await h.list()).toHaveLength(2000);
+  });
+
+  it('an answer of megabytes (sent in pieces) arrives whole over HTTP/1.1 and HTTP/2, its content-length its size in bytes; its replay too', async () => {
+    const h = await hotel();
+    // Long names of more than one byte a character: an answer of about 2 MB.
+    const list = Array.from({ length: 8000 }, (_, i) =>
+      guest({ pmsGuestId: `PIECE${i}`, roomNumber: String(i + 1), lastName: `Łukasiewicz-Ødegård-${'é'.repeat(60)}` }),
+    );
+    const key = uniqueKey('pieces');
+    const first = await h.sync(list, { idempotencyKey: key });
+    expect(first.status).toBe(200);
+    expect(Buffer.byteLength(first.text)).toBeGreaterThan(1024 * 1024);
+    expect(first.headers['content-length']).toBe(String(Buffer.byteLength(first.text)));
+    expect(first.body.summary).toMatchObject({ received: 8000, checkedIn: 8000 });
+    const cert = fs.readFileSync(path.join(t.config.dataDir, 'tls', 'cert.pem'), 'utf8');
+    const h2 = new Agent({ allowH2: true, connect: { ca: cert, servername: 'localhost' } });
+    try {
+      const res = await request(`${t.baseUrl}${h.base}/guests/sync`, {
+        method: 'POST',
+        dispatcher: h2,
+        headers: { authorization: `Bearer ${h.keys.live}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ syncMode: 'full', guests: list }),
+      });
+      const text = await res.body.text();
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(res.headers['content-length']).toBe(String(Buffer.byteLength(text)));
+      expect(JSON.parse(text)).toEqual({ ...first.body, _idempotent: true });
+    } finally {
+      await h2.close();
+    }
   });
 
   it('receptionist guests are never updated or checked out and count in manualSkipped', async () => {
