@@ -21,6 +21,8 @@ declare module 'fastify' {
     /** The SHA-256 (hex) of a long JSON body's bytes, taken as they arrived (null: not taken; http/json-body.ts). */
     rawBodySha256: string | null;
     responsePayload: string | null;
+    /** The size in bytes and SHA-256 (hex) of an answer sent in pieces, taken piece by piece as sent (null: not taken; pms/idempotency.ts sendAnswerText). */
+    responseDigest: { bytes: number; sha256: string } | null;
     /** Answered from the idempotency store: the id of the request whose stored answer this is. */
     replayOf: string | null;
     /** req.ip as read in onRequest, for the request log (the socket may be gone by then). */

@@ -214,11 +214,18 @@ export function sendAnswerText(reply: FastifyReply, text: string): FastifyReply 
   if (text.length <= ANSWER_IN_PIECES_CHARS) return reply.send(text);
   const bytes = Buffer.from(text);
   reply.request.responsePayload = text;
-  return reply.header('content-length', bytes.length).send(Readable.from(pieces(bytes), { objectMode: false }));
+  return reply.header('content-length', bytes.length).send(Readable.from(pieces(reply.request, bytes), { objectMode: false }));
 }
 
-function* pieces(bytes: Buffer): Generator<Buffer> {
-  for (let at = 0; at < bytes.length; at += ANSWER_PIECE_BYTES) yield bytes.subarray(at, at + ANSWER_PIECE_BYTES);
+/** The answer's pieces; its SHA-256 for the request log is taken a piece at a time, as they are sent. */
+function* pieces(req: FastifyRequest, bytes: Buffer): Generator<Buffer> {
+  const hash = createHash('sha256');
+  for (let at = 0; at < bytes.length; at += ANSWER_PIECE_BYTES) {
+    const piece = bytes.subarray(at, at + ANSWER_PIECE_BYTES);
+    hash.update(piece);
+    yield piece;
+  }
+  req.responseDigest = { bytes: bytes.length, sha256: hash.digest('hex') };
 }
 
 /**

@@ -48,6 +48,8 @@ export interface LoggedExchange {
   contentLength: string | string[] | undefined;
   /** The response body as answered; null if none. */
   responseBody: string | null;
+  /** Its size in bytes and SHA-256, when they were taken as it was sent in pieces; else null. */
+  responseDigest: { bytes: number; sha256: string } | null;
 }
 
 /** What a request-log row keeps of the bodies. */
@@ -61,13 +63,17 @@ export interface LoggedBodies {
 /** The body columns of a request-log row for this exchange. */
 export function loggedBodies(x: LoggedExchange): LoggedBodies {
   const requestBytes = requestSize(x.requestBody, x.contentLength);
-  const responseBytes = x.responseBody === null ? null : Buffer.byteLength(x.responseBody, 'utf8');
+  const responseBytes = x.responseBody === null ? null : (x.responseDigest?.bytes ?? Buffer.byteLength(x.responseBody, 'utf8'));
   if (!x.attributed) return { requestBody: null, responseBody: null, requestBytes, responseBytes };
   let response = x.responseBody;
-  if (response !== null && x.route === ROSTER_ROUTE && x.statusCode === 200) response = rosterDigest(response);
+  let digest = x.responseDigest;
+  if (response !== null && x.route === ROSTER_ROUTE && x.statusCode === 200) {
+    response = rosterDigest(response);
+    digest = null;
+  }
   return {
     requestBody: x.requestBody === null ? null : capBody(x.requestBody, x.requestSha256),
-    responseBody: response === null ? null : capBody(response),
+    responseBody: response === null ? null : capBody(response, digest?.sha256 ?? null, digest?.bytes ?? null),
     requestBytes,
     responseBytes,
   };
@@ -86,22 +92,23 @@ function requestSize(body: string | null, contentLength: string | string[] | und
 
 /**
  * `text` as stored: whole up to BODY_CAP_BYTES, else its first part, the marker, the full
- * size and the SHA-256 (`sha256` when the caller has it: of the bytes as they arrived).
+ * size and the SHA-256 (`sha256` and `bytes` when the caller has them: taken as the bytes
+ * arrived or left).
  */
-export function capBody(text: string, sha256: string | null = null): string {
+export function capBody(text: string, sha256: string | null = null, bytes: number | null = null): string {
   // A string of n UTF-16 units takes at most 3n bytes: most bodies need no encoding at all.
   if (text.length * 3 <= BODY_CAP_BYTES) return text;
-  const size = Buffer.byteLength(text, 'utf8');
+  const size = bytes ?? Buffer.byteLength(text, 'utf8');
   if (size <= BODY_CAP_BYTES) return text;
   // Only the kept part is encoded here (its first BODY_CAP_BYTES + 1 UTF-16 units take more
   // than BODY_CAP_BYTES bytes, the same ones as in the whole text's encoding); the hash
   // encodes the whole text itself: a 4 MB sync body is not copied into a buffer of its own.
-  const bytes = Buffer.from(text.slice(0, BODY_CAP_BYTES + 1), 'utf8');
+  const kept = Buffer.from(text.slice(0, BODY_CAP_BYTES + 1), 'utf8');
   // Back off to the first byte of the character that would be cut (10xxxxxx continues one).
   let end = BODY_CAP_BYTES;
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  while (end > 0 && ((kept[end] ?? 0) & 0xc0) === 0x80) end--;
   const whole = sha256 ?? createHash('sha256').update(text, 'utf8').digest('hex');
-  return `${withoutUnnamedTail(bytes.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${whole}]`;
+  return `${withoutUnnamedTail(kept.subarray(0, end).toString('utf8'))}\n…[cut: ${size} bytes in all, sha256 ${whole}]`;
 }
 
 /**

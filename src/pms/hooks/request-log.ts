@@ -66,6 +66,7 @@ function loggedRequest(req: FastifyRequest, reply: FastifyReply): LoggedRequest 
       requestSha256: req.rawBodySha256,
       contentLength: req.headers['content-length'],
       responseBody: req.responsePayload,
+      responseDigest: req.responseDigest,
     }),
     clientIp: req.clientIp ?? req.ip ?? 'unknown',
     userAgent: userAgent.text,
