@@ -81,18 +81,38 @@ export function* redactMentionsSteps(value: unknown, isGuest: GuestMatcher): Gen
  * what JSON.parse makes: no undefined, no functions, no toJSON).
  */
 export function* stringifySteps(value: unknown): Generator<void, string, void> {
+  // The pieces of the whole text, joined once at the end: joined level by level, a
+  // megabytes-long answer was copied once per level, in one step each.
+  const out: string[] = [];
+  yield* writeSteps(value, out);
+  return out.join('');
+}
+
+function* writeSteps(value: unknown, out: string[]): Generator<void, void, void> {
   if (Array.isArray(value)) {
-    const parts: string[] = [];
-    for (const v of value) {
-      parts.push(Array.isArray(v) ? yield* stringifySteps(v) : JSON.stringify(v));
+    out.push('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(',');
+      const v: unknown = value[i];
+      if (Array.isArray(v)) yield* writeSteps(v, out);
+      else out.push(JSON.stringify(v));
       yield;
     }
-    return `[${parts.join(',')}]`;
+    out.push(']');
+    return;
   }
-  if (!isRecord(value)) return JSON.stringify(value);
-  const parts: string[] = [];
-  for (const [key, v] of Object.entries(value)) parts.push(`${JSON.stringify(key)}:${yield* stringifySteps(v)}`);
-  return `{${parts.join(',')}}`;
+  if (!isRecord(value)) {
+    out.push(JSON.stringify(value));
+    return;
+  }
+  out.push('{');
+  let first = true;
+  for (const [key, v] of Object.entries(value)) {
+    out.push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+    first = false;
+    yield* writeSteps(v, out);
+  }
+  out.push('}');
 }
 
 /**
