@@ -144,7 +144,18 @@ class Core {
     for (const method of ALL_METHODS) {
       if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
     }
-    for (const name of ['auth', 'idempotencyKey', 'idempotency', 'rawBody', 'rawBodySha256', 'responsePayload', 'responseDigest', 'replayOf', 'clientIp', 'staff'] as const) {
+    for (const name of [
+      'auth',
+      'idempotencyKey',
+      'idempotency',
+      'rawBody',
+      'rawBodySha256',
+      'responsePayload',
+      'responseDigest',
+      'replayOf',
+      'clientIp',
+      'staff',
+    ] as const) {
       app.decorateRequest(name, null);
     }
     app.decorate('limitByIp', this.limitByIp);
