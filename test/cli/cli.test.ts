@@ -357,7 +357,8 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
     const row = await db().selectFrom('staff_users').selectAll().where('id', '=', user.userId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ email: 'admin@staff.example', role: 'admin', deactivated_at: null });
-    expect(row.password_hash.startsWith('scrypt$')).toBe(true);
+    // scrypt at the service's cost (N = 2^15, r = 8, p = 1), named in the stored hash.
+    expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(row.password_hash).not.toContain(password);
     expect(JSON.stringify(row)).not.toContain(password);
     // The hash is of the password as typed (the trailing newline of the pipe is not part of it).

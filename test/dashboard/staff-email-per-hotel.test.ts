@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
-import { hashPassword } from '../../src/operations.js';
 import { newId } from '../../src/domain/ids.js';
 import {
   addStaffUser,
   DashboardClient,
   DASHBOARD_API,
+  fixturePasswordHash,
   hotelIdOf,
   send,
   STAFF_PASSWORD,
@@ -67,7 +67,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
         hotel_id: await hotelIdOf(db(), slug),
         email,
         role: 'receptionist',
-        password_hash: await hashPassword(password),
+        password_hash: await fixturePasswordHash(password),
         created_at: new Date().toISOString(),
         deactivated_at: null,
       })

@@ -1,9 +1,10 @@
+import { randomBytes, scrypt } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { request, type Agent } from 'undici';
 import { vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { newId } from '../../src/domain/ids.js';
-import { hashPassword } from '../../src/operations.js';
+import { verifyPassword } from '../../src/operations.js';
 import { flatHeaders, readResponse } from '../../scripts/http-response.js';
 import { SseParser } from '../../scripts/sse.js';
 import type { ApiResponse } from './harness.js';
@@ -234,11 +235,28 @@ export class EventStream {
 let sharedHash: Promise<string> | null = null;
 
 /**
+ * STAFF_PASSWORD's hash for the users tests add directly: scrypt at N = 2^10, a 32nd of the
+ * service's cost. A stored hash names its own cost (staff/passwords.ts), and a login
+ * checks it at that cost, up to LOGIN_TIMED_CHECKS times: at the service's cost the
+ * dashboard tests spent minutes hashing. Users the service itself creates (the CLI, the
+ * first-run setup, the staff API) get the service's cost, and test/cli/cli.test.ts checks it.
+ */
+export async function fixturePasswordHash(password: string): Promise<string> {
+  const cost = { N: 2 ** 10, r: 8, p: 1 };
+  const salt = randomBytes(16);
+  const hash = await new Promise<Buffer>((resolve, reject) => scrypt(password, salt, 32, cost, (err, key) => (err ? reject(err) : resolve(key))));
+  const stored = `scrypt$${cost.N}$${cost.r}$${cost.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  // The service reads it as its own: a hash it would not accept is no fixture.
+  if (!(await verifyPassword(password, stored))) throw new Error('the fixture hash does not verify');
+  return stored;
+}
+
+/**
  * A staff user of hotel `slug` with STAFF_PASSWORD, inserted directly: the scrypt hash is
  * computed once per test file and shared, so adding users costs nothing.
  */
 export async function addStaffUser(db: Db, slug: string, email: string, role: 'admin' | 'receptionist'): Promise<{ id: string; email: string }> {
-  sharedHash ??= hashPassword(STAFF_PASSWORD);
+  sharedHash ??= fixturePasswordHash(STAFF_PASSWORD);
   const hotel = await db.selectFrom('hotels').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
   const id = newId('user');
   const normalized = email.toLowerCase();
