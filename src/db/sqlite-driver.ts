@@ -566,7 +566,6 @@ class WorkerSqliteDriver implements Driver {
 class RoutedConnection implements DatabaseConnection {
   /** The writer the open transaction runs on (null: no transaction open on this connection). */
   #transaction: SqliteConnection | null = null;
-  #holdsWriter = false;
 
   constructor(
     private readonly writer: InlineSqlite,
@@ -580,7 +579,6 @@ class RoutedConnection implements DatabaseConnection {
 
   async begin(): Promise<void> {
     await this.writeLock.lock();
-    this.#holdsWriter = true;
     this.#transaction = longWork.getStore()?.open === true ? this.longWriter.connection : this.writer;
     await this.#transaction.execute(BEGIN, []);
   }
@@ -604,10 +602,10 @@ class RoutedConnection implements DatabaseConnection {
     }
   }
 
+  /** Lets the writer go if this connection's transaction holds it (it holds it from begin() on). */
   release(): void {
+    if (this.#transaction === null) return;
     this.#transaction = null;
-    if (!this.#holdsWriter) return;
-    this.#holdsWriter = false;
     this.writeLock.unlock();
   }
 
