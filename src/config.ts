@@ -14,6 +14,8 @@ export interface Config {
   readonly metricsHost: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** PostgreSQL: where the LISTEN session for live changes connects (DATABASE_LISTEN_URL; default: databaseUrl). */
+  readonly databaseListenUrl: string | null;
   readonly tlsCertFile: string | null;
   readonly tlsKeyFile: string | null;
   /** Proxy addresses whose X-Forwarded-Proto/-For are believed (docs/pms-interface.md, "Transport"). */
@@ -113,6 +115,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const databaseListenUrl = get('DATABASE_LISTEN_URL') ?? null;
+  if (databaseListenUrl !== null && databaseUrl === null) {
+    throw new ConfigError('DATABASE_LISTEN_URL is used only with PostgreSQL: set DATABASE_URL too, or remove DATABASE_LISTEN_URL');
+  }
+  if (databaseListenUrl !== null && !/^postgres(ql)?:\/\//.test(databaseListenUrl)) {
+    throw new ConfigError('DATABASE_LISTEN_URL must start with postgres:// or postgresql://');
+  }
   const tlsCertFile = get('TLS_CERT_FILE') ?? null;
   const tlsKeyFile = get('TLS_KEY_FILE') ?? null;
   if ((tlsCertFile === null) !== (tlsKeyFile === null)) {
@@ -149,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsHost: get('METRICS_HOST') ?? '127.0.0.1',
     dataDir: path.resolve(get('DATA_DIR') ?? './data'),
     databaseUrl,
+    databaseListenUrl: databaseListenUrl ?? databaseUrl,
     tlsCertFile,
     tlsKeyFile,
     trustProxy: parseTrustProxy(get('TRUST_PROXY')),

@@ -167,8 +167,8 @@ async function openStorage(config: Config, logger: Logger, steps: StartSteps): P
 
 /** With PostgreSQL several instances may serve one hotel: changes travel by NOTIFY, sent in each change's transaction. */
 async function startBus(config: Config, database: DatabaseHandle, logger: Logger, steps: StartSteps): Promise<RosterEventBus> {
-  if (database.engine !== 'postgres' || !config.databaseUrl) return new InProcessRosterEventBus();
-  const pgBus = new PostgresRosterEventBus(config.databaseUrl, logger);
+  if (database.engine !== 'postgres' || !config.databaseListenUrl) return new InProcessRosterEventBus();
+  const pgBus = new PostgresRosterEventBus(config.databaseListenUrl, database.db, logger);
   await steps.run(pgBus.start());
   steps.onFailure(() => pgBus.close());
   return pgBus;

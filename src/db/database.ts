@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
+import { postgresDialect, postgresPool } from './postgres-driver.js';
 import { StatementCache, WorkerSqliteDialect } from './sqlite-driver.js';
 export { asLongWork } from './sqlite-driver.js';
 
@@ -25,22 +26,6 @@ export interface DatabaseHandle {
   engine: Engine;
   close(): Promise<void>;
 }
-
-/**
- * PostgreSQL: the longest any statement waits for a lock (a row another transaction
- * holds, the idempotency record of a duplicate still in progress). Past it the statement
- * fails with 55P03: 409 IDEMPOTENCY_KEY_IN_USE at the claim, 503 elsewhere, never an
- * unbounded wait.
- */
-export const LOCK_TIMEOUT_MS = 5_000;
-
-/**
- * PostgreSQL ends a session whose transaction sits idle this long (a frozen or partitioned
- * instance): its uncommitted claim and locks are released, so a hotel or a key is never
- * blocked by a process that stopped answering (docs/pms-interface.md,
- * "Idempotency": a request that never finished stops blocking its key after 60 seconds).
- */
-export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 /** How long a request waits for a pool connection before it is answered 503. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -64,8 +49,10 @@ export interface DatabaseOptions {
 /** Opens SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set (README.md, "Operating it"). */
 export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   if (opts.databaseUrl) {
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(opts.databaseUrl, opts.poolSize ?? 10, opts.onConnectionError) }) });
-    const background = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(opts.databaseUrl, 2, opts.onConnectionError) }) });
+    const db = new Kysely<Database>({
+      dialect: postgresDialect(postgresPool(opts.databaseUrl, opts.poolSize ?? 10, CONNECT_TIMEOUT_MS, opts.onConnectionError)),
+    });
+    const background = new Kysely<Database>({ dialect: postgresDialect(postgresPool(opts.databaseUrl, 2, CONNECT_TIMEOUT_MS, opts.onConnectionError)) });
     return {
       db,
       background,
@@ -144,31 +131,6 @@ function openSqliteReader(file: string): SqliteDatabase.Database {
     throw err;
   }
   return sqlite;
-}
-
-/**
- * A pool whose connections may all die (PostgreSQL restarted, a fast shutdown) without
- * ending the process. pg emits 'error' on a client whose connection fails, idle or not;
- * the pool listens only while a client is idle, and an unheard 'error' ends the process.
- * So every client gets a listener of its own: a query in flight fails with the error
- * (answered 503), and the pool discards the broken client when it is released.
- */
-function postgresPool(connectionString: string, max: number, onConnectionError?: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString,
-    max,
-    // A connection is waited for at most this long (then 503), never for the OS's connect timeout.
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    // A dead peer (a partition, a host gone) is noticed by TCP keepalive, not after hours.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-    options: `-c lock_timeout=${LOCK_TIMEOUT_MS} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_TIMEOUT_MS}`,
-  });
-  pool.on('error', (err) => onConnectionError?.(err));
-  pool.on('connect', (client) => {
-    client.on('error', (err) => onConnectionError?.(err));
-  });
-  return pool;
 }
 
 /** The SQLite database file in DATA_DIR. */
@@ -272,7 +234,8 @@ function errorCode(err: unknown): string | null {
 // Network failures; PostgreSQL's connection exceptions (class 08), insufficient resources
 // (class 53: too many connections, disk full, out of memory), operator intervention (57P:
 // shutdown, crash, start-up, database dropped, idle-session timeout) and its
-// idle-in-transaction timeout (25P03); SQLite's I/O failures, a full disk, a file it cannot open.
+// idle-in-transaction timeout (25P03); a write that reached a standby (25006: a failover
+// under way, the address still leading to the old primary or the replica); SQLite's I/O failures, a full disk, a file it cannot open.
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -283,6 +246,7 @@ const UNREACHABLE_CODES = new Set([
   'ENETUNREACH',
   'EAI_AGAIN',
   '25P03',
+  '25006',
   'SQLITE_CANTOPEN',
   'SQLITE_FULL',
 ]);

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isLockTimeout, isPostgres, type Db, type DbOrTrx } from './database.js';
 
 /**
@@ -42,8 +42,11 @@ export async function createDayPartitions(db: Kysely<any>, table: DayPartitioned
   for (const day of new Set(days)) {
     if (existing.has(day)) continue;
     try {
-      await sql`create table if not exists ${sql.id(partitionName(table, day))} partition of ${sql.id(table)}
-        for values from (${sql.lit(day)}) to (${sql.lit(nextDay(day))})`.execute(db);
+      await inTransaction(
+        db,
+        sql`create table if not exists ${sql.id(partitionName(table, day))} partition of ${sql.id(table)}
+        for values from (${sql.lit(day)}) to (${sql.lit(nextDay(day))})`,
+      );
       created.push(day);
     } catch (err) {
       // 42P07 / 23505: another instance created it between the look and the create.
@@ -51,6 +54,18 @@ export async function createDayPartitions(db: Kysely<any>, table: DayPartitioned
     }
   }
   return created;
+}
+
+/**
+ * A statement that takes a table's lock runs in a transaction: the caller's, or one of its
+ * own. Only a transaction carries the lock timeout (postgres-driver.ts, sent with every
+ * BEGIN), and a drop queued for the parent's lock without it would hold every read of
+ * the table behind it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations run on an untyped schema
+async function inTransaction(db: Kysely<any>, statement: RawBuilder<unknown>): Promise<void> {
+  if (db.isTransaction) await statement.execute(db);
+  else await db.transaction().execute((trx) => statement.execute(trx));
 }
 
 function isAlreadyThere(err: unknown): boolean {
@@ -110,7 +125,7 @@ export async function dropDaysBefore(db: DbOrTrx, table: DayPartitionedTable, cu
     if (nextDay(p.day) > cutoff) break;
     const counted = await sql<{ n: string }>`select count(*) as n from ${sql.id(p.name)}`.execute(db);
     try {
-      await sql`drop table ${sql.id(p.name)}`.execute(db);
+      await inTransaction(db, sql`drop table ${sql.id(p.name)}`);
     } catch (err) {
       // The drop waits for the parent's lock behind long reads at most lock_timeout; the
       // next run (an hour later) drops the day then.

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { DbOrTrx } from '../db/database.js';
+import { ConfigError } from '../config.js';
+import type { Db, DbOrTrx } from '../db/database.js';
 import { InProcessRosterEventBus, type RosterChange, type RosterEventBus } from './roster-events.js';
 
 const CHANNEL = 'innsync_roster';
@@ -9,6 +11,8 @@ const CHANNEL = 'innsync_roster';
 const MAX_PAYLOAD_BYTES = 7_000;
 /** The LISTEN connection is tried again after 200 ms, then ever less often, at most every 2 s. */
 const RECONNECT_MS = [200, 500, 1_000, 2_000];
+/** How long the start waits for its own probe to arrive on the LISTEN connection. */
+const PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * The one notification of a change: the change itself, or, when it does not fit a NOTIFY
@@ -38,24 +42,67 @@ export class PostgresRosterEventBus implements RosterEventBus {
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
   private attempts = 0;
+  private readonly probes = new Map<string, () => void>();
 
+  /**
+   * `listenUrl` is DATABASE_LISTEN_URL (README.md, "Operating it"): a session of its own,
+   * directly to the primary, never through a pooler in transaction mode (which hands the
+   * LISTEN to a server connection other clients then use). `db` sends the start's probe.
+   */
   constructor(
-    private readonly connectionString: string,
+    private readonly listenUrl: string,
+    private readonly db: Db,
     private readonly log: Logger,
   ) {}
 
-  /** Connects the LISTEN session; resolves once listening (rejects when the first attempt fails). */
+  /**
+   * Connects the LISTEN session, then proves that it hears: a probe sent through the pool
+   * (DATABASE_URL) must arrive on it. Rejects with an error naming DATABASE_LISTEN_URL
+   * when it cannot connect, or connects somewhere the service's changes never reach.
+   */
   async start(): Promise<void> {
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (err) {
+      throw new ConfigError(
+        `DATABASE_LISTEN_URL (default: DATABASE_URL) could not be reached for live changes: ${(err as Error).message}. Give a direct connection to the primary PostgreSQL server.`,
+      );
+    }
+    const id = randomUUID();
+    const heard = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+      this.probes.set(id, () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    try {
+      await sql`select pg_notify(${CHANNEL}, ${JSON.stringify({ probe: id })})`.execute(this.db);
+      if (!(await heard)) {
+        await this.close();
+        throw new ConfigError(
+          `DATABASE_LISTEN_URL (default: DATABASE_URL) does not hear the changes this service makes: a notification sent on DATABASE_URL did not arrive within ${PROBE_TIMEOUT_MS / 1000} s. Give DATABASE_LISTEN_URL a direct connection to the primary (a pooler in transaction mode cannot keep a LISTEN session), and make both variables lead to the same database.`,
+        );
+      }
+    } finally {
+      this.probes.delete(id);
+    }
   }
 
   private async connect(): Promise<void> {
     // TCP keepalive: a half-open connection (a failover, a partition) is noticed and replaced.
-    const client = new pg.Client({ connectionString: this.connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const client = new pg.Client({
+      connectionString: this.listenUrl,
+      connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     client.on('notification', (msg) => {
       if (msg.channel !== CHANNEL || !msg.payload) return;
       try {
-        this.local.emit(JSON.parse(msg.payload) as RosterChange);
+        const parsed = JSON.parse(msg.payload) as RosterChange | { probe: string };
+        if ('probe' in parsed) this.probes.get(parsed.probe)?.();
+        else this.local.emit(parsed);
       } catch (err) {
         this.log.warn({ err }, 'unreadable roster notification');
       }
