@@ -8,6 +8,8 @@ import { addHotel, createStorage, staffSessionCookie } from './storage.js';
 export interface EventsDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   hotels: number;
   /** Changes per second across all hotels (rate limits allow about 3 per second per key). */
   rate: number;
@@ -30,7 +32,7 @@ const MB = 1024 * 1024;
  * of each instance over the run.
  */
 export async function eventsDrill(o: EventsDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const instances: Instance[] = [];
   const streams = new Map<string, DashboardStream>();

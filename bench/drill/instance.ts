@@ -26,6 +26,7 @@ const SERVICE_VARS = [
   'HOST',
   'DATA_DIR',
   'DATABASE_URL',
+  'DATABASE_LISTEN_URL',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',
   'TRUST_PROXY',
@@ -53,6 +54,7 @@ export function serviceEnv(storage: InstanceStorage, vars: Record<string, string
     DATA_DIR: storage.dataDir,
     LOG_LEVEL: 'warn',
     ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
+    ...(storage.databaseListenUrl ? { DATABASE_LISTEN_URL: storage.databaseListenUrl } : {}),
     ...vars,
   });
 }
@@ -64,6 +66,7 @@ export interface InstanceOptions {
   label: string;
   dataDir: string;
   databaseUrl: string | null;
+  databaseListenUrl?: string | null;
   env?: Record<string, string>;
 }
 
@@ -163,15 +166,16 @@ export class Instance {
   }
 }
 
-/** Where instances keep their data: DATA_DIR and, for PostgreSQL, DATABASE_URL. */
+/** Where instances keep their data: DATA_DIR and, for PostgreSQL, DATABASE_URL (and DATABASE_LISTEN_URL when it differs). */
 export interface InstanceStorage {
   dataDir: string;
   databaseUrl: string | null;
+  databaseListenUrl?: string | null;
 }
 
 /** One instance on `storage`. */
 export function startOn(storage: InstanceStorage, label: string): Promise<Instance> {
-  return Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl });
+  return Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseListenUrl: storage.databaseListenUrl ?? null });
 }
 
 /** `count` instances on one storage ("instance 1", "instance 2"…), one after another; none left running if one fails to start. */

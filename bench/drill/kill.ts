@@ -7,6 +7,8 @@ import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type Dri
 export interface KillDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   /** SIGKILLs, each after a random time under load. */
   kills: number;
   /** Concurrent clients, each with a hotel of its own. */
@@ -25,7 +27,7 @@ export interface KillDrillOptions {
  * kill, and which request-log rows a kill lost.
  */
 export async function killDrill(o: KillDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const figures: DrillResult['figures'] = {};
   try {

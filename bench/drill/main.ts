@@ -17,6 +17,7 @@ import { drillAgent } from './instance.js';
 import { eventsDrill } from './events.js';
 import { killDrill } from './kill.js';
 import { outageDrill } from './outage.js';
+import { poolerDrill } from './pooler.js';
 import { roomRaceDrill } from './room-race.js';
 import { sameKeyDrill } from './same-key.js';
 import { stallDrill } from './stall.js';
@@ -85,6 +86,11 @@ export const DRILLS: DrillSpec[] = [
     name: 'outage',
     engines: ['postgres'],
     run: (_engine, _pgAdminUrl, quick) => outageDrill({ outages: quick ? 3 : 10, downMs: [1_000, 3_000], clients: quick ? 8 : 30 }),
+  },
+  {
+    name: 'pooler',
+    engines: ['postgres'],
+    run: (_engine, pgAdminUrl, quick) => poolerDrill({ pgAdminUrl: pgAdminUrl ?? '', quick }),
   },
   {
     name: 'events',

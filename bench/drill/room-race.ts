@@ -8,6 +8,8 @@ import { addHotel, createStorage, invariantViolations } from './storage.js';
 export interface RoomRaceDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   rounds: number;
   instances: number;
 }
@@ -126,7 +128,7 @@ const describeOp = (op: RaceOp): string =>
  * be those of some serial order of its requests; no 5xx.
  */
 export async function roomRaceDrill(o: RoomRaceDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const instances: Instance[] = [];
   const tally: Record<string, number> = {};

@@ -8,6 +8,8 @@ import { addHotel, createStorage, invariantViolations } from './storage.js';
 export interface SameKeyDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   rounds: number;
   /** PostgreSQL: the instances sharing the database (SQLite serves from one process). */
   instances: number;
@@ -24,7 +26,7 @@ const SCENARIOS: Scenario[] = ['checkin', 'checkin', 'move', 'checkout', 'sync',
  * database (one stay, one activity entry).
  */
 export async function sameKeyDrill(o: SameKeyDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const instances: Instance[] = [];
   const tally: Record<string, number> = {};

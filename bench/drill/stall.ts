@@ -9,6 +9,8 @@ import { addHotel, createStorage, invariantViolations, type DrillStorage } from 
 export interface StallDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   /** How long the request stays stalled inside its transaction (the earlier takeover came after 60 s). */
   stallSeconds: number;
   /**
@@ -31,7 +33,7 @@ export interface StallDrillOptions {
  * IDEMPOTENCY_KEY_IN_USE or the stored response, never a second processing.
  */
 export async function stallDrill(o: StallDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const tally: Record<string, number> = {};
   const instances: Instance[] = [];

@@ -19,23 +19,38 @@ import { createDatabase } from '../../scripts/postgres-cluster.js';
 export interface DrillStorage {
   engine: Engine;
   dataDir: string;
+  /** The service's DATABASE_URL: through PgBouncer when the drill runs through it. */
   databaseUrl: string | null;
+  /** The service's DATABASE_LISTEN_URL (the database's direct address) when databaseUrl leads through PgBouncer. */
+  databaseListenUrl: string | null;
   db: Db;
   close(): Promise<void>;
 }
 
-export async function createStorage(engine: Engine, pgAdminUrl: string | null): Promise<DrillStorage> {
+/**
+ * `pgBouncerPort`: the service reaches PostgreSQL through the PgBouncer on this port of
+ * 127.0.0.1 (transaction mode, every database passed through: scripts/pgbouncer.ts), its
+ * LISTEN session and the drill's own handle directly.
+ */
+export async function createStorage(engine: Engine, pgAdminUrl: string | null, pgBouncerPort: number | null = null): Promise<DrillStorage> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-drill-'));
-  let databaseUrl: string | null = null;
+  let direct: string | null = null;
+  let pooled: string | null = null;
   if (engine === 'postgres') {
     if (!pgAdminUrl) throw new Error('a PostgreSQL drill needs a cluster');
-    databaseUrl = await createDatabase(pgAdminUrl, 'innsync_drill');
+    direct = await createDatabase(pgAdminUrl, 'innsync_drill');
+    if (pgBouncerPort) {
+      const url = new URL(direct);
+      url.port = String(pgBouncerPort);
+      pooled = url.toString();
+    }
   }
-  const handle = openDatabase({ databaseUrl, dataDir });
+  const handle = openDatabase({ databaseUrl: direct, dataDir });
   return {
     engine,
     dataDir,
-    databaseUrl,
+    databaseUrl: pooled ?? direct,
+    databaseListenUrl: pooled ? direct : null,
     db: handle.db,
     async close() {
       await handle.close();

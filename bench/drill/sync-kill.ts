@@ -9,6 +9,8 @@ import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type Dri
 export interface SyncKillDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  pgBouncerPort?: number | null;
   guests: number;
   kills: number;
 }
@@ -23,7 +25,7 @@ type Listed = { pmsGuestId: string; lastName: string; firstName: string; roomNum
  * applied once.
  */
 export async function syncKillDrill(o: SyncKillDrillOptions): Promise<DrillResult> {
-  const storage = await createStorage(o.engine, o.pgAdminUrl);
+  const storage = await createStorage(o.engine, o.pgAdminUrl, o.pgBouncerPort ?? null);
   const violations: string[] = [];
   const outcomes = { 'roster as before': 0, 'roster as the list': 0 };
   let instance: Instance | null = null;

@@ -9,7 +9,7 @@ import { createHotel, createStaffUser, issueKeyPair } from '../../src/operations
 import { startServer } from '../../src/server.js';
 import { launchBrowser } from '../support/browser.js';
 import { DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer, databaseEnv } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 import { scaled } from '../support/test-run.js';
 
@@ -68,7 +68,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       HTTP_PORT: 'off',
       HOST: '127.0.0.1',
       DATA_DIR: storage.dataDir,
-      DATABASE_URL: storage.databaseUrl ?? '',
+      ...databaseEnv(storage),
       LOG_LEVEL: 'silent',
     });
     const server = await startServer(config, pino({ level: 'silent' }));
@@ -164,7 +164,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
   it('a reconnecting board loses no change: a check-in made while its stream was down (server restart) is on the board once the stream is back', async () => {
     const storage = await createTestStorage(engine);
-    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' };
+    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, ...databaseEnv(storage), LOG_LEVEL: 'silent' };
     let server = await startServer(loadConfig(env), pino({ level: 'silent' }));
     const { context, page, errors } = await newPage(browser);
     try {

@@ -134,14 +134,14 @@ describe.runIf(testEngines().includes('postgres'))('innsync backup (postgres)', 
     const t = await startTestServer('postgres');
     try {
       const r = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite'), '--json'], {
-        env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
+        env: storageEnv(t.config),
       });
       expect(r.code).not.toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr.endsWith('\n') && r.stderr.split('\n').length === 2).toBe(true);
       expect(JSON.parse(r.stderr)).toMatchObject({ status: 'error', code: 'BACKUP_UNSUPPORTED', message: expect.stringContaining('pg_dump') });
       const text = await runCli(['backup', path.join(os.tmpdir(), 'never.sqlite')], {
-        env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
+        env: storageEnv(t.config),
       });
       expect(text.stderr).toMatch(/^innsync: .*pg_dump.*\n$/);
     } finally {

@@ -48,11 +48,15 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 export interface Storage {
   dataDir: string;
   databaseUrl: string | null;
+  databaseListenUrl?: string | null;
 }
 
-/** DATA_DIR and (for PostgreSQL) DATABASE_URL of a test storage. */
+/** DATA_DIR and (for PostgreSQL) DATABASE_URL and DATABASE_LISTEN_URL of a test storage or configuration. */
 export function storageEnv(storage: Storage): Record<string, string> {
-  return storage.databaseUrl ? { DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl } : { DATA_DIR: storage.dataDir };
+  if (!storage.databaseUrl) return { DATA_DIR: storage.dataDir };
+  const env: Record<string, string> = { DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl };
+  if (storage.databaseListenUrl && storage.databaseListenUrl !== storage.databaseUrl) env.DATABASE_LISTEN_URL = storage.databaseListenUrl;
+  return env;
 }
 
 export interface CliResult {

@@ -9,7 +9,7 @@ import { migrateToLatest } from '../../src/db/migrations.js';
 import { sha256Hex } from '../../src/domain/ids.js';
 import { createHotel as createHotelInProcess, createStaffUser, issueKeyPair, verifyPassword } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
-import { createTestStorage, guest, testEngines } from '../support/harness.js';
+import { createTestStorage, guest, testEngines, databaseEnv } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
 import { ensureDaysOf } from '../../src/db/partitions.js';
 import { getJson, lines, parseJsonOutput, postJson, runCli, storageEnv, trustingAgent, type CliResult, type Storage } from './cli-helpers.js';
@@ -165,7 +165,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       HTTP_PORT: 'off',
       HOST: '127.0.0.1',
       DATA_DIR: storage.dataDir,
-      DATABASE_URL: storage.databaseUrl ?? '',
+      ...databaseEnv(storage),
       LOG_LEVEL: 'silent',
     });
     const server = await startServer(config, pino({ level: 'silent' }));

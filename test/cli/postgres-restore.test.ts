@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueKeyPair, revokeKeys } from '../../src/operations.js';
-import { guest, startTestServer, testEngines } from '../support/harness.js';
+import { guest, startTestServer, testEngines, directDatabaseUrl } from '../support/harness.js';
 import { freePort, startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { getJson, parseJsonOutput, postJson, runCli, spawnServe, waitForExit, waitForHttps } from './cli-helpers.js';
 
@@ -52,7 +52,7 @@ describe.runIf(testEngines().includes('postgres'))('PostgreSQL restore as docs/b
     async () => {
       // The source: a server on PostgreSQL, filled through the HTTPS API.
       const t = await startTestServer('postgres');
-      const sourceUrl = t.config.databaseUrl ?? '';
+      const sourceUrl = directDatabaseUrl(t.config);
       const base = `/api/pms/v1/${t.slug}`;
       const stays = [guest({ pmsGuestId: 'PMS-STAYING' }), guest({ pmsGuestId: 'PMS-UPDATED' }), guest({ pmsGuestId: 'PMS-LEFT' })];
       for (const g of stays) expect((await t.post(`${base}/guests/checkin`, g)).status).toBe(200);

@@ -17,7 +17,7 @@ describe.each(testEngines())('innsync key reset-limits (%s)', (engine) => {
   });
   afterAll(() => t.close());
 
-  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }) });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env: storageEnv(t.config) });
   /** A full sync listing no guest: the hotel has none, so a live one changes nothing either. */
   const sync = (key: string): Promise<ApiResponse> => t.post(`${base}/guests/sync`, { syncMode: 'full', guests: [] }, { key });
   const list = (key: string): Promise<ApiResponse> => t.api('GET', `${base}/guests`, { key });

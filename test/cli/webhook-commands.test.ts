@@ -16,7 +16,7 @@ describe.each(testEngines())('innsync webhook enable, disable, test and deliveri
 
   beforeAll(async () => {
     t = await startTestServer(engine, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
-    env = { ...storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    env = { ...storageEnv(t.config), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
     url = await receiver.listen();
   });
   afterAll(async () => {

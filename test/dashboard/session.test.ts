@@ -20,7 +20,7 @@ import {
   withoutRequestId,
   type Target,
 } from '../support/dashboard-client.js';
-import { createTestStorage, startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { createTestStorage, startTestServer, testEngines, type TestServer, databaseEnv } from '../support/harness.js';
 
 // docs/dashboard.md Security: sessions, login, logout, expiry, failed-login
 // limits, and the first-run setup link, through real HTTPS requests on both engines.
@@ -326,7 +326,7 @@ describe.each(testEngines())('dashboard sessions and login (%s)', (engine) => {
 describe.each(testEngines())('first-run setup link (%s)', (engine) => {
   it('docs/dashboard.md JSON API /setup: the link of an empty storage works once: GET 200, wrong token 404 SETUP_LINK_INVALID, POST 201 with a session cookie, then dead; a restart on that storage has setupUrl null', async () => {
     const storage = await createTestStorage(engine);
-    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' };
+    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, ...databaseEnv(storage), LOG_LEVEL: 'silent' };
     let server = await startServer(loadConfig(env), pino({ level: 'silent' }));
     const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
     try {
@@ -461,7 +461,7 @@ describe.each(testEngines())('failed logins per client IP (%s)', (engine) => {
 describe.each(testEngines())('first-run setup field rules (%s)', (engine) => {
   it('docs/dashboard.md JSON API POST /setup: a setup the field rules refuse (bad slug, blank hotel name, bad e-mail, short password) is 422 naming the field, creates nothing and leaves the link alive', async () => {
     const storage = await createTestStorage(engine);
-    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' };
+    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, ...databaseEnv(storage), LOG_LEVEL: 'silent' };
     const server = await startServer(loadConfig(env), pino({ level: 'silent' }));
     const agent = new Agent({ connect: { ca: fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } });
     try {

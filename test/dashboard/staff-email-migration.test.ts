@@ -11,7 +11,7 @@ import { migrateTo } from '../../src/db/migrations.js';
 import { hashPassword } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { DashboardClient, type Target } from '../support/dashboard-client.js';
-import { createTestStorage, testEngines } from '../support/harness.js';
+import { createTestStorage, testEngines, databaseEnv } from '../support/harness.js';
 
 // migration 0005 makes staff e-mails unique per hotel. A database left at the
 // previous migration (made by the real migrations 0001-0004), with users and live
@@ -105,7 +105,7 @@ describe.each(testEngines())('migration 0005_staff_email_per_hotel (%s)', (engin
       HTTP_PORT: 'off',
       HOST: '127.0.0.1',
       DATA_DIR: storage.dataDir,
-      DATABASE_URL: storage.databaseUrl ?? '',
+      ...databaseEnv(storage),
       LOG_LEVEL: 'silent',
     });
     server = await startServer(config, pino({ level: 'silent' }));

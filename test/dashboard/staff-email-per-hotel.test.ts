@@ -44,8 +44,7 @@ describe.each(testEngines())('staff e-mails unique per hotel, and the login that
   });
   afterAll(() => t.close());
 
-  const cli = (args: string[], input: string): Promise<CliResult> =>
-    runCli(args, { input, env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }) });
+  const cli = (args: string[], input: string): Promise<CliResult> => runCli(args, { input, env: storageEnv(t.config) });
   const accountsOf = (email: string) => db().selectFrom('staff_users').select(['id', 'hotel_id', 'role']).where('email', '=', email).execute();
   const sessionsOf = async (email: string) =>
     (

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { stallDrill } from '../../bench/drill/stall.js';
 import { printResult } from '../../bench/drill/report.js';
-import { testEngines } from '../support/engines.js';
+import { testEngines, viaPgBouncer } from '../support/engines.js';
 
 // The claim lives and dies with the change's transaction: a request stalled
 // inside its transaction past the lock timeout while its retry arrives (on the other
@@ -12,6 +12,7 @@ describe.each(testEngines())('drills: stalled request (%s)', (engine) => {
     const result = await stallDrill({
       engine,
       pgAdminUrl: engine === 'postgres' ? inject('pgAdminUrl') : null,
+      pgBouncerPort: engine === 'postgres' && viaPgBouncer() ? inject('pgBouncerPort') : null,
       stallSeconds: 7,
       variants: [
         { then: 'resume', at: 'mid' },

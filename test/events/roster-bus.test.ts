@@ -9,7 +9,7 @@ import { toPayload } from '../../src/events/postgres-roster-events.js';
 import type { RosterChange } from '../../src/events/roster-events.js';
 import { createHotel, createStaffUser, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { createTestStorage, testEngines } from '../support/harness.js';
+import { createTestStorage, testEngines, databaseEnv } from '../support/harness.js';
 import { SseParser } from '../../scripts/sse.js';
 
 // conventions.md 7: the dashboard's live events are fed by the roster-change
@@ -82,7 +82,7 @@ describe.runIf(postgres)('two instances on one PostgreSQL database', () => {
       const dataDir = fs.mkdtempSync(`${storage.dataDir}-`);
       dirs.push(dataDir);
       return startServer(
-        loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: storage.databaseUrl ?? '', LOG_LEVEL: 'silent' }),
+        loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, ...databaseEnv(storage), LOG_LEVEL: 'silent' }),
         pino({ level: 'silent' }),
       );
     };

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createHotel } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
-import { createTestStorage, testEngines } from '../support/harness.js';
+import { createTestStorage, testEngines, databaseEnv } from '../support/harness.js';
 
 // README.md, "Storage": DATA_DIR is created 0700 and every file the service writes there
 // (database, WAL, shared memory, certificate, key) 0600, whatever the umask; an existing
@@ -29,7 +29,7 @@ describe.each(testEngines())('DATA_DIR readable by the service alone (%s)', (eng
   it('created 0700 with every file 0600 even under umask 000; a DATA_DIR loosened later is tightened at the next start, with a warning', async () => {
     const storage = await createTestStorage(engine);
     const dataDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-modes-')), 'data');
-    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: storage.databaseUrl ?? '' };
+    const env = { PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, ...databaseEnv(storage) };
     const previous = process.umask(0o000);
     try {
       const server = await startServer(loadConfig(env), pino({ level: 'silent' }));

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient, withinOneWindow, type EventStream } from '../support/dashboard-client.js';
-import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type TestServer, databaseEnv } from '../support/harness.js';
 import { sample } from '../support/metrics.js';
 
 // Prometheus metrics on a plain-HTTP listener of their own (README.md, "Metrics":
@@ -191,7 +191,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
         HTTP_PORT: String(httpPort),
         HOST: '127.0.0.1',
         DATA_DIR: storage.dataDir,
-        DATABASE_URL: storage.databaseUrl ?? '',
+        ...databaseEnv(storage),
         METRICS_PORT: String(portOf(taken)),
         LOG_LEVEL: 'silent',
       });

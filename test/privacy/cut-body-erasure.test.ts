@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteFile } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { parseJsonOutput, runCli, storageEnv } from '../cli/cli-helpers.js';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, directDatabaseUrl } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 
 // A request-log body over 64 KiB keeps its first 64 KiB (README.md, Personal data). Erasure finds
@@ -25,7 +25,7 @@ const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 /** Every byte the service keeps: SQLite's database and WAL files, or a pg_dump of the database. */
 async function storedText(t: TestServer): Promise<string> {
   if (t.engine === 'postgres') {
-    const { stdout } = await run(PG_DUMP, ['--data-only', t.config.databaseUrl ?? ''], { maxBuffer: 512 * 1024 * 1024 });
+    const { stdout } = await run(PG_DUMP, ['--data-only', directDatabaseUrl(t.config)], { maxBuffer: 512 * 1024 * 1024 });
     return stdout;
   }
   const file = sqliteFile(t.config.dataDir);
@@ -118,7 +118,7 @@ describe.each(testEngines())('erasure of a guest in a body cut at 64 KiB (%s)', 
 
     const values = [target.lastName, target.firstName, target.phone, target.email];
     const erase = await runCli(['guest', 'erase', t.slug, '--pms-guest-id', target.pmsGuestId, '--json'], {
-      env: storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }),
+      env: storageEnv(t.config),
     });
     expect(parseJsonOutput(erase).erased.guests).toBe(1);
 

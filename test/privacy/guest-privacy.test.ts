@@ -6,7 +6,7 @@ import { sqliteFile } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { parseJsonOutput, runCli, storageEnv } from '../cli/cli-helpers.js';
 import { addStaffUser, DashboardClient, eventually } from '../support/dashboard-client.js';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, directDatabaseUrl } from '../support/harness.js';
 import { scaled } from '../support/test-run.js';
 
 // README.md, "Personal data": a guest's personal data is anonymised after
@@ -33,7 +33,7 @@ function person(tag: string) {
 /** Every byte the service keeps: SQLite's database and WAL files, or a pg_dump of the database. */
 async function storedText(t: TestServer): Promise<string> {
   if (t.engine === 'postgres') {
-    const { stdout } = await run(PG_DUMP, ['--data-only', t.config.databaseUrl ?? ''], { maxBuffer: 512 * 1024 * 1024 });
+    const { stdout } = await run(PG_DUMP, ['--data-only', directDatabaseUrl(t.config)], { maxBuffer: 512 * 1024 * 1024 });
     return stdout;
   }
   const file = sqliteFile(t.config.dataDir);
@@ -52,7 +52,7 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
   let admin: DashboardClient;
   let receptionist: DashboardClient;
   let base: string;
-  const env = (): Record<string, string> => storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl });
+  const env = (): Record<string, string> => storageEnv(t.config);
 
   beforeAll(async () => {
     t = await startTestServer(engine);
@@ -294,7 +294,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
 
   it('a guest checked out a moment ago is kept under the default 90 days and off, and anonymised with 0; its timeline still reads', async () => {
     const base = `/api/pms/v1/${t.slug}`;
-    const env = storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl });
+    const env = storageEnv(t.config);
     const gone = person('ret');
     const stays = person('stay');
     const room = `R${randomId(5)}`;

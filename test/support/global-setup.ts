@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
+import { pgBouncerInstalled, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.js';
 import { testEngines } from './engines.js';
 import { describeProcess, killAll, markedProcesses, RUN_MARK, waitGone } from './test-run.js';
 
@@ -13,6 +14,7 @@ import { describeProcess, killAll, markedProcesses, RUN_MARK, waitGone } from '.
 // (a test process killed by a timeout cannot clean up after itself) and the folder removed.
 
 let cluster: PostgresCluster | null = null;
+let bouncer: PgBouncer | null = null;
 let runDir: string | null = null;
 let runId = '';
 
@@ -26,16 +28,29 @@ export async function setup(project: TestProject): Promise<void> {
   if (testEngines().includes('postgres')) {
     cluster = await startPostgresCluster();
     project.provide('pgAdminUrl', cluster.adminUrl);
+    // PgBouncer in transaction mode in front of it, for the files that go through it (engines.ts).
+    if (process.env.TEST_PG_POOLER !== 'none') {
+      if (!pgBouncerInstalled())
+        throw new Error('PgBouncer is not installed (the PostgreSQL tests run partly through it): apt-get install pgbouncer, or run with TEST_PG_POOLER=none');
+      bouncer = await startPgBouncer(cluster.adminUrl);
+    }
+    project.provide('pgBouncerPort', bouncer?.port ?? 0);
   } else {
     project.provide('pgAdminUrl', '');
+    project.provide('pgBouncerPort', 0);
   }
 }
 
 export function teardown(): void {
   try {
-    cluster?.stop();
+    bouncer?.stop();
   } finally {
-    cluster = null;
+    bouncer = null;
+    try {
+      cluster?.stop();
+    } finally {
+      cluster = null;
+    }
   }
   if (!runId) return;
   // The test processes themselves (vitest's workers) carry the mark too; they are not leftovers.
@@ -53,5 +68,7 @@ export function teardown(): void {
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
+    /** The run's PgBouncer (transaction mode) in front of that cluster; 0: none. */
+    pgBouncerPort: number;
   }
 }

@@ -12,15 +12,50 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { readResponse } from '../../scripts/http-response.js';
 import { createDatabase } from './postgres-cluster.js';
 
+import { viaPgBouncer } from './engines.js';
+
 export { testEngines } from './engines.js';
 
-/** A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR. */
-export async function createTestStorage(engine: Engine): Promise<{ dataDir: string; databaseUrl: string | null }> {
+export interface TestStorage {
+  dataDir: string;
+  /** DATABASE_URL: through PgBouncer when this file runs through it (test/support/engines.ts). */
+  databaseUrl: string | null;
+  /** DATABASE_LISTEN_URL, the database's direct address, when databaseUrl leads through PgBouncer. */
+  databaseListenUrl?: string | null;
+}
+
+/**
+ * A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR. A
+ * PostgreSQL database is reached through the run's PgBouncer (transaction mode) when this
+ * file runs through it (viaPgBouncer), with the direct address for the LISTEN session.
+ */
+export async function createTestStorage(engine: Engine): Promise<TestStorage> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-test-'));
   if (engine === 'sqlite') return { dataDir, databaseUrl: null };
   const adminUrl = inject('pgAdminUrl');
   if (!adminUrl) throw new Error('PostgreSQL tests need the cluster of test/support/global-setup.ts');
-  return { dataDir, databaseUrl: await createDatabase(adminUrl, 'innsync') };
+  const direct = await createDatabase(adminUrl, 'innsync');
+  const bouncerPort = inject('pgBouncerPort');
+  if (!viaPgBouncer() || !bouncerPort) return { dataDir, databaseUrl: direct };
+  const pooled = new URL(direct);
+  pooled.port = String(bouncerPort);
+  return { dataDir, databaseUrl: pooled.toString(), databaseListenUrl: direct };
+}
+
+/** DATABASE_URL and, through PgBouncer, DATABASE_LISTEN_URL of `storage`, as the service's environment. */
+export function databaseEnv(storage: TestStorage): Record<string, string> {
+  return {
+    DATABASE_URL: storage.databaseUrl ?? '',
+    ...(storage.databaseListenUrl ? { DATABASE_LISTEN_URL: storage.databaseListenUrl } : {}),
+  };
+}
+
+/**
+ * The database's own address, never a pooler's: for tools that need a session of their own
+ * (pg_dump, LISTEN, a test's look at the rows it holds).
+ */
+export function directDatabaseUrl(config: Config): string {
+  return config.databaseListenUrl ?? config.databaseUrl ?? '';
 }
 
 export interface ApiResponse {
@@ -62,13 +97,13 @@ let counter = 0;
 export const uniqueKey = (prefix = 'idem'): string => `${prefix}_${process.pid}_${++counter}_${randomId(6)}`;
 
 /** The configuration of a test server on `storage`: free ports on 127.0.0.1, silent logs, `env` on top. */
-export function testConfig(storage: { dataDir: string; databaseUrl: string | null }, env: Record<string, string> = {}): Config {
+export function testConfig(storage: TestStorage, env: Record<string, string> = {}): Config {
   return loadConfig({
     PORT: '0',
     HTTP_PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: storage.dataDir,
-    DATABASE_URL: storage.databaseUrl ?? '',
+    ...databaseEnv(storage),
     LOG_LEVEL: 'silent',
     ...env,
   });

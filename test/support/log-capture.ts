@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import type { Engine } from '../../src/db/database.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { createTestStorage } from './harness.js';
+import { createTestStorage, databaseEnv } from './harness.js';
 
 export type LogLine = Record<string, unknown> & { level: number; msg: string };
 
@@ -24,7 +24,7 @@ export async function startLoggedServer(
       done();
     },
   });
-  const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? '', ...env });
+  const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: storage.dataDir, ...databaseEnv(storage), ...env });
   const server = await startServer(config, pino({ level }, sink));
   const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
   const agent = new Agent({ connect: { ca: cert, servername: 'localhost' } });

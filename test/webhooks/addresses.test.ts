@@ -90,7 +90,7 @@ describe.each(testEngines())('webhook addresses without WEBHOOK_ALLOW_PRIVATE_NE
   });
 
   it('innsync webhook add refuses the reported addresses (exit 1, the fix named); none is stored', async () => {
-    const env = storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl });
+    const env = storageEnv(t.config);
     for (const url of REPORTED) {
       const r = await runCli(['webhook', 'add', t.slug, url], { env: { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' } });
       expect(r.code, url).toBe(1);

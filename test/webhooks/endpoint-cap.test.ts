@@ -73,7 +73,7 @@ describe.each(testEngines())('webhook endpoints per hotel (%s)', (engine) => {
   it('innsync webhook add past the limit exits 1 with the message that names the fix', async () => {
     const slug = `cap-cli-${engine}`;
     await t.addHotel(slug);
-    const env = { ...storageEnv({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl }), WEBHOOK_MAX_ENDPOINTS_PER_HOTEL: '1' };
+    const env = { ...storageEnv(t.config), WEBHOOK_MAX_ENDPOINTS_PER_HOTEL: '1' };
     expect((await runCli(['webhook', 'add', slug, url], { env })).code).toBe(0);
     const refused = await runCli(['webhook', 'add', slug, url], { env });
     expect(refused.code).toBe(1);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sqliteFile } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { runRetention } from '../../src/jobs/retention.js';
-import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { startTestServer, testEngines, type TestServer, directDatabaseUrl } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { scaled } from '../support/test-run.js';
 
@@ -21,7 +21,7 @@ const run = promisify(execFile);
 /** Every byte the service keeps: SQLite's database and WAL files, or a pg_dump of the database. */
 async function storedText(t: TestServer): Promise<string> {
   if (t.engine === 'postgres') {
-    const { stdout } = await run(PG_DUMP, ['--data-only', t.config.databaseUrl ?? ''], { maxBuffer: 512 * 1024 * 1024 });
+    const { stdout } = await run(PG_DUMP, ['--data-only', directDatabaseUrl(t.config)], { maxBuffer: 512 * 1024 * 1024 });
     return stdout;
   }
   const file = sqliteFile(t.config.dataDir);

@@ -8,7 +8,7 @@ import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { addEndpoint } from '../../src/webhooks/endpoints.js';
 import { recordEvents } from '../../src/webhooks/events.js';
-import { createTestStorage, guest, testEngines, uniqueKey } from '../support/harness.js';
+import { createTestStorage, databaseEnv, guest, testEngines, uniqueKey } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { Agent, request } from 'undici';
 import { readResponse } from '../../scripts/http-response.js';
@@ -22,11 +22,9 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
   const servers: RunningServer[] = [];
   const receivers = [new WebhookReceiver(), new WebhookReceiver()];
   const dirs: string[] = [];
-  let databaseUrl: string;
 
   beforeAll(async () => {
     const storage = await createTestStorage('postgres');
-    databaseUrl = storage.databaseUrl ?? '';
     dirs.push(storage.dataDir);
     for (let i = 0; i < 2; i++) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-two-'));
@@ -36,7 +34,7 @@ describe.runIf(testEngines().includes('postgres'))('two instances on one Postgre
         HTTP_PORT: 'off',
         HOST: '127.0.0.1',
         DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
+        ...databaseEnv(storage),
         LOG_LEVEL: 'silent',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       });
