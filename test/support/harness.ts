@@ -14,11 +14,14 @@ import { createDatabase } from './postgres-cluster.js';
 
 export { testEngines } from './engines.js';
 
-/** A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR. */
-export async function createTestStorage(engine: Engine): Promise<{ dataDir: string; databaseUrl: string | null }> {
+/**
+ * A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR.
+ * `pgAdminUrl`: the PostgreSQL server to make it on (a cluster the test started itself), instead of the run's shared one.
+ */
+export async function createTestStorage(engine: Engine, pgAdminUrl?: string): Promise<{ dataDir: string; databaseUrl: string | null }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-test-'));
   if (engine === 'sqlite') return { dataDir, databaseUrl: null };
-  const adminUrl = inject('pgAdminUrl');
+  const adminUrl = pgAdminUrl ?? inject('pgAdminUrl');
   if (!adminUrl) throw new Error('PostgreSQL tests need the cluster of test/support/global-setup.ts');
   return { dataDir, databaseUrl: await createDatabase(adminUrl, 'innsync') };
 }
@@ -76,10 +79,11 @@ export function testConfig(storage: { dataDir: string; databaseUrl: string | nul
 
 /**
  * Starts the real server (HTTPS + HTTP ports on free ports, migrations, generated
- * certificate) on a fresh database, with one hotel and one key pair.
+ * certificate) on a fresh database, with one hotel and one key pair. `pgAdminUrl`: make
+ * the database on that PostgreSQL server (createTestStorage).
  */
-export async function startTestServer(engine: Engine, env: Record<string, string> = {}): Promise<TestServer> {
-  const storage = await createTestStorage(engine);
+export async function startTestServer(engine: Engine, env: Record<string, string> = {}, opts: { pgAdminUrl?: string } = {}): Promise<TestServer> {
+  const storage = await createTestStorage(engine, opts.pgAdminUrl);
   const config = testConfig(storage, env);
   const server = await startServer(config, pino({ level: 'silent' }));
   const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
