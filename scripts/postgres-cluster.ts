@@ -16,6 +16,8 @@ export interface PostgresCluster {
   adminUrl: string;
   /** e.g. "PostgreSQL 15.18; fsync=off, synchronous_commit=off" */
   description: string;
+  /** The server's log file (pg_ctl -l): what `settings` such as log_statement=all write to. Gone after stop(). */
+  logPath: string;
   /** Stops the server, keeping its data (to test an unreachable database). */
   pause(): void;
   /** Starts it again on the same port. */
@@ -39,8 +41,12 @@ function run(cmd: string, args: string[], asPostgres: boolean): void {
   execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** `durable`: PostgreSQL's defaults (fsync, synchronous commit) instead of the fast, unsafe settings tests use. */
-export async function startPostgresCluster(opts: { durable?: boolean } = {}): Promise<PostgresCluster> {
+/**
+ * `durable`: PostgreSQL's defaults (fsync, synchronous commit) instead of the fast, unsafe settings tests use.
+ * `settings`: more server settings, each `name=value` passed as `-c name=value` (e.g. `log_statement=all`);
+ * a value holding spaces is quoted for the server's option parser.
+ */
+export async function startPostgresCluster(opts: { durable?: boolean; settings?: string[] } = {}): Promise<PostgresCluster> {
   const asPostgres = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-pg-'));
   const data = path.join(dir, 'data');
@@ -49,7 +55,8 @@ export async function startPostgresCluster(opts: { durable?: boolean } = {}): Pr
   fs.mkdirSync(sock);
   const port = await freePort();
   const settings = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
-  const serverOpts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c max_connections=300${settings}`;
+  const extra = (opts.settings ?? []).map((setting) => ` -c ${/\s/.test(setting) ? `'${setting.replace(/'/g, "'\\''")}'` : setting}`).join('');
+  const serverOpts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c max_connections=300${settings}${extra}`;
   const start = (): void => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-o', serverOpts, '-l', log, '-w', 'start'], asPostgres);
   try {
     if (asPostgres) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
@@ -68,6 +75,7 @@ export async function startPostgresCluster(opts: { durable?: boolean } = {}): Pr
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
     description: opts.durable ? `${version}; fsync and synchronous_commit on` : `${version}; fsync=off, synchronous_commit=off`,
+    logPath: log,
     pause: () => run(path.join(BIN, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], asPostgres),
     resume: start,
     stop() {

@@ -70,18 +70,19 @@ export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.St
   if (!session) return null;
   const now = Date.now();
   if (expired(session, now)) {
-    await staff.deleteSession(db, session.id);
+    await staff.deleteSession(db, session.hotel.id, session.id);
     return null;
   }
   // A refetch the page makes on its own (after a live event) is not the user at work:
   // it must not keep an unattended desk logged in (idle expiry).
   const background = req.headers['x-background-refresh'] === '1';
-  if (!background && now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS) await staff.touchSession(db, session.id, new Date(now).toISOString());
+  if (!background && now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS)
+    await staff.touchSession(db, session.hotel.id, session.id, new Date(now).toISOString());
   return session;
 }
 
 export async function endSession(db: Db, session: staff.StaffSession): Promise<void> {
-  await staff.deleteSession(db, session.id);
+  await staff.deleteSession(db, session.hotel.id, session.id);
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

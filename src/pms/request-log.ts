@@ -33,7 +33,7 @@ export const DEFAULT_REQUEST_LOG_OPTIONS: RequestLogOptions = { flushEveryMs: 10
  */
 export class RequestLogWriter {
   private rows: LoggedRequest[] = [];
-  private lastUsed = new Map<string, string>();
+  private lastUsed = new Map<string, { hotelId: string; at: string }>();
   private lastTouchMs = 0;
   private inFlight: Promise<void> | null = null;
   private dropped = 0;
@@ -77,7 +77,7 @@ export class RequestLogWriter {
   write(row: LoggedRequest, keyId?: string): void {
     if (row.hotelId === null && !this.unattributed.take(row.clientIp)) return;
     this.rows.push(row);
-    if (keyId) this.lastUsed.set(keyId, row.at);
+    if (keyId && row.hotelId !== null) this.lastUsed.set(keyId, { hotelId: row.hotelId, at: row.at });
     if (this.rows.length >= this.opts.maxBatch) void this.flush();
   }
 

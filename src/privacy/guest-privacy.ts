@@ -44,15 +44,12 @@ export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowM
     if (batch.length === 0) return total;
     const now = new Date().toISOString();
     total += await runTransaction(db, async (trx) => {
-      const n = await repo.anonymiseGuestRows(
-        trx,
-        batch.map((g) => g.id),
-        now,
-      );
-      await redactActivity(
-        trx,
-        batch.map((g) => g.id),
-      );
+      // The batch spans hotels; each statement writes one hotel's stays (docs/partition-key-section.md, "The partition key").
+      let n = 0;
+      for (const [hotelId, ids] of idsByHotel(batch)) {
+        n += await repo.anonymiseGuestRows(trx, hotelId, ids, now);
+        await redactActivity(trx, hotelId, ids);
+      }
       // Only stays checked out within the records' lifetime can still be named by one.
       const recent = batch.filter((g) => (g.checked_out_at ?? '') >= idempotencyFrom);
       for (const g of recent) await redactIdempotency(trx, g.hotel_id, g.pms_guest_id, [g.id]);
@@ -89,8 +86,8 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
       const ids = stays.map((s) => s.id);
       const pmsGuestId = stays[0]?.pms_guest_id ?? null;
       const now = new Date().toISOString();
-      await repo.anonymiseGuestRows(trx, ids, now);
-      const activity = await redactActivity(trx, ids);
+      await repo.anonymiseGuestRows(trx, hotel.id, ids, now);
+      const activity = await redactActivity(trx, hotel.id, ids);
       const idempotency = await redactIdempotency(trx, hotel.id, pmsGuestId, ids, mentionTexts(stays));
       const requestLog = await redactRequestLog(trx, hotel.id, stays);
       const webhookEvents = await redactOutbox(trx, hotel.id, ids);
@@ -122,7 +119,7 @@ async function redactOutbox(trx: DbOrTrx, hotelId: string, guestIds: string[]): 
     const body = JSON.parse(e.payload) as { data?: { guest?: { guestId?: string; pmsGuestId?: string | null } } };
     const guest = body.data?.guest;
     const data = { guest: { guestId: guest?.guestId ?? null, pmsGuestId: guest?.pmsGuestId ?? null }, erased: true };
-    await repo.setEventPayload(trx, e.id, JSON.stringify({ ...body, data }));
+    await repo.setEventPayload(trx, hotelId, e.id, JSON.stringify({ ...body, data }));
   }
   return events.length;
 }
@@ -198,13 +195,24 @@ function mentionTexts(stays: repo.GuestRow[]): string[] {
   return [...texts];
 }
 
-async function redactActivity(trx: DbOrTrx, guestIds: string[]): Promise<number> {
+/** The ids of `rows` grouped by their hotel, in the order each hotel first appears. */
+function idsByHotel(rows: ReadonlyArray<{ id: string; hotel_id: string }>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const ids = out.get(r.hotel_id);
+    if (ids) ids.push(r.id);
+    else out.set(r.hotel_id, [r.id]);
+  }
+  return out;
+}
+
+async function redactActivity(trx: DbOrTrx, hotelId: string, guestIds: string[]): Promise<number> {
   let n = 0;
-  for (const e of await repo.activityOfGuests(trx, guestIds)) {
+  for (const e of await repo.activityOfGuests(trx, hotelId, guestIds)) {
     if (e.changes === null) continue;
     const redacted = JSON.stringify(redactChanges(JSON.parse(e.changes)));
     if (redacted === e.changes) continue;
-    await repo.setActivityChanges(trx, e.id, redacted);
+    await repo.setActivityChanges(trx, hotelId, e.id, redacted);
     n++;
   }
   return n;
@@ -278,7 +286,7 @@ export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelect
       ...guest,
       lastName: guest.anonymisedAt !== null ? null : guest.lastName,
       checkedOutAt: s.checked_out_at,
-      roomHistory: await listRoomHistory(db, s.id),
+      roomHistory: await listRoomHistory(db, hotel.id, s.id),
       activity: activity
         .filter((a) => a.guest_id === s.id)
         .map((a) => ({

@@ -78,7 +78,12 @@ export async function writeRoster<T>(
     for (let i = 0; i < out.activity.length; i += ACTIVITY_PER_STATEMENT) await insertActivity(trx, out.activity.slice(i, i + ACTIVITY_PER_STATEMENT));
     const sent =
       out.activity.length > 0
-        ? await recordEvents(trx, hotelId, async () => rosterEvents(trx, out.activity, typeof out.guests === 'function' ? await out.guests() : out.guests), now)
+        ? await recordEvents(
+            trx,
+            hotelId,
+            async () => rosterEvents(trx, hotelId, out.activity, typeof out.guests === 'function' ? await out.guests() : out.guests),
+            now,
+          )
         : [];
     await hooks.end(trx, out.result);
     // A write that changed nothing (an update with no differences, a sync in step) tells the dashboards nothing.
@@ -274,11 +279,11 @@ export async function updateLocatedGuest(
         const next = applyChanges(stored, changes);
         const changed = Object.keys(changes).length > 0;
         if (changed) {
-          await guests.updateGuestData(trx, stored.id, next, now);
+          await guests.updateGuestData(trx, hotelId, stored.id, next, now);
           if (changes.roomNumber) {
             targetRoom = next.roomNumber;
             moverId = stored.id;
-            await guests.releaseRoom(trx, stored.id, now);
+            await guests.releaseRoom(trx, hotelId, stored.id, now);
             await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
           }
         }
@@ -336,8 +341,8 @@ export async function checkOutLocatedGuest(
 ): Promise<CheckOutResult> {
   return writeRoster(deps, hotelId, hooks, async (trx, now) => {
     const stored = await locate(trx);
-    await guests.releaseRoom(trx, stored.id, now);
-    await guests.markCheckedOut(trx, stored.id, now);
+    await guests.releaseRoom(trx, hotelId, stored.id, now);
+    await guests.markCheckedOut(trx, hotelId, stored.id, now);
     const guest: guests.Guest = { ...stored, status: 'checked_out', updatedAt: now };
     return {
       result: { guest },

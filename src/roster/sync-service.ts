@@ -85,6 +85,7 @@ export async function syncRoster(
         await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
           checkOutMany(
             trx,
+            hotelId,
             part.map((g) => g.id),
             now,
           ),
@@ -93,6 +94,7 @@ export async function syncRoster(
         await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
           updateManyGuestData(
             trx,
+            hotelId,
             part.map((u) => ({ id: u.guest.id, data: u.next })),
             now,
           ),
@@ -101,6 +103,7 @@ export async function syncRoster(
         await turns.inParts(movers, ROWS_PER_PART, (part) =>
           releaseRoomsOf(
             trx,
+            hotelId,
             part.map((u) => u.guest.id),
             now,
           ),

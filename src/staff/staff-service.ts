@@ -124,7 +124,7 @@ export async function deactivateStaffUser(db: Db, hotelId: string, userId: strin
     const user = await staff.findUser(trx, hotelId, userId);
     if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
     const now = new Date().toISOString();
-    await staff.deactivateUser(trx, user.id, now);
+    await staff.deactivateUser(trx, hotelId, user.id, now);
     return { ...user, deactivatedAt: user.deactivatedAt ?? now };
   });
 }
@@ -135,7 +135,7 @@ export async function setStaffPassword(db: Db, hotelId: string, userId: string, 
   return db.transaction().execute(async (trx) => {
     const user = await staff.findUser(trx, hotelId, userId);
     if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
-    await staff.setPasswordHash(trx, user.id, passwordHash);
+    await staff.setPasswordHash(trx, hotelId, user.id, passwordHash);
     return user;
   });
 }

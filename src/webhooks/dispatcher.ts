@@ -160,13 +160,13 @@ export class WebhookDispatcher implements WebhookOutbox {
     const expired = at.getTime() - Date.parse(d.createdAt) >= GIVE_UP_AFTER_MS;
     const result = ok ? 'succeeded' : expired ? 'failed' : 'retry';
     const nextAttemptAt = new Date(at.getTime() + (result === 'retry' ? retryDelayMs(d.attempts + 1) : 0)).toISOString();
-    const recorded = await repo.recordAttempt(this.db, d.id, this.owner, { at: at.toISOString(), ...answer, result, nextAttemptAt });
+    const recorded = await repo.recordAttempt(this.db, d.endpointId, d.id, this.owner, { at: at.toISOString(), ...answer, result, nextAttemptAt });
     if (!recorded) return; // the claim lapsed and another sender took the delivery over
     this.opts.metrics?.webhookAttempt(result);
     if (result === 'failed') {
       const last = answer.status !== null ? `HTTP ${answer.status}` : (answer.error ?? 'no answer');
       const reason = `Deliveries failed for 3 days (last answer: ${last}). Fix the receiver, then enable the endpoint again: its waiting events are sent then.`;
-      await repo.setEndpointDisabled(this.db, d.endpointId, at.toISOString(), reason);
+      await repo.setEndpointDisabled(this.db, d.hotelId, d.endpointId, at.toISOString(), reason);
       this.logger.warn({ endpointId: d.endpointId, deliveryId: d.id, last }, 'webhook endpoint disabled after 3 days of failed deliveries');
     }
   }

@@ -87,14 +87,14 @@ export async function listEndpoints(db: Db, hotelId: string): Promise<EndpointVi
 
 /** The endpoint, if it belongs to `hotelId` (null: any hotel, for operators). */
 async function endpointOf(db: Db, hotelId: string | null, endpointId: string): Promise<repo.WebhookEndpoint> {
-  const e = await repo.findEndpoint(db, endpointId);
+  const e = await repo.findEndpoint(db, hotelId, endpointId);
   if (!e || (hotelId !== null && e.hotelId !== hotelId)) throw new ApiError('RECORD_NOT_FOUND', { message: `No webhook endpoint with id ${endpointId}.` });
   return e;
 }
 
 export async function removeEndpoint(db: Db, hotelId: string | null, endpointId: string): Promise<{ endpointId: string; removed: true }> {
-  await endpointOf(db, hotelId, endpointId);
-  await db.transaction().execute((trx) => repo.deleteEndpoint(trx, endpointId));
+  const e = await endpointOf(db, hotelId, endpointId);
+  await db.transaction().execute((trx) => repo.deleteEndpoint(trx, e.hotelId, endpointId));
   return { endpointId, removed: true };
 }
 
@@ -104,7 +104,7 @@ export async function rotateSecret(db: Db, hotelId: string | null, endpointId: s
   const now = Date.now();
   const secret = newSecret();
   const until = new Date(now + ROTATION_OVERLAP_MS).toISOString();
-  await repo.rotateEndpointSecret(db, endpointId, secret, e.secret, until);
+  await repo.rotateEndpointSecret(db, e.hotelId, endpointId, secret, e.secret, until);
   const nowIso = new Date(now).toISOString();
   return { ...view({ ...e, secret, previousSecret: e.secret, previousSecretUntil: until }, nowIso), secret };
 }
@@ -114,7 +114,7 @@ export async function setEnabled(db: Db, hotelId: string | null, endpointId: str
   const e = await endpointOf(db, hotelId, endpointId);
   const now = new Date().toISOString();
   const reason = enabled ? null : 'Disabled by an admin.';
-  await repo.setEndpointDisabled(db, endpointId, enabled ? null : now, reason);
+  await repo.setEndpointDisabled(db, e.hotelId, endpointId, enabled ? null : now, reason);
   return view({ ...e, disabledAt: enabled ? null : now, disabledReason: reason }, now);
 }
 
@@ -142,9 +142,9 @@ export async function sendTestEvent(
 /** "Send again": the same event (same webhook-id) queued once more for the endpoint. */
 export async function resendDelivery(db: Db, hotelId: string, endpointId: string, deliveryId: string): Promise<{ deliveryId: string }> {
   await endpointOf(db, hotelId, endpointId);
-  const d = await repo.findDelivery(db, deliveryId);
-  if (!d || d.endpointId !== endpointId) throw new ApiError('RECORD_NOT_FOUND', { message: `No delivery with id ${deliveryId} for this endpoint.` });
-  return { deliveryId: await repo.requeueDelivery(db, endpointId, d.eventId, new Date().toISOString()) };
+  const d = await repo.findDelivery(db, endpointId, deliveryId);
+  if (!d) throw new ApiError('RECORD_NOT_FOUND', { message: `No delivery with id ${deliveryId} for this endpoint.` });
+  return { deliveryId: await repo.requeueDelivery(db, hotelId, endpointId, d.eventId, new Date().toISOString()) };
 }
 
 /** An endpoint's most recent deliveries, newest first (hotelId null: any hotel's, for operators). */

@@ -17,9 +17,9 @@ export function eventActor(a: Actor): EventActor {
  * after the change, and `sync.completed` with the summary. A test key's requests never
  * reach the roster, and none of its entries would produce an event.
  */
-export async function rosterEvents(trx: DbOrTrx, entries: ActivityEntry[], guests: GuestSnapshot[]): Promise<OutgoingEvent[]> {
+export async function rosterEvents(trx: DbOrTrx, hotelId: string, entries: ActivityEntry[], guests: GuestSnapshot[]): Promise<OutgoingEvent[]> {
   const live = entries.filter((e) => e.actor.mode !== 'test');
-  const byId = await withCreatedAt(trx, guests);
+  const byId = await withCreatedAt(trx, hotelId, guests);
   const events: OutgoingEvent[] = [];
   for (const e of live) {
     const actor = eventActor(e.actor);
@@ -37,8 +37,8 @@ export async function rosterEvents(trx: DbOrTrx, entries: ActivityEntry[], guest
 }
 
 /** The snapshots by id, each with its creation time (read for those a batch write left without one). */
-async function withCreatedAt(trx: DbOrTrx, guests: GuestSnapshot[]): Promise<Map<string, GuestSnapshot & { createdAt: string }>> {
+async function withCreatedAt(trx: DbOrTrx, hotelId: string, guests: GuestSnapshot[]): Promise<Map<string, GuestSnapshot & { createdAt: string }>> {
   const missing = guests.filter((g) => g.createdAt === null).map((g) => g.id);
-  const created = missing.length > 0 ? await createdAtOf(trx, missing) : new Map<string, string>();
+  const created = missing.length > 0 ? await createdAtOf(trx, hotelId, missing) : new Map<string, string>();
   return new Map(guests.map((g) => [g.id, { ...g, createdAt: g.createdAt ?? created.get(g.id) ?? g.updatedAt }]));
 }

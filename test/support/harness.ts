@@ -28,15 +28,17 @@ export interface TestStorage {
  * A fresh, empty database of `engine`: a new PostgreSQL database, or a new DATA_DIR. A
  * PostgreSQL database is reached through the run's PgBouncer (transaction mode) when this
  * file runs through it (viaPgBouncer), with the direct address for the LISTEN session.
+ * `pgAdminUrl`: the PostgreSQL server to make it on (a cluster the test started itself,
+ * reached directly), instead of the run's shared one.
  */
-export async function createTestStorage(engine: Engine): Promise<TestStorage> {
+export async function createTestStorage(engine: Engine, pgAdminUrl?: string): Promise<TestStorage> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-test-'));
   if (engine === 'sqlite') return { dataDir, databaseUrl: null };
-  const adminUrl = inject('pgAdminUrl');
+  const adminUrl = pgAdminUrl ?? inject('pgAdminUrl');
   if (!adminUrl) throw new Error('PostgreSQL tests need the cluster of test/support/global-setup.ts');
   const direct = await createDatabase(adminUrl, 'innsync');
   const bouncerPort = inject('pgBouncerPort');
-  if (!viaPgBouncer() || !bouncerPort) return { dataDir, databaseUrl: direct };
+  if (pgAdminUrl || !viaPgBouncer() || !bouncerPort) return { dataDir, databaseUrl: direct };
   const pooled = new URL(direct);
   pooled.port = String(bouncerPort);
   return { dataDir, databaseUrl: pooled.toString(), databaseListenUrl: direct };
@@ -111,10 +113,11 @@ export function testConfig(storage: TestStorage, env: Record<string, string> = {
 
 /**
  * Starts the real server (HTTPS + HTTP ports on free ports, migrations, generated
- * certificate) on a fresh database, with one hotel and one key pair.
+ * certificate) on a fresh database, with one hotel and one key pair. `pgAdminUrl`: make
+ * the database on that PostgreSQL server (createTestStorage).
  */
-export async function startTestServer(engine: Engine, env: Record<string, string> = {}): Promise<TestServer> {
-  const storage = await createTestStorage(engine);
+export async function startTestServer(engine: Engine, env: Record<string, string> = {}, opts: { pgAdminUrl?: string } = {}): Promise<TestServer> {
+  const storage = await createTestStorage(engine, opts.pgAdminUrl);
   const config = testConfig(storage, env);
   const server = await startServer(config, pino({ level: 'silent' }));
   const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');

@@ -39,7 +39,7 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   app.get('/guests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
     const g = await findGuestById(db, session(req).hotel.id, req.params.id);
     if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
-    return { guest: guestView(g), rooms: await listRoomHistory(db, g.id) };
+    return { guest: guestView(g), rooms: await listRoomHistory(db, session(req).hotel.id, g.id) };
   });
 
   app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {

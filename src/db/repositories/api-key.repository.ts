@@ -93,10 +93,10 @@ export async function keyPairExists(db: DbOrTrx, pairId: string): Promise<boolea
   return row !== undefined;
 }
 
-/** Records last use; called in batches off the request path. */
-export async function touchKeys(db: DbOrTrx, lastUsed: Map<string, string>): Promise<void> {
-  for (const [keyId, at] of lastUsed) {
-    await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
+/** Records last use (key id → its hotel and the time); called in batches off the request path. */
+export async function touchKeys(db: DbOrTrx, lastUsed: Map<string, { hotelId: string; at: string }>): Promise<void> {
+  for (const [keyId, { hotelId, at }] of lastUsed) {
+    await db.updateTable('api_keys').set({ last_used_at: at }).where('hotel_id', '=', hotelId).where('id', '=', keyId).execute();
   }
 }
 

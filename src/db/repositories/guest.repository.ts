@@ -160,20 +160,32 @@ export async function assignRoom(trx: DbOrTrx, hotelId: string, guestId: string,
 }
 
 /** Deactivates the guest's active room assignment; history stays. */
-export async function releaseRoom(trx: DbOrTrx, guestId: string, now: string): Promise<void> {
-  await trx.updateTable('room_assignments').set({ released_at: now }).where('guest_id', '=', guestId).where('released_at', 'is', null).execute();
+export async function releaseRoom(trx: DbOrTrx, hotelId: string, guestId: string, now: string): Promise<void> {
+  await trx
+    .updateTable('room_assignments')
+    .set({ released_at: now })
+    .where('hotel_id', '=', hotelId)
+    .where('guest_id', '=', guestId)
+    .where('released_at', 'is', null)
+    .execute();
 }
 
-export async function updateGuestData(trx: DbOrTrx, guestId: string, data: GuestData, now: string): Promise<void> {
+export async function updateGuestData(trx: DbOrTrx, hotelId: string, guestId: string, data: GuestData, now: string): Promise<void> {
   await trx
     .updateTable('guests')
     .set({ ...dataColumns(data), updated_at: now })
+    .where('hotel_id', '=', hotelId)
     .where('id', '=', guestId)
     .execute();
 }
 
-export async function markCheckedOut(trx: DbOrTrx, guestId: string, now: string): Promise<void> {
-  await trx.updateTable('guests').set({ status: 'checked_out', checked_out_at: now, updated_at: now }).where('id', '=', guestId).execute();
+export async function markCheckedOut(trx: DbOrTrx, hotelId: string, guestId: string, now: string): Promise<void> {
+  await trx
+    .updateTable('guests')
+    .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', guestId)
+    .execute();
 }
 
 /** The active guest holding a room (with its id, which the API's currentGuest does not show), or null. */
@@ -212,10 +224,11 @@ export interface RoomAssignment {
   releasedAt: string | null;
 }
 
-export async function listRoomHistory(db: DbOrTrx, guestId: string): Promise<RoomAssignment[]> {
+export async function listRoomHistory(db: DbOrTrx, hotelId: string, guestId: string): Promise<RoomAssignment[]> {
   const rows = await db
     .selectFrom('room_assignments')
     .select(['room_number', 'assigned_at', 'released_at'])
+    .where('hotel_id', '=', hotelId)
     .where('guest_id', '=', guestId)
     .orderBy('assigned_at')
     .orderBy('id')
@@ -224,12 +237,13 @@ export async function listRoomHistory(db: DbOrTrx, guestId: string): Promise<Roo
 }
 
 /** When each of these guests' stays was created (batch writes do not read it). */
-export async function createdAtOf(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, string>> {
+export async function createdAtOf(db: DbOrTrx, hotelId: string, ids: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (let i = 0; i < ids.length; i += 5000) {
     const rows = await db
       .selectFrom('guests')
       .select(['id', 'created_at'])
+      .where('hotel_id', '=', hotelId)
       .where('id', 'in', ids.slice(i, i + 5000))
       .execute();
     for (const r of rows) out.set(r.id, r.created_at);

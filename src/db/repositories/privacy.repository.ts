@@ -16,7 +16,7 @@ export async function findStays(db: DbOrTrx, hotelId: string, by: { pmsGuestId: 
   if ('guestId' in by) {
     const one = await db.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('id', '=', by.guestId).executeTakeFirst();
     if (!one) return [];
-    if (one.pms_guest_id === null) return lock && isPostgres(db) ? lockRows(db, [one.id]) : [one];
+    if (one.pms_guest_id === null) return lock && isPostgres(db) ? lockRows(db, hotelId, [one.id]) : [one];
     pmsGuestId = one.pms_guest_id;
   } else pmsGuestId = by.pmsGuestId;
   return db
@@ -30,8 +30,8 @@ export async function findStays(db: DbOrTrx, hotelId: string, by: { pmsGuestId: 
     .execute();
 }
 
-function lockRows(db: DbOrTrx, ids: string[]): Promise<GuestRow[]> {
-  return db.selectFrom('guests').selectAll().where('id', 'in', ids).forUpdate().execute();
+function lockRows(db: DbOrTrx, hotelId: string, ids: string[]): Promise<GuestRow[]> {
+  return db.selectFrom('guests').selectAll().where('hotel_id', '=', hotelId).where('id', 'in', ids).forUpdate().execute();
 }
 
 /** Checked-out guests whose personal data is still held, checked out at or before `cutoff`, oldest first. */
@@ -52,11 +52,12 @@ export async function listGuestsToAnonymise(
 }
 
 /** Removes the personal values of checked-out stays; returns how many rows still held some. */
-export async function anonymiseGuestRows(trx: DbOrTrx, guestIds: string[], now: string): Promise<number> {
+export async function anonymiseGuestRows(trx: DbOrTrx, hotelId: string, guestIds: string[], now: string): Promise<number> {
   if (guestIds.length === 0) return 0;
   const res = await trx
     .updateTable('guests')
     .set({ first_name: null, last_name: '', phone: null, email: null, language: null, nationality: null, anonymised_at: now })
+    .where('hotel_id', '=', hotelId)
     .where('id', 'in', guestIds)
     .where('status', '=', 'checked_out')
     .where('anonymised_at', 'is', null)
@@ -64,13 +65,19 @@ export async function anonymiseGuestRows(trx: DbOrTrx, guestIds: string[], now: 
   return Number(res.numUpdatedRows);
 }
 
-export async function activityOfGuests(trx: DbOrTrx, guestIds: string[]): Promise<{ id: string; action: string; changes: string | null }[]> {
+export async function activityOfGuests(trx: DbOrTrx, hotelId: string, guestIds: string[]): Promise<{ id: string; action: string; changes: string | null }[]> {
   if (guestIds.length === 0) return [];
-  return trx.selectFrom('activity_log').select(['id', 'action', 'changes']).where('guest_id', 'in', guestIds).orderBy('created_at').execute();
+  return trx
+    .selectFrom('activity_log')
+    .select(['id', 'action', 'changes'])
+    .where('hotel_id', '=', hotelId)
+    .where('guest_id', 'in', guestIds)
+    .orderBy('created_at')
+    .execute();
 }
 
-export async function setActivityChanges(trx: DbOrTrx, id: string, changes: string | null): Promise<void> {
-  await trx.updateTable('activity_log').set({ changes }).where('id', '=', id).execute();
+export async function setActivityChanges(trx: DbOrTrx, hotelId: string, id: string, changes: string | null): Promise<void> {
+  await trx.updateTable('activity_log').set({ changes }).where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
 
 /** `%` and `_` in a searched value match themselves. */
@@ -232,6 +239,6 @@ export async function outboxEventsOf(trx: DbOrTrx, hotelId: string, guestIds: st
     .execute();
 }
 
-export async function setEventPayload(trx: DbOrTrx, id: string, payload: string): Promise<void> {
-  await trx.updateTable('webhook_events').set({ payload }).where('id', '=', id).execute();
+export async function setEventPayload(trx: DbOrTrx, hotelId: string, id: string, payload: string): Promise<void> {
+  await trx.updateTable('webhook_events').set({ payload }).where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }

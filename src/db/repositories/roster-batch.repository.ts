@@ -45,24 +45,35 @@ export async function readActiveRoster(trx: DbOrTrx, hotelId: string): Promise<R
 }
 
 /** Releases the active room assignment of each guest (history stays). */
-export async function releaseRoomsOf(trx: DbOrTrx, guestIds: readonly string[], now: string): Promise<void> {
+export async function releaseRoomsOf(trx: DbOrTrx, hotelId: string, guestIds: readonly string[], now: string): Promise<void> {
   for (const ids of chunks(guestIds, IDS_PER_STATEMENT)) {
-    await trx.updateTable('room_assignments').set({ released_at: now }).where('guest_id', 'in', ids).where('released_at', 'is', null).execute();
+    await trx
+      .updateTable('room_assignments')
+      .set({ released_at: now })
+      .where('hotel_id', '=', hotelId)
+      .where('guest_id', 'in', ids)
+      .where('released_at', 'is', null)
+      .execute();
   }
 }
 
 /** Checks the guests out and frees their rooms. */
-export async function checkOutMany(trx: DbOrTrx, guestIds: readonly string[], now: string): Promise<void> {
-  await releaseRoomsOf(trx, guestIds, now);
+export async function checkOutMany(trx: DbOrTrx, hotelId: string, guestIds: readonly string[], now: string): Promise<void> {
+  await releaseRoomsOf(trx, hotelId, guestIds, now);
   for (const ids of chunks(guestIds, IDS_PER_STATEMENT)) {
-    await trx.updateTable('guests').set({ status: 'checked_out', checked_out_at: now, updated_at: now }).where('id', 'in', ids).execute();
+    await trx
+      .updateTable('guests')
+      .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
+      .where('hotel_id', '=', hotelId)
+      .where('id', 'in', ids)
+      .execute();
   }
 }
 
 const UPDATE_ROWS_PER_STATEMENT = 2000; // 12 values per row
 
 /** Writes each guest's new data in one statement per chunk (UPDATE … FROM a VALUES list). */
-export async function updateManyGuestData(trx: DbOrTrx, rows: ReadonlyArray<{ id: string; data: GuestData }>, now: string): Promise<void> {
+export async function updateManyGuestData(trx: DbOrTrx, hotelId: string, rows: ReadonlyArray<{ id: string; data: GuestData }>, now: string): Promise<void> {
   for (const part of chunks(rows, UPDATE_ROWS_PER_STATEMENT)) {
     const values = sql.join(
       part.map(
@@ -80,7 +91,7 @@ export async function updateManyGuestData(trx: DbOrTrx, rows: ReadonlyArray<{ id
         adults = cast(v.adults as integer), children = cast(v.children as integer),
         check_in_date = v.check_in_date, check_out_date = v.check_out_date, room_number = v.room_number,
         updated_at = ${now}
-      from v where guests.id = v.id`.execute(trx);
+      from v where guests.id = v.id and guests.hotel_id = ${hotelId}`.execute(trx);
   }
 }
 

@@ -103,15 +103,21 @@ export async function findUser(db: DbOrTrx, hotelId: string, userId: string): Pr
 }
 
 /** Marks the user deactivated and ends every session of theirs, in the caller's transaction. */
-export async function deactivateUser(trx: DbOrTrx, userId: string, now: string): Promise<void> {
-  await trx.updateTable('staff_users').set({ deactivated_at: now }).where('id', '=', userId).where('deactivated_at', 'is', null).execute();
-  await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
+export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: string, now: string): Promise<void> {
+  await trx
+    .updateTable('staff_users')
+    .set({ deactivated_at: now })
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .execute();
+  await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
 }
 
 /** A new password hash; the user's sessions end (whoever knew the old password is logged out). */
-export async function setPasswordHash(trx: DbOrTrx, userId: string, passwordHash: string): Promise<void> {
-  await trx.updateTable('staff_users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
-  await trx.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
+export async function setPasswordHash(trx: DbOrTrx, hotelId: string, userId: string, passwordHash: string): Promise<void> {
+  await trx.updateTable('staff_users').set({ password_hash: passwordHash }).where('hotel_id', '=', hotelId).where('id', '=', userId).execute();
+  await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
 }
 
 export async function insertSession(
@@ -176,12 +182,12 @@ export async function findActiveSessionTimes(
   return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, display: Number(r.display) === 1 }));
 }
 
-export async function touchSession(db: DbOrTrx, id: string, now: string): Promise<void> {
-  await db.updateTable('staff_sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
+export async function touchSession(db: DbOrTrx, hotelId: string, id: string, now: string): Promise<void> {
+  await db.updateTable('staff_sessions').set({ last_seen_at: now }).where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
 
-export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
-  await db.deleteFrom('staff_sessions').where('id', '=', id).execute();
+export async function deleteSession(db: DbOrTrx, hotelId: string, id: string): Promise<void> {
+  await db.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
 
 /** Sessions idle since before `idleCutoff` (displays have no idle expiry) or created before `absoluteCutoff`. */

@@ -85,24 +85,35 @@ export async function listEndpoints(db: DbOrTrx, hotelId: string): Promise<Webho
   return rows.map(toEndpoint);
 }
 
-export async function findEndpoint(db: DbOrTrx, id: string): Promise<WebhookEndpoint | null> {
-  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+/** The endpoint with this id; of this hotel's only, unless `hotelId` is null (an operator's command names any hotel's). */
+export async function findEndpoint(db: DbOrTrx, hotelId: string | null, id: string): Promise<WebhookEndpoint | null> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .$if(hotelId !== null, (q) => q.where('hotel_id', '=', hotelId ?? ''))
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toEndpoint(row) : null;
 }
 
 /** Removes the endpoint with its deliveries (its events stay for the hotel's other endpoints). */
-export async function deleteEndpoint(db: DbOrTrx, id: string): Promise<void> {
+export async function deleteEndpoint(db: DbOrTrx, hotelId: string, id: string): Promise<void> {
   await db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
-  await db.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+  await db.deleteFrom('webhook_endpoints').where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
 
-export async function rotateEndpointSecret(db: DbOrTrx, id: string, secret: string, previous: string, previousUntil: string): Promise<void> {
-  await db.updateTable('webhook_endpoints').set({ secret, previous_secret: previous, previous_secret_until: previousUntil }).where('id', '=', id).execute();
+export async function rotateEndpointSecret(db: DbOrTrx, hotelId: string, id: string, secret: string, previous: string, previousUntil: string): Promise<void> {
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ secret, previous_secret: previous, previous_secret_until: previousUntil })
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Disables (with the reason shown to the admin) or, with `at` null, enables the endpoint. */
-export async function setEndpointDisabled(db: DbOrTrx, id: string, at: string | null, reason: string | null): Promise<void> {
-  await db.updateTable('webhook_endpoints').set({ disabled_at: at, disabled_reason: reason }).where('id', '=', id).execute();
+export async function setEndpointDisabled(db: DbOrTrx, hotelId: string, id: string, at: string | null, reason: string | null): Promise<void> {
+  await db.updateTable('webhook_endpoints').set({ disabled_at: at, disabled_reason: reason }).where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
 
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
@@ -186,8 +197,8 @@ function pendingDelivery(endpointId: string, eventId: string, seq: number, now: 
 }
 
 /** A delivery of an event already in the outbox, queued again (the admin's "Send again"): same event, same webhook-id. */
-export async function requeueDelivery(db: DbOrTrx, endpointId: string, eventId: string, now: string): Promise<string> {
-  const event = await db.selectFrom('webhook_events').select(['seq']).where('id', '=', eventId).executeTakeFirstOrThrow();
+export async function requeueDelivery(db: DbOrTrx, hotelId: string, endpointId: string, eventId: string, now: string): Promise<string> {
+  const event = await db.selectFrom('webhook_events').select(['seq']).where('hotel_id', '=', hotelId).where('id', '=', eventId).executeTakeFirstOrThrow();
   const row = pendingDelivery(endpointId, eventId, event.seq, now);
   await db.insertInto('webhook_deliveries').values(row).execute();
   return row.id;
@@ -197,6 +208,8 @@ export async function requeueDelivery(db: DbOrTrx, endpointId: string, eventId: 
 export interface ClaimedDelivery {
   id: string;
   endpointId: string;
+  /** The endpoint's hotel. */
+  hotelId: string;
   url: string;
   secrets: string[];
   eventId: string;
@@ -284,6 +297,7 @@ export async function claimDueDeliveries(
       'd.endpoint_id',
       'd.attempts',
       'd.created_at',
+      'e.hotel_id',
       'e.url',
       'e.secret',
       'e.previous_secret',
@@ -301,6 +315,7 @@ export async function claimDueDeliveries(
   return rows.map((r) => ({
     id: r.id,
     endpointId: r.endpoint_id,
+    hotelId: r.hotel_id,
     url: r.url,
     secrets: r.previous_secret && r.previous_secret_until && r.previous_secret_until > now ? [r.secret, r.previous_secret] : [r.secret],
     eventId: r.event_id,
@@ -321,7 +336,7 @@ export interface AttemptOutcome {
 }
 
 /** Records one attempt of a delivery this owner holds; false when its claim had lapsed and another owner took it. */
-export async function recordAttempt(db: DbOrTrx, id: string, owner: string, o: AttemptOutcome): Promise<boolean> {
+export async function recordAttempt(db: DbOrTrx, endpointId: string, id: string, owner: string, o: AttemptOutcome): Promise<boolean> {
   const r = await db
     .updateTable('webhook_deliveries')
     .set((eb) => ({
@@ -336,6 +351,7 @@ export async function recordAttempt(db: DbOrTrx, id: string, owner: string, o: A
       last_latency_ms: Math.round(o.latencyMs),
       finished_at: o.result === 'retry' ? null : o.at,
     }))
+    .where('endpoint_id', '=', endpointId)
     .where('id', '=', id)
     .where('claimed_by', '=', owner)
     .executeTakeFirst();
@@ -394,8 +410,14 @@ export async function listDeliveries(db: DbOrTrx, endpointId: string, limit: num
   }));
 }
 
-export async function findDelivery(db: DbOrTrx, id: string): Promise<{ id: string; endpointId: string; eventId: string } | null> {
-  const r = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id', 'event_id']).where('id', '=', id).executeTakeFirst();
+/** The endpoint's delivery with this id. */
+export async function findDelivery(db: DbOrTrx, endpointId: string, id: string): Promise<{ id: string; endpointId: string; eventId: string } | null> {
+  const r = await db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'endpoint_id', 'event_id'])
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r ? { id: r.id, endpointId: r.endpoint_id, eventId: r.event_id } : null;
 }
 
