@@ -44,7 +44,7 @@ export async function anonymiseExpiredGuests(db: Db, retentionDays: number, nowM
     if (batch.length === 0) return total;
     const now = new Date().toISOString();
     total += await runTransaction(db, async (trx) => {
-      // The batch spans hotels; each statement writes one hotel's stays (docs/partition-key-section.md, "The partition key").
+      // The batch spans hotels; each statement writes one hotel's stays (docs/deployment.md, "The partition key").
       let n = 0;
       for (const [hotelId, ids] of idsByHotel(batch)) {
         n += await repo.anonymiseGuestRows(trx, hotelId, ids, now);

@@ -11,7 +11,7 @@ import { startPostgresCluster, type PostgresCluster } from '../support/postgres-
 import { scaled } from '../support/test-run.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
-// The partition key (docs/partition-key-section.md, "The partition key"): a sharded PostgreSQL (Citus)
+// The partition key (docs/deployment.md, "The partition key"): a sharded PostgreSQL (Citus)
 // can distribute every hotel-owned table by hotel_id only if every statement on those
 // tables names its hotel. This file starts a PostgreSQL cluster of its own that logs every
 // statement, drives a broad workload through the real interfaces (the PMS API, the
@@ -27,7 +27,7 @@ const PREFIX = '@@innsync@@';
  * keyed by it. Four have none and belong to a hotel through a parent row (db/schema.ts,
  * db/migrations.ts); until they get a hotel_id, a statement on them must name that parent
  * key, which fixes one hotel (a co-located distribution would need the hotel_id itself:
- * docs/partition-key-section.md, "The partition key").
+ * docs/deployment.md, "The partition key").
  */
 const HOTEL_KEY: Record<string, string[]> = {
   api_keys: ['hotel_id'],
@@ -238,7 +238,7 @@ const FLEET_WIDE: Array<{ name: string; reason: string; match: RegExp }> = [
     reason: 'innsync webhook … <endpointId>: the endpoint is found across hotels, then changed by its hotel_id',
     match: /^select \* from "webhook_endpoints" where "id" = \$\d+$/,
   },
-  // TODO: real requests that name no hotel; each needs more than a filter (docs/partition-key-section.md, "The partition key").
+  // TODO: real requests that name no hotel; each needs more than a filter (docs/deployment.md, "The partition key").
   {
     name: 'TODO auth: an API key by its hash',
     reason: 'the request names its hotel by slug, not id, and key_hash is unique across hotels (db/repositories/api-key.repository.ts findActiveKeyByHash)',

@@ -17,14 +17,14 @@ export function testEngines(): Engine[] {
  * live changes across instances, and the drills. TEST_PG_POOLER=all sends every PostgreSQL test through it, none none.
  */
 const THROUGH_PGBOUNCER = [
-  /\/test\/pms\/(guest-lifecycle|idempotency|sync)\.test\.ts$/,
+  /\/test\/pms\/(guest-lifecycle|hotel-lock|idempotency|sync)\.test\.ts$/,
   /\/test\/webhooks\//,
   /\/test\/events\/roster-bus\.test\.ts$/,
   /\/test\/drill\//,
 ];
 
 /** True when this test file's PostgreSQL databases are reached through the run's PgBouncer. */
-export function viaPgBouncer(testPath: string = process.env.INNSYNC_TEST_FILE ?? ''): boolean {
+export function viaPgBouncer(testPath: string = process.env.INNSYNC_TEST_PATH ?? ''): boolean {
   const mode = process.env.TEST_PG_POOLER ?? 'some';
   if (mode === 'none') return false;
   if (mode === 'all') return true;

@@ -24,7 +24,7 @@ if (runDir && fs.existsSync(runDir)) {
 // Files that start browsers, CLI processes or servers get more room than the default.
 const testPath = expect.getState().testPath ?? '';
 // Which file this is decides whether its PostgreSQL databases are reached through PgBouncer (engines.ts).
-process.env.INNSYNC_TEST_FILE = testPath;
+process.env.INNSYNC_TEST_PATH = testPath;
 if (/\/test\/(browser|cli|drill)\//.test(testPath) || /cli-and-restart|two-instances/.test(testPath)) {
   vi.setConfig({ testTimeout: scaled(90_000), hookTimeout: scaled(120_000) });
 }
