@@ -152,7 +152,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
     let lostSoFar = 0;
     let doubledSoFar = 0;
     let violationsSoFar = 0;
-    const endPhase = async (label: string, byStatusBefore: Record<string, number>) => {
+    const endPhase = async (label: string, byStatusBefore: Record<string, number>, phaseStart: number) => {
       stopping = true;
       await Promise.all(running);
       const compared = await compareWithModels(db, workers);
@@ -164,6 +164,12 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
       figures[`${label}: processed twice`] = compared.doubled - doubledSoFar;
       figures[`${label}: invariant violations`] = invariants.length;
       figures[`${label}: 5xx other than 503`] = other5xx;
+      // docs/pms-interface.md: a 503 says when to try again.
+      const bare503 = workers
+        .flatMap((w) => w.ops.flatMap((op) => op.answers))
+        .filter((a) => a.status === 503 && a.receivedAt >= phaseStart && !a.headers['retry-after']).length;
+      figures[`${label}: 503 without Retry-After`] = bare503;
+      if (bare503 > 0) violations.push(`${label}: ${bare503} answers 503 without Retry-After`);
       figures[`${label}: process exits`] = instances.filter((i) => !i.alive).length;
       if (compared.lost > lostSoFar || compared.doubled > doubledSoFar) violations.push(...compared.lines.map((l) => `${label}: ${l}`));
       lostSoFar = compared.lost;
@@ -221,6 +227,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         const label = `failover ${c}`;
         await cluster.waitSynchronous(180_000);
         const before = { ...stats.byStatus };
+        const phaseStart = Date.now();
         const primary = await primaryNode();
         const standby = cluster.nodes.find((n) => n !== primary) as PatroniNode;
         startLoad();
@@ -253,13 +260,14 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         await cluster.waitSynchronous(180_000);
         figures[`${label}: ${primary.name} back as synchronous standby after (s)`] = seconds(Date.now() - restartAt);
         figures[`${label}: ${primary.name} rejoined by`] = rejoinHow(logFile, offset);
-        await endPhase(label, before);
+        await endPhase(label, before, phaseStart);
       }
 
       for (const [i, how] of o.standbyLoss.entries()) {
         const label = how === 'kill' ? 'standby killed' : 'standby frozen';
         await cluster.waitSynchronous(180_000);
         const before = { ...stats.byStatus };
+        const phaseStart = Date.now();
         const primary = await primaryNode();
         const lost = cluster.nodes.find((n) => n !== primary) as PatroniNode;
         startLoad();
@@ -317,7 +325,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
           figures[`${label}: ${lost.name} back as synchronous standby after (s)`] = seconds(Date.now() - backAt);
           figures[`${label}: ${lost.name} rejoined by`] = rejoinHow(logFile, offset);
         }
-        await endPhase(label, before);
+        await endPhase(label, before, phaseStart);
       }
     } finally {
       await probe.stop();
