@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { DashboardStream } from './event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck, type LoadStats } from './hotel-load.js';
+import { isReplay, type Answer } from './http.js';
 import { Instance, startInstances, sleep } from './instance.js';
 import { canWrite, PATRONI_TIMING, PatroniCluster, type PatroniNode } from './patroni-cluster.js';
 import { round, type DrillResult } from './report.js';
@@ -194,24 +195,33 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
     /** Both dashboard streams told to re-read since `since`, then carrying the watched hotel's next change. */
     const streamsResume = async (label: string, since: number): Promise<boolean> => {
       const from = Date.now();
-      let guestId: string | null = null;
-      for (let i = 0; i < 300 && guestId === null; i++) {
-        const op = watcher.ops.find((x) => x.answers.some((a) => a.status === 200 && a.sentAt >= from));
-        guestId = (op?.answers.find((a) => a.status === 200)?.body?.guestId as string | undefined) ?? null;
-        if (guestId === null) await sleep(50);
+      // A change first sent after this moment and processed then (not a replay: an
+      // operation in flight at the kill may have committed before it, and its retry is
+      // answered from the stored response, with no new event).
+      let change: Answer | null = null;
+      for (let i = 0; i < 300 && change === null; i++) {
+        const op = watcher.ops.find((x) => (x.answers[0]?.sentAt ?? 0) >= from && x.answers.some((a) => a.status === 200 && !isReplay(a)));
+        change = op?.answers.find((a) => a.status === 200) ?? null;
+        if (change === null) await sleep(50);
       }
-      if (guestId === null) {
+      const guestId = (change?.body?.guestId as string | undefined) ?? null;
+      if (change === null || guestId === null) {
         violations.push(`${label}: the watched hotel had no change after the failover`);
         return false;
       }
-      const heard = await Promise.all(streams.map((st) => st.waitFor(guestId ?? '', from, 10_000)));
+      // The change reaches each dashboard: an event naming the guest, or (when the stream's
+      // LISTEN connection was down as it committed: HAProxy cut it) a re-read after it.
+      const answeredAt = change.receivedAt;
+      const heard = await Promise.all(
+        streams.map(async (st) => (await st.waitFor(guestId, from, 10_000)) || st.events.some((e) => e.receivedAt >= answeredAt && e.changes.length === 0)),
+      );
       const reread = streams.map((st) => st.events.some((e) => e.receivedAt >= since && e.changes.length === 0));
       if (heard.every(Boolean) && reread.every(Boolean)) return true;
       const rel = (t: number) => round((t - since) / 1000, 1);
       violations.push(
         `${label}: dashboard streams after the failover: re-read ${JSON.stringify(reread)}, next change heard ${JSON.stringify(heard)}; ` +
           `re-reads at ${JSON.stringify(streams.map((st) => st.events.filter((e) => e.receivedAt >= since && e.changes.length === 0).map((e) => rel(e.receivedAt))))} s after the kill, ` +
-          `the change (guest ${guestId}) answered at ${rel(watcher.ops.flatMap((x) => x.answers).find((a) => a.body?.guestId === guestId)?.receivedAt ?? since)} s, checked from ${rel(from)} s; ` +
+          `the change (guest ${guestId}) answered at ${rel(answeredAt)} s, checked from ${rel(from)} s; ` +
           `the instances logged:\n${instances.map((i) => `${i.label}:\n${i.tail(30)}`).join('\n')}`,
       );
       return false;
@@ -228,6 +238,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         await cluster.waitSynchronous(180_000);
         const before = { ...stats.byStatus };
         const phaseStart = Date.now();
+        const haproxyLog = cluster.haproxyLogSize();
         const primary = await primaryNode();
         const standby = cluster.nodes.find((n) => n !== primary) as PatroniNode;
         startLoad();
@@ -260,6 +271,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         await cluster.waitSynchronous(180_000);
         figures[`${label}: ${primary.name} back as synchronous standby after (s)`] = seconds(Date.now() - restartAt);
         figures[`${label}: ${primary.name} rejoined by`] = rejoinHow(logFile, offset);
+        figures[`${label}: HAProxy marked`] = cluster.haproxyChanges(haproxyLog).join(', ') || 'nothing';
         await endPhase(label, before, phaseStart);
       }
 
@@ -268,6 +280,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         await cluster.waitSynchronous(180_000);
         const before = { ...stats.byStatus };
         const phaseStart = Date.now();
+        const haproxyLog = cluster.haproxyLogSize();
         const primary = await primaryNode();
         const lost = cluster.nodes.find((n) => n !== primary) as PatroniNode;
         startLoad();
@@ -325,6 +338,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
           figures[`${label}: ${lost.name} back as synchronous standby after (s)`] = seconds(Date.now() - backAt);
           figures[`${label}: ${lost.name} rejoined by`] = rejoinHow(logFile, offset);
         }
+        figures[`${label}: HAProxy marked`] = cluster.haproxyChanges(haproxyLog).join(', ') || 'nothing';
         await endPhase(label, before, phaseStart);
       }
     } finally {

@@ -237,15 +237,6 @@ export class PatroniCluster {
     return `postgres://postgres@127.0.0.1:${this.haproxyPort}/postgres`;
   }
 
-  /** The generated configuration files (for printing and documentation). */
-  configTexts(): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const n of this.nodes) out[`${n.name}/patroni.yml`] = fs.readFileSync(n.configFile, 'utf8');
-    out['haproxy.cfg'] = fs.readFileSync(path.join(this.dir, 'haproxy.cfg'), 'utf8');
-    out['etcd command line'] = `etcd ${etcdArgs(path.join(this.dir, 'etcd'), this.etcdClientPort, 0).join(' ')}`;
-    return out;
-  }
-
   /** etcd, then the first node (bootstraps, becomes primary), the second (cloned, synchronous standby), then HAProxy. */
   static async start(): Promise<PatroniCluster> {
     const missing = missingBinaries();
@@ -308,6 +299,26 @@ export class PatroniCluster {
     const proc = new Proc(child, path.join(this.dir, logName));
     this.procs.push(proc);
     return proc;
+  }
+
+  /** Where HAProxy's log ends now (for haproxyChanges). */
+  haproxyLogSize(): number {
+    try {
+      return fs.statSync(path.join(this.dir, 'haproxy.log')).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The servers HAProxy marked up or down since `offset` of its log, in order: "node1 DOWN (Layer4 connection problem)". */
+  haproxyChanges(offset: number): string[] {
+    let text = '';
+    try {
+      text = fs.readFileSync(path.join(this.dir, 'haproxy.log'), 'utf8').slice(offset);
+    } catch {
+      return [];
+    }
+    return [...text.matchAll(/Server \S+\/(\S+) is (UP|DOWN), reason: ([^,]+)/g)].map((m) => `${m[1]} ${m[2]}${m[2] === 'DOWN' ? ` (${m[3]})` : ''}`);
   }
 
   /** Starts (or starts again) a node's Patroni: it bootstraps, clones, or rejoins as it sees fit. */
