@@ -173,16 +173,16 @@ export interface InstanceStorage {
   databaseListenUrl?: string | null;
 }
 
-/** One instance on `storage`. */
-export function startOn(storage: InstanceStorage, label: string): Promise<Instance> {
-  return Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseListenUrl: storage.databaseListenUrl ?? null });
+/** One instance on `storage`, with `env` added to its environment. */
+export function startOn(storage: InstanceStorage, label: string, env?: Record<string, string>): Promise<Instance> {
+  return Instance.start({ label, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseListenUrl: storage.databaseListenUrl ?? null, env });
 }
 
 /** `count` instances on one storage ("instance 1", "instance 2"…), one after another; none left running if one fails to start. */
-export async function startInstances(storage: InstanceStorage, count: number): Promise<Instance[]> {
+export async function startInstances(storage: InstanceStorage, count: number, env?: Record<string, string>): Promise<Instance[]> {
   const started: Instance[] = [];
   try {
-    for (let i = 0; i < count; i++) started.push(await startOn(storage, `instance ${i + 1}`));
+    for (let i = 0; i < count; i++) started.push(await startOn(storage, `instance ${i + 1}`, env));
     return started;
   } catch (err) {
     await Promise.all(started.map((i) => i.stop()));

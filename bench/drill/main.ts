@@ -15,6 +15,7 @@ import type { Engine } from '../../src/db/database.js';
 import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
 import { drillAgent } from './instance.js';
 import { eventsDrill } from './events.js';
+import { failoverDrill } from './failover.js';
 import { killDrill } from './kill.js';
 import { outageDrill } from './outage.js';
 import { poolerDrill } from './pooler.js';
@@ -27,6 +28,8 @@ import { printResult, type DrillResult } from './report.js';
 interface DrillSpec {
   name: string;
   engines: Engine[];
+  /** Starts a PostgreSQL of its own: the shared throwaway cluster is not needed. */
+  ownCluster?: boolean;
   run(engine: Engine, pgAdminUrl: string | null, quick: boolean): Promise<DrillResult>;
 }
 
@@ -93,6 +96,18 @@ export const DRILLS: DrillSpec[] = [
     run: (_engine, pgAdminUrl, quick) => poolerDrill({ pgAdminUrl: pgAdminUrl ?? '', quick }),
   },
   {
+    name: 'failover',
+    engines: ['postgres'],
+    ownCluster: true,
+    run: (_engine, _pgAdminUrl, quick) =>
+      failoverDrill({
+        failovers: quick ? 1 : 3,
+        clients: quick ? 8 : 30,
+        standbyLoss: quick ? ['kill'] : ['kill', 'freeze'],
+        lastStandbyReturns: !quick,
+      }),
+  },
+  {
     name: 'events',
     engines: ['sqlite', 'postgres'],
     run: (engine, pgAdminUrl, quick) =>
@@ -127,7 +142,7 @@ async function main(): Promise<void> {
     for (const engine of engines) {
       for (const drill of DRILLS) {
         if ((only && !only.includes(drill.name)) || !drill.engines.includes(engine)) continue;
-        if (engine === 'postgres' && !cluster) cluster = await startPostgresCluster({ durable: process.env.DRILL_PG_DURABLE === '1' });
+        if (engine === 'postgres' && !cluster && !drill.ownCluster) cluster = await startPostgresCluster({ durable: process.env.DRILL_PG_DURABLE === '1' });
         const started = Date.now();
         const result = await drill.run(engine, cluster?.adminUrl ?? null, quick);
         result.figures['drill time (s)'] = Math.round((Date.now() - started) / 100) / 10;

@@ -233,9 +233,10 @@ function errorCode(err: unknown): string | null {
 
 // Network failures; PostgreSQL's connection exceptions (class 08), insufficient resources
 // (class 53: too many connections, disk full, out of memory), operator intervention (57P:
-// shutdown, crash, start-up, database dropped, idle-session timeout) and its
-// idle-in-transaction timeout (25P03); a write that reached a standby (25006: a failover
-// under way, the address still leading to the old primary or the replica); SQLite's I/O failures, a full disk, a file it cannot open.
+// shutdown, crash, start-up, database dropped, idle-session timeout), its
+// idle-in-transaction timeout (25P03) and a write refused by a server still in recovery
+// (25006: a standby reached during a failover, before its promotion completed); SQLite's
+// I/O failures, a full disk, a file it cannot open.
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
