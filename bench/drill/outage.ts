@@ -1,5 +1,6 @@
 import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
 import { DashboardStream } from './event-stream.js';
+import { isReplay } from './http.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck } from './hotel-load.js';
 import { Instance, startInstances, sleep } from './instance.js';
 import { percentile, type DrillResult } from './report.js';
@@ -65,8 +66,10 @@ export async function outageDrill(o: OutageDrillOptions): Promise<DrillResult> {
       const since = Date.now();
       let guestId: string | null = null;
       for (let i = 0; i < 200 && guestId === null; i++) {
-        const op = watcher.ops.find((x) => x.answers.some((a) => a.status === 200 && a.sentAt >= since));
-        guestId = (op?.answers.find((a) => a.status === 200)?.body?.guestId as string | undefined) ?? null;
+        // A change first sent after `since` and processed then: an operation in flight at the
+        // stop may have committed before it, and its retry is a replay, which no event follows.
+        const op = watcher.ops.find((x) => (x.answers[0]?.sentAt ?? 0) >= since && x.answers.some((a) => a.status === 200 && !isReplay(a)));
+        guestId = (op?.answers.find((a) => a.status === 200 && !isReplay(a))?.body?.guestId as string | undefined) ?? null;
         if (guestId === null) await sleep(50);
       }
       const reread = streams.map((st) => st.events.some((e) => e.receivedAt >= upAt && e.changes.length === 0));
