@@ -11,7 +11,17 @@ import { loadConfig } from '../../src/config.js';
 import type { Engine } from '../../src/db/database.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { createTestStorage, guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import {
+  createTestStorage,
+  databaseEnv,
+  guest,
+  startTestServer,
+  testEngines,
+  uniqueKey,
+  type ApiResponse,
+  type TestServer,
+  type TestStorage,
+} from '../support/harness.js';
 import { readResponse } from '../../scripts/http-response.js';
 import { expectRateLimitHeaders } from '../support/rate-limit-headers.js';
 import { loggedRows } from '../support/request-log.js';
@@ -43,23 +53,19 @@ async function plain(agent: Agent, url: string, method = 'GET', headers: Record<
 }
 
 /** The server started directly (for start-ups the harness does not cover: own certificate, a reused DATA_DIR). */
-async function startRaw(
-  engine: Engine,
-  env: Record<string, string>,
-  storage?: { dataDir: string; databaseUrl: string | null },
-): Promise<{ server: RunningServer; dataDir: string; databaseUrl: string | null }> {
+async function startRaw(engine: Engine, env: Record<string, string>, storage?: TestStorage): Promise<{ server: RunningServer } & TestStorage> {
   const s = storage ?? (await createTestStorage(engine));
   const config = loadConfig({
     PORT: '0',
     HTTP_PORT: 'off',
     HOST: '127.0.0.1',
     DATA_DIR: s.dataDir,
-    DATABASE_URL: s.databaseUrl ?? '',
+    ...databaseEnv(s),
     LOG_LEVEL: 'silent',
     ...env,
   });
   const server = await startServer(config, pino({ level: 'silent' }));
-  return { server, dataDir: s.dataDir, databaseUrl: s.databaseUrl };
+  return { server, ...s };
 }
 
 /** The request-log row of `requestId`, once the batched writer has written it. */
@@ -346,7 +352,7 @@ describe.each(testEngines())('certificates (%s)', (engine) => {
 
   it('the certificate is generated into DATA_DIR/tls on first start and reused on the second', async () => {
     const first = await startRaw(engine, {});
-    const storage = { dataDir: first.dataDir, databaseUrl: first.databaseUrl };
+    const storage = { dataDir: first.dataDir, databaseUrl: first.databaseUrl, databaseListenUrl: first.databaseListenUrl };
     cleanup.push(() => fs.rmSync(storage.dataDir, { recursive: true, force: true }));
     const certPath = path.join(storage.dataDir, 'tls', 'cert.pem');
     const keyPath = path.join(storage.dataDir, 'tls', 'key.pem');
