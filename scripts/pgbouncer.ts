@@ -32,6 +32,17 @@ export function pgBouncerInstalled(): boolean {
  * (or override) the [pgbouncer] section.
  */
 export async function startPgBouncer(adminUrl: string, settings: Record<string, string> = {}): Promise<PgBouncer> {
+  // Again on a fresh port when the one picked free was taken before PgBouncer could bind it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPgBouncerOnce(adminUrl, settings);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/i.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function startPgBouncerOnce(adminUrl: string, settings: Record<string, string>): Promise<PgBouncer> {
   const server = new URL(adminUrl);
   const asPostgres = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-pgbouncer-'));

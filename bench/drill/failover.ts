@@ -1,5 +1,8 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { addEndpoint } from '../../src/webhooks/endpoints.js';
 import { DashboardStream } from './event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck, type LoadStats } from './hotel-load.js';
 import { isReplay, type Answer } from './http.js';
@@ -33,6 +36,38 @@ export interface FailoverDrillOptions {
  * the reload and a loaded machine.
  */
 export const STALL_BOUND_MS = (PATRONI_TIMING.ttl + PATRONI_TIMING.loopWait + 5) * 1000;
+
+/**
+ * A plain-HTTP webhook receiver on 127.0.0.1 that answers 200 to every delivery and keeps,
+ * per guest a delivery names (`data.guest.guestId`), when each arrived.
+ */
+async function startReceiver(): Promise<{ url: string; seen: Map<string, number[]>; close(): Promise<void> }> {
+  const seen = new Map<string, number[]>();
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (d: Buffer) => parts.push(d));
+    req.on('end', () => {
+      try {
+        const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { data?: { guest?: { guestId?: string } } };
+        const guestId = body.data?.guest?.guestId;
+        if (guestId) seen.set(guestId, [...(seen.get(guestId) ?? []), Date.now()]);
+      } catch {
+        // not an event: answered all the same
+      }
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
 
 /** One write after another, through `url`, each timed: [sent, acknowledged or failed]. */
 class ProbeWriter {
@@ -127,14 +162,19 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
   const streams: DashboardStream[] = [];
   const figures: Record<string, number | string> = {};
   let storage: Awaited<ReturnType<typeof createStorage>> | null = null;
+  const receiver = await startReceiver();
   try {
     storage = await createStorage('postgres', cluster.adminUrl);
     const databaseUrl = storage.databaseUrl as string;
-    instances.push(...(await startInstances(storage, 2, { DATABASE_LISTEN_URL: databaseUrl })));
+    // The receiver listens on loopback over plain HTTP.
+    instances.push(...(await startInstances(storage, 2, { DATABASE_LISTEN_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })));
     const hotels = [];
     for (let i = 0; i < o.clients; i++) hotels.push(await addHotel(storage.db, 4));
     const watched = hotels[0];
     if (!watched) throw new Error('no hotel');
+    // The watched hotel's changes are also delivered to a webhook endpoint: the dispatchers
+    // (one per instance) must deliver again after a failover, without a restart.
+    await addEndpoint(storage.db, watched.id, { url: receiver.url }, { allowPrivateNetworks: true, maxEndpointsPerHotel: 10 });
     for (const inst of instances) streams.push(new DashboardStream(() => inst.baseUrl, await staffSessionCookie(storage.db, watched.id)));
     let turn = 0;
     const target = { baseUrl: () => (instances[turn++ % instances.length] as Instance).baseUrl };
@@ -216,6 +256,15 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
         streams.map(async (st) => (await st.waitFor(guestId, from, 10_000)) || st.events.some((e) => e.receivedAt >= answeredAt && e.changes.length === 0)),
       );
       const reread = streams.map((st) => st.events.some((e) => e.receivedAt >= since && e.changes.length === 0));
+      // The same change delivered to the webhook endpoint: a delivery naming its guest that
+      // arrived after the change was sent (the guest's earlier events arrived before).
+      const deliveredAfter = (): number | undefined => receiver.seen.get(guestId)?.find((t) => t >= change.sentAt);
+      for (let i = 0; i < 300 && deliveredAfter() === undefined; i++) await sleep(50);
+      const deliveredAt = deliveredAfter();
+      figures[`${label}: webhook delivery of the next change after its answer (s)`] =
+        deliveredAt === undefined ? 'none' : round((deliveredAt - answeredAt) / 1000, 1);
+      if (deliveredAt === undefined)
+        violations.push(`${label}: the webhook dispatchers did not deliver the watched hotel's next change (guest ${guestId}) within 15 s`);
       if (heard.every(Boolean) && reread.every(Boolean)) return true;
       const rel = (t: number) => round((t - since) / 1000, 1);
       violations.push(
@@ -372,6 +421,7 @@ export async function failoverDrill(o: FailoverDrillOptions): Promise<DrillResul
   } finally {
     for (const s of streams) s.close();
     await Promise.all(instances.map((i) => i.stop()));
+    await receiver.close();
     await storage?.close().catch(() => undefined);
     await cluster.stop();
   }

@@ -237,8 +237,22 @@ export class PatroniCluster {
     return `postgres://postgres@127.0.0.1:${this.haproxyPort}/postgres`;
   }
 
-  /** etcd, then the first node (bootstraps, becomes primary), the second (cloned, synchronous standby), then HAProxy. */
+  /**
+   * Starts the cluster; again, on fresh ports, when a port picked free was taken by another
+   * process before its server could bind it (tests run side by side).
+   */
   static async start(): Promise<PatroniCluster> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await PatroniCluster.startOnce();
+      } catch (err) {
+        if (attempt >= 3 || !/address already in use/i.test(String((err as Error).message))) throw err;
+      }
+    }
+  }
+
+  /** etcd, then the first node (bootstraps, becomes primary), the second (cloned, synchronous standby), then HAProxy. */
+  private static async startOnce(): Promise<PatroniCluster> {
     const missing = missingBinaries();
     if (missing.length > 0) throw new Error(`not installed: ${missing.join(', ')}`);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-patroni-'));

@@ -21,7 +21,7 @@ const why = !testEngines().includes('postgres')
 if (testEngines().includes('postgres') && missing.length > 0) console.warn(`test/drill/failover.test.ts${why}`);
 
 describe.skipIf(skip)(`drills: PostgreSQL failover (postgres)${why}`, () => {
-  it('the primary killed under load with two instances: Patroni promotes the synchronous standby, 503 meanwhile (never 500), no process exits, nothing acknowledged lost or doubled, dashboard streams resume, the old primary rejoins; the standby killed stops writes no longer than Patroni allows', async () => {
+  it('the primary killed under load with two instances: Patroni promotes the synchronous standby, 503 meanwhile (never 500), no process exits, nothing acknowledged lost or doubled, dashboard streams and webhook deliveries resume, the old primary rejoins; the standby killed stops writes no longer than Patroni allows', async () => {
     const result = await failoverDrill({ failovers: 1, clients: 8, standbyLoss: ['kill'], lastStandbyReturns: false });
     printResult(result);
     expect(result.violations).toEqual([]);
