@@ -21,6 +21,14 @@ export interface PgBouncer {
   stop(): void;
 }
 
+/** `serverUrl` (user, database) through the PgBouncer on `port` of 127.0.0.1. */
+export function throughPgBouncer(serverUrl: string, port: number): string {
+  const url = new URL(serverUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return url.toString();
+}
+
 /** True when the PgBouncer binary is installed (`.ci/run` installs Debian's package). */
 export function pgBouncerInstalled(): boolean {
   return fs.existsSync(BIN);
@@ -75,12 +83,7 @@ async function startPgBouncerOnce(adminUrl: string, settings: Record<string, str
   return {
     port,
     logFile,
-    urlFor(serverUrl: string): string {
-      const url = new URL(serverUrl);
-      url.hostname = '127.0.0.1';
-      url.port = String(port);
-      return url.toString();
-    },
+    urlFor: (serverUrl: string) => throughPgBouncer(serverUrl, port),
     stop() {
       // Throwaway: PgBouncer itself (its pid file), then runuser above it.
       try {

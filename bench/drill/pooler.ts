@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { randomId } from '../../src/domain/ids.js';
 import { LOCK_TIMEOUT_MS } from '../../src/db/postgres-driver.js';
+import { HOTEL_LOCK_SPACE } from '../../src/db/repositories/hotel.repository.js';
 import { pgBouncerInstalled, startPgBouncer } from '../../scripts/pgbouncer.js';
 import { describeAnswer, pmsPost } from './http.js';
 import { startOn } from './instance.js';
@@ -13,9 +14,6 @@ export interface PoolerDrillOptions {
   pgAdminUrl: string;
   quick: boolean;
 }
-
-/** The advisory-lock space of the hotels' roster locks (src/db/repositories/hotel.repository.ts). */
-const HOTEL_LOCK_SPACE = 0x696e6e;
 
 /**
  * The service through PgBouncer in transaction mode (docs/deployment.md, "Through

@@ -7,6 +7,7 @@ import { insertUser } from '../../src/db/repositories/staff.repository.js';
 import { startSession } from '../../src/dashboard/session.js';
 import { newId, randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { throughPgBouncer } from '../../scripts/pgbouncer.js';
 import { createDatabase } from '../../scripts/postgres-cluster.js';
 
 /**
@@ -39,11 +40,7 @@ export async function createStorage(engine: Engine, pgAdminUrl: string | null, p
   if (engine === 'postgres') {
     if (!pgAdminUrl) throw new Error('a PostgreSQL drill needs a cluster');
     direct = await createDatabase(pgAdminUrl, 'innsync_drill');
-    if (pgBouncerPort) {
-      const url = new URL(direct);
-      url.port = String(pgBouncerPort);
-      pooled = url.toString();
-    }
+    if (pgBouncerPort) pooled = throughPgBouncer(direct, pgBouncerPort);
   }
   const handle = openDatabase({ databaseUrl: direct, dataDir });
   return {

@@ -3,6 +3,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
+import { throughPgBouncer } from '../../scripts/pgbouncer.js';
 import { freePort } from '../../scripts/postgres-cluster.js';
 import { createTestStorage, type TestStorage } from '../support/harness.js';
 import { testEngines } from '../support/engines.js';
@@ -24,9 +25,7 @@ describe.runIf(postgres)('DATABASE_LISTEN_URL (postgres)', () => {
     const s = await createTestStorage('postgres');
     dirs.push(s.dataDir);
     const direct = s.databaseListenUrl ?? s.databaseUrl ?? '';
-    const pooled = new URL(direct);
-    pooled.port = String(inject('pgBouncerPort'));
-    return { ...s, direct, pooled: pooled.toString() };
+    return { ...s, direct, pooled: throughPgBouncer(direct, inject('pgBouncerPort')) };
   }
 
   const start = (env: Record<string, string>) =>

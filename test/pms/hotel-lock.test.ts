@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOTEL_LOCK_SPACE } from '../../src/db/repositories/hotel.repository.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // A hotel's roster lock held by a transaction that does not end: a change of that hotel
@@ -9,9 +10,6 @@ import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from 
 // PgBouncer": the limit travels with each BEGIN). This file reaches PostgreSQL through
 // the run's PgBouncer in transaction mode (test/support/engines.ts), and so does the
 // transaction that holds the lock.
-
-/** The advisory-lock space of the hotels' roster locks (src/db/repositories/hotel.repository.ts). */
-const HOTEL_LOCK_SPACE = 0x696e6e;
 
 describe.runIf(testEngines().includes('postgres'))('a hotel lock held elsewhere (postgres)', () => {
   let t: TestServer;

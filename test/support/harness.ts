@@ -11,6 +11,7 @@ import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operati
 import { startServer, type RunningServer } from '../../src/server.js';
 import { readResponse } from '../../scripts/http-response.js';
 import { createDatabase } from './postgres-cluster.js';
+import { throughPgBouncer } from '../../scripts/pgbouncer.js';
 
 import { viaPgBouncer } from './engines.js';
 
@@ -39,9 +40,7 @@ export async function createTestStorage(engine: Engine, pgAdminUrl?: string): Pr
   const direct = await createDatabase(adminUrl, 'innsync');
   const bouncerPort = inject('pgBouncerPort');
   if (pgAdminUrl || !viaPgBouncer() || !bouncerPort) return { dataDir, databaseUrl: direct };
-  const pooled = new URL(direct);
-  pooled.port = String(bouncerPort);
-  return { dataDir, databaseUrl: pooled.toString(), databaseListenUrl: direct };
+  return { dataDir, databaseUrl: throughPgBouncer(direct, bouncerPort), databaseListenUrl: direct };
 }
 
 /** DATABASE_URL and, through PgBouncer, DATABASE_LISTEN_URL of `storage`, as the service's environment. */

@@ -43,7 +43,7 @@ export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | nu
 }
 
 /** The first key of the service's advisory locks ("inn"), so they never meet another application's. */
-const HOTEL_LOCK_SPACE = 0x696e6e;
+export const HOTEL_LOCK_SPACE = 0x696e6e;
 
 /**
  * Takes the hotel's roster lock for the caller's transaction (PostgreSQL; SQLite runs one
