@@ -24,6 +24,8 @@ export interface Config {
   readonly sqliteSynchronous: 'normal' | 'full';
   /** SQLITE_READER: plain reads on a connection of their own beside the writer (`on`), or one connection for everything (`off`). */
   readonly sqliteReader: boolean;
+  /** SQLITE_GROUP_COMMIT_MS: the longest a commit waits for more transactions to share it (0: each commits alone). */
+  readonly sqliteGroupCommitMs: number;
   /** Connection and time limits of the listeners (HEADERS_TIMEOUT_SECONDS … MAX_CONNECTIONS_PER_IP). */
   readonly limits: ConnectionLimits;
   /** SHUTDOWN_TIMEOUT_SECONDS: on SIGTERM, connections still open this long after it are closed, whatever their clients do. */
@@ -65,6 +67,17 @@ function parsePositive(name: string, raw: string | undefined, fallback: number, 
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
     throw new ConfigError(`${name} must be a whole number from 1 to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** SQLITE_GROUP_COMMIT_MS's default (docs/architecture.md, "SQLite: group commit"). */
+export const DEFAULT_SQLITE_GROUP_COMMIT_MS = 2;
+
+function parseGroupCommitMs(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_SQLITE_GROUP_COMMIT_MS;
+  if (!/^\d+$/.test(raw) || Number(raw) > 1000) {
+    throw new ConfigError(`SQLITE_GROUP_COMMIT_MS must be a whole number of milliseconds from 0 (each transaction commits alone) to 1000, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -165,6 +178,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     sqliteSynchronous: sync,
     sqliteReader: reader === 'on',
+    sqliteGroupCommitMs: parseGroupCommitMs(get('SQLITE_GROUP_COMMIT_MS')),
     limits,
     shutdownTimeoutMs: parsePositive('SHUTDOWN_TIMEOUT_SECONDS', get('SHUTDOWN_TIMEOUT_SECONDS'), 20, 3600) * 1000,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),

@@ -53,7 +53,7 @@ const plainKey = (mode: 'live' | 'test'): string => `pms_${mode}_${randomBytes(2
 export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: number } = {}): Promise<IssuedKeyPair> {
   const hotel = await findHotelBySlug(db, slug);
   if (!hotel) throw notFound(slug);
-  const keyId = newId('key', 16);
+  const keyId = newId('key');
   const live = plainKey('live');
   const test = plainKey('test');
   await db.transaction().execute(async (trx) => {

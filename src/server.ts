@@ -79,6 +79,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const rateLimits: RateLimitStore = database.engine === 'postgres' ? new DatabaseRateLimitStore(database.db) : new MemoryRateLimitStore();
   // Collected only when someone can scrape them.
   const metrics = config.metricsPort === null ? undefined : new Metrics();
+  if (database.engine === 'sqlite') metrics?.watchCommits(() => database.commitStats());
   const requestLog = new RequestLogWriter(database.background, logger, metrics, { ...DEFAULT_REQUEST_LOG_OPTIONS, store: config.requestLog });
   const setupLink = new SetupLink();
   const webhooks = new WebhookDispatcher(database.db, logger, {
@@ -155,6 +156,7 @@ async function openStorage(config: Config, logger: Logger, steps: StartSteps): P
     dataDir: config.dataDir,
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteReader: config.sqliteReader,
+    sqliteGroupCommitMs: config.sqliteGroupCommitMs,
     onConnectionError: (err) => logger.warn({ err }, 'database connection lost'),
   });
   steps.onFailure(() => database.close());

@@ -18,6 +18,7 @@ export async function withDb<T>(config: Config, fn: (db: Db) => Promise<T>): Pro
     dataDir: config.dataDir,
     sqliteSynchronous: config.sqliteSynchronous,
     sqliteReader: config.sqliteReader,
+    sqliteGroupCommitMs: config.sqliteGroupCommitMs,
   });
   try {
     await migrateToLatest(handle.db);

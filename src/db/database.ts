@@ -3,11 +3,12 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresAdapter, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
+import { DEFAULT_SQLITE_GROUP_COMMIT_MS } from '../config.js';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
 import { postgresDialect, postgresPool } from './postgres-driver.js';
-import { StatementCache, WorkerSqliteDialect } from './sqlite-driver.js';
+import { StatementCache, WorkerSqliteDialect, type CommitStats } from './sqlite-driver.js';
 export { asLongWork } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
@@ -17,6 +18,8 @@ export type Engine = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Db;
+  /** SQLite with the readers on: the writer's commits so far, shared or not (docs/architecture.md, "SQLite: group commit"); else null. */
+  commitStats(): CommitStats | null;
   /**
    * For work off the request path (the request-log writer): on PostgreSQL a pool of its
    * own, so a batch never queues behind the requests' queries; on SQLite the same handle
@@ -40,6 +43,11 @@ export interface DatabaseOptions {
    * False: one connection serves everything, in turn (Kysely's own SQLite driver).
    */
   sqliteReader?: boolean;
+  /**
+   * SQLite: the longest a commit waits for more transactions to share it, in ms (0: each
+   * transaction commits alone). By default DEFAULT_SQLITE_GROUP_COMMIT_MS.
+   */
+  sqliteGroupCommitMs?: number;
   /** PostgreSQL pool size. */
   poolSize?: number;
   /** Told about connection errors outside any query (the database went away). */
@@ -56,6 +64,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
     return {
       db,
       background,
+      commitStats: () => null,
       engine: 'postgres',
       close: async () => {
         await Promise.all([db.destroy(), background.destroy()]);
@@ -66,6 +75,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
   // Held while the database is open: `innsync restore` refuses to swap it meanwhile (data-dir-lock.ts).
   const lock = holdShared(opts.dataDir);
   let dialect: Dialect;
+  let commitStats: () => CommitStats | null = () => null;
   try {
     const file = sqliteFile(opts.dataDir);
     createPrivateFile(file);
@@ -75,7 +85,9 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
       dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
     } else {
       const writer = { file, pragmas: writerPragmas(opts.sqliteSynchronous) };
-      dialect = new WorkerSqliteDialect(sqlite, writer, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file));
+      const worker = new WorkerSqliteDialect(sqlite, writer, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file), opts.sqliteGroupCommitMs ?? DEFAULT_SQLITE_GROUP_COMMIT_MS);
+      commitStats = () => worker.commitStats();
+      dialect = worker;
     }
   } catch (err) {
     lock.release();
@@ -89,7 +101,7 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
       lock.release();
     }
   };
-  return { db, background: db, engine: 'sqlite', close };
+  return { db, background: db, commitStats, engine: 'sqlite', close };
 }
 
 /** The pragmas of a connection that writes (in order). */
@@ -250,6 +262,8 @@ const UNREACHABLE_CODES = new Set([
   '25006',
   'SQLITE_CANTOPEN',
   'SQLITE_FULL',
+  // A shared commit rolled back after another transaction's storage failure (sqlite-driver.ts, CommitGroups).
+  'SQLITE_ABORT_ROLLBACK',
 ]);
 const UNREACHABLE_PREFIXES = ['08', '53', '57P', 'SQLITE_IOERR'];
 // pg's own messages for a connection that died or a pool that could not get one in time.

@@ -220,8 +220,13 @@ export class InlineSqlite implements SqliteConnection {
   /** Milliseconds the open transaction's statements have run since it began or last gave the event loop a turn (null: no transaction open). */
   #spentMs: number | null = null;
 
-  constructor(sqlite: SqliteDatabase.Database) {
+  constructor(private readonly sqlite: SqliteDatabase.Database) {
     this.#statements = new StatementCache(sqlite);
+  }
+
+  /** Whether a transaction is open (false after SQLite rolled one back on its own: a full disk, an I/O error). */
+  get inTransaction(): boolean {
+    return this.sqlite.inTransaction;
   }
 
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
@@ -316,9 +321,17 @@ class ReadTimes {
 class Mutex {
   #held: Promise<void> | null = null;
   #release: (() => void) | null = null;
+  #waiting = 0;
 
   async lock(): Promise<void> {
-    while (this.#held) await this.#held;
+    if (this.#held) {
+      this.#waiting++;
+      try {
+        while (this.#held) await this.#held;
+      } finally {
+        this.#waiting--;
+      }
+    }
     this.#held = new Promise((resolve) => {
       this.#release = resolve;
     });
@@ -326,6 +339,11 @@ class Mutex {
 
   get held(): boolean {
     return this.#held !== null;
+  }
+
+  /** Held, or wanted by someone waiting for it. */
+  get busy(): boolean {
+    return this.#held !== null || this.#waiting > 0;
   }
 
   unlock(): void {
@@ -389,6 +407,13 @@ class ReaderPool implements SqliteConnection {
     let best = this.#readers[0] as SqliteWorker;
     for (const r of this.#readers) if (r.pending < best.pending) best = r;
     return best.execute<R>(sql, parameters);
+  }
+
+  /** Reads sent to the readers and not yet answered. */
+  get pending(): number {
+    let n = 0;
+    for (const r of this.#readers ?? []) n += r.pending;
+    return n;
   }
 
   async close(): Promise<void> {
@@ -500,6 +525,179 @@ class LongWriter {
   }
 }
 
+/** Transactions one shared commit serves at most (CommitGroups). */
+const GROUP_MAX_TRANSACTIONS = 64;
+
+/** Each transaction of a group runs inside this savepoint of the group's transaction (CommitGroups). */
+const MEMBER_SAVEPOINT = 'member';
+
+/** One open group: a write transaction on the writer that several short transactions ran in (CommitGroups). */
+class CommitGroup {
+  /** Transactions that joined. */
+  members = 0;
+  /** Settled when the group's COMMIT is done: resolved, or rejected with why nothing of it was committed. */
+  readonly done: Promise<void>;
+  #settle!: (failure: Error | null) => void;
+  timer: NodeJS.Timeout | null = null;
+  failed = false;
+
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.#settle = (failure) => (failure ? reject(failure) : resolve());
+    });
+    // A group with no one left waiting on it (every member rolled back and gone) must not
+    // report its failure as unhandled.
+    this.done.catch(() => undefined);
+  }
+
+  settle(failure: Error | null): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.failed = failure !== null;
+    this.#settle(failure);
+  }
+}
+
+/** What the shared commits have done since the service started (the metrics' innsync_sqlite_* counters). */
+export interface CommitStats {
+  /** COMMITs of write transactions on the writer. */
+  commits: number;
+  /** Transactions those commits made durable (more than `commits` when they were shared). */
+  transactions: number;
+}
+
+/**
+ * Group commit (docs/architecture.md, "SQLite: group commit"): short transactions that
+ * reach the writer while another's commit is pending share one COMMIT. The first opens a
+ * write transaction on the writer (the group); each transaction, the first included, runs
+ * inside a savepoint of it, released when the transaction commits and rolled back to when
+ * it rolls back (a 409 or 422 of one undoes only its own writes). A transaction that
+ * committed is not told so until the group's COMMIT is done (CommitGroup.done), so no
+ * answer leaves before its change is durable; a transaction that rolled back waits for it
+ * too (what it read came from the group). If the COMMIT fails, or SQLite rolls the whole
+ * group back on its own (a full disk, an I/O error), every transaction of the group gets
+ * the error and nothing of any of them was stored.
+ *
+ * The group commits at the first of: GROUP_MAX_TRANSACTIONS transactions; `windowMs`
+ * after it opened; a turn of the event loop after a transaction left it with no one
+ * holding or waiting for the writer and no read in flight on a reader (no request about
+ * to join). Everything is called with the writer's mutex held, except the timers, which
+ * take it.
+ */
+class CommitGroups {
+  #open: CommitGroup | null = null;
+  readonly stats: CommitStats = { commits: 0, transactions: 0 };
+
+  constructor(
+    private readonly writer: InlineSqlite,
+    private readonly writeLock: Mutex,
+    /** The longest a group stays open for more transactions; 0: none is shared (each commits alone). */
+    private readonly windowMs: number,
+    /** Reads in flight on the readers: requests that may be about to write. */
+    private readonly readsInFlight: () => number,
+    private readonly onCommit: () => void,
+  ) {}
+
+  get enabled(): boolean {
+    return this.windowMs > 0;
+  }
+
+  /** A group is open: the writer holds changes not yet committed. */
+  get open(): boolean {
+    return this.#open !== null;
+  }
+
+  /** Joins the open group, or opens one; the transaction then runs in its own savepoint. */
+  async join(): Promise<CommitGroup> {
+    let group = this.#open;
+    if (!group) {
+      await this.writer.execute(BEGIN, []);
+      group = new CommitGroup();
+      this.#open = group;
+      const opened = group;
+      group.timer = setTimeout(() => void this.#commitInTurn(opened), this.windowMs);
+    }
+    await this.writer.execute(`savepoint ${MEMBER_SAVEPOINT}`, []);
+    group.members++;
+    return group;
+  }
+
+  /**
+   * The transaction is over: its savepoint is released (`commit`) or rolled back to
+   * (`rollback`). Its outcome is `group.done`.
+   */
+  async leave(group: CommitGroup, how: 'commit' | 'rollback'): Promise<void> {
+    if (group !== this.#open) return; // the group already failed
+    try {
+      if (how === 'rollback') await this.writer.execute(`rollback to ${MEMBER_SAVEPOINT}`, []);
+      await this.writer.execute(`release ${MEMBER_SAVEPOINT}`, []);
+    } catch (err) {
+      await this.#fail(group, this.writer.inTransaction && err instanceof Error ? err : groupLost());
+      return;
+    }
+    if (!this.writer.inTransaction) {
+      // SQLite rolled the whole transaction back itself (SQLITE_FULL, SQLITE_IOERR…): every member's work is gone.
+      await this.#fail(group, groupLost());
+      return;
+    }
+    if (group.members >= GROUP_MAX_TRANSACTIONS) await this.commitNow();
+    else setImmediate(() => this.#commitIfIdle(group));
+  }
+
+  /** Commits the open group now (the writer's mutex held): before long work, a write outside a transaction, a checkpoint, closing. */
+  async commitNow(): Promise<void> {
+    const group = this.#open;
+    if (!group) return;
+    this.#open = null;
+    try {
+      await this.writer.execute('commit', []);
+    } catch (err) {
+      const failure = err instanceof Error ? err : new Error(String(err));
+      await this.#rollbackWhatIsOpen();
+      group.settle(failure);
+      return;
+    }
+    this.stats.commits++;
+    this.stats.transactions += group.members;
+    this.onCommit();
+    group.settle(null);
+  }
+
+  #commitIfIdle(group: CommitGroup): void {
+    if (group !== this.#open || this.writeLock.busy || this.readsInFlight() > 0) return;
+    void this.#commitInTurn(group);
+  }
+
+  async #commitInTurn(group: CommitGroup): Promise<void> {
+    await this.writeLock.lock();
+    try {
+      if (group === this.#open) await this.commitNow();
+    } finally {
+      this.writeLock.unlock();
+    }
+  }
+
+  async #fail(group: CommitGroup, failure: Error): Promise<void> {
+    if (this.#open === group) this.#open = null;
+    await this.#rollbackWhatIsOpen();
+    group.settle(failure);
+  }
+
+  async #rollbackWhatIsOpen(): Promise<void> {
+    if (!this.writer.inTransaction) return;
+    try {
+      await this.writer.execute('rollback', []);
+    } catch {
+      // Nothing more to undo: SQLite rolls back what a failed rollback leaves when the connection closes.
+    }
+  }
+}
+
+/** What every transaction of a group gets when SQLite rolled the group back on its own: nothing of it was stored. */
+function groupLost(): Error {
+  return new SqliteDatabase.SqliteError('The database rolled back a shared commit after a storage failure; nothing of this request was stored.', 'SQLITE_ABORT_ROLLBACK');
+}
+
 /**
  * SQLite beside the event loop (docs/architecture.md, SQLite: long work beside short
  * requests). better-sqlite3 connections:
@@ -517,19 +715,29 @@ class LongWriter {
 class WorkerSqliteDriver implements Driver {
   readonly #writeLock = new Mutex();
   readonly #readTimes = new ReadTimes();
+  readonly groups: CommitGroups;
 
   constructor(
     private readonly writer: InlineSqlite,
     private readonly longWriter: LongWriter,
-    private readonly reader: SqliteConnection,
+    private readonly reader: ReaderPool,
     private readonly classifier: ReadClassifier,
     private readonly checkpointer: WalCheckpointer,
-  ) {}
+    groupCommitMs: number,
+  ) {
+    this.groups = new CommitGroups(
+      writer,
+      this.#writeLock,
+      groupCommitMs,
+      () => reader.pending,
+      () => checkpointer.wrote(),
+    );
+  }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.writer, this.longWriter, this.reader, this.classifier, this.#writeLock, this.#readTimes, this.checkpointer);
+    return new RoutedConnection(this.writer, this.longWriter, this.reader, this.classifier, this.#writeLock, this.#readTimes, this.checkpointer, this.groups);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -550,9 +758,10 @@ class WorkerSqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    // A write still in progress finishes first.
+    // A write still in progress finishes first, and an open group commits.
     await this.#writeLock.lock();
     try {
+      await this.groups.commitNow();
       this.classifier.close();
       await this.checkpointer.close();
       await this.longWriter.close();
@@ -566,6 +775,8 @@ class WorkerSqliteDriver implements Driver {
 class RoutedConnection implements DatabaseConnection {
   /** The writer the open transaction runs on (null: no transaction open on this connection). */
   #transaction: SqliteConnection | null = null;
+  /** The commit group the open transaction runs in (null: none, or a transaction of its own: long work, grouping off). */
+  #group: CommitGroup | null = null;
 
   constructor(
     private readonly writer: InlineSqlite,
@@ -575,11 +786,20 @@ class RoutedConnection implements DatabaseConnection {
     private readonly writeLock: Mutex,
     private readonly readTimes: ReadTimes,
     private readonly checkpointer: WalCheckpointer,
+    private readonly groups: CommitGroups,
   ) {}
 
   async begin(): Promise<void> {
     await this.writeLock.lock();
-    this.#transaction = longWork.getStore()?.open === true ? this.longWriter.connection : this.writer;
+    const long = longWork.getStore()?.open === true;
+    this.#transaction = long ? this.longWriter.connection : this.writer;
+    if (!long && this.groups.enabled) {
+      this.#group = await this.groups.join();
+      return;
+    }
+    // A transaction of its own: what the open group wrote is committed first (the long
+    // writer cannot write while the writer holds SQLite's write lock).
+    await this.groups.commitNow();
     await this.#transaction.execute(BEGIN, []);
   }
 
@@ -587,8 +807,23 @@ class RoutedConnection implements DatabaseConnection {
    * Commits or rolls back the open transaction, then lets the writer go: a statement this
    * connection sends afterwards (the migrator's, after a migration's own transaction) takes
    * it again in turn. A commit that failed leaves the transaction open for its rollback.
+   * In a group, the transaction's savepoint is released or rolled back to, the writer let
+   * go, and the group's COMMIT awaited (CommitGroups): its failure is this transaction's.
    */
   async end(how: 'commit' | 'rollback'): Promise<void> {
+    const group = this.#group;
+    if (group) {
+      this.#group = null;
+      try {
+        await this.groups.leave(group, how);
+      } finally {
+        this.release();
+      }
+      await group.done;
+      return;
+    }
+    // Nothing open: a group's transaction whose shared commit failed, rolled back already.
+    if (this.#transaction === null && how === 'rollback') return;
     const writer = this.#transaction ?? this.writer;
     if (how === 'commit') {
       await writer.execute('commit', []);
@@ -616,6 +851,7 @@ class RoutedConnection implements DatabaseConnection {
       // never waits for the checkpoint's lock inside SQLite (its wait would hold the event loop).
       await this.writeLock.lock();
       try {
+        await this.groups.commitNow();
         return await this.checkpointer.execute<R>(query.sql, query.parameters);
       } finally {
         this.writeLock.unlock();
@@ -626,15 +862,17 @@ class RoutedConnection implements DatabaseConnection {
       // thread at once (no message to a thread; no dirty read: the writer holds no
       // uncommitted change). Any other read goes to the reader: one not seen yet, one that
       // once took long here, and every read while a transaction is open.
-      const inline = !this.writeLock.held && this.readTimes.isShort(query.sql);
+      // While a commit group is open the writer holds its uncommitted changes: reads go to a reader.
+      const inline = !this.writeLock.held && !this.groups.open && this.readTimes.isShort(query.sql);
       const started = performance.now();
       const result = await (inline ? this.writer : this.reader).execute<R>(query.sql, query.parameters);
       this.readTimes.record(query.sql, performance.now() - started, inline);
       return result;
     }
-    // A write outside a transaction: autocommitted on the writer, in turn.
+    // A write outside a transaction: autocommitted on the writer, in turn, after the open group's commit.
     await this.writeLock.lock();
     try {
+      await this.groups.commitNow();
       return await this.writer.execute<R>(query.sql, query.parameters);
     } finally {
       this.writeLock.unlock();
@@ -658,14 +896,31 @@ export class WorkerSqliteDialect implements Dialect {
     private readonly reader: WorkerConnectionSetup,
     /** A query-only connection here, to ask SQLite whether a statement only reads. */
     private readonly classifier: SqliteDatabase.Database,
+    /** The longest a commit waits for more transactions to share it (CommitGroups); 0: each commits alone. */
+    private readonly groupCommitMs: number,
   ) {}
+
+  #driver: WorkerSqliteDriver | null = null;
 
   createDriver(): Driver {
     const readers = new ReaderPool(() => new SqliteWorker(this.reader), SQLITE_READERS);
     // The writers leave checkpoints to a thread of their own (WalCheckpointer).
     this.writer.pragma('wal_autocheckpoint = 0');
     const longWriter = new LongWriter({ ...this.longWriter, pragmas: [...this.longWriter.pragmas, 'wal_autocheckpoint = 0'] });
-    return new WorkerSqliteDriver(new InlineSqlite(this.writer), longWriter, readers, new ReadClassifier(this.classifier), new WalCheckpointer(this.reader));
+    this.#driver = new WorkerSqliteDriver(
+      new InlineSqlite(this.writer),
+      longWriter,
+      readers,
+      new ReadClassifier(this.classifier),
+      new WalCheckpointer(this.reader),
+      this.groupCommitMs,
+    );
+    return this.#driver;
+  }
+
+  /** The writer's commits so far (null before the driver exists). */
+  commitStats(): CommitStats | null {
+    return this.#driver ? { ...this.#driver.groups.stats } : null;
   }
 
   createQueryCompiler(): QueryCompiler {

@@ -180,6 +180,30 @@ export class Metrics {
     this.webhookAttempts.inc({ outcome });
   }
 
+  /**
+   * SQLite's commits (docs/architecture.md, "SQLite: group commit"), read at each scrape:
+   * the writer's COMMITs, and the transactions they made durable (more than the commits
+   * when transactions shared them).
+   */
+  watchCommits(read: () => { commits: number; transactions: number } | null): void {
+    const counter = (name: string, help: string, pick: (s: { commits: number; transactions: number }) => number): void => {
+      let reported = 0;
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const stats = read();
+          if (!stats) return;
+          this.inc(pick(stats) - reported);
+          reported = pick(stats);
+        },
+      });
+    };
+    counter('innsync_sqlite_commits_total', "COMMITs of the SQLite writer's transactions.", (s) => s.commits);
+    counter('innsync_sqlite_transactions_committed_total', 'SQLite transactions made durable by those commits (several share one commit under load).', (s) => s.transactions);
+  }
+
   /** Where the outbox-age gauge reads its value at each scrape. */
   watchWebhookOutbox(read: () => Promise<number>): void {
     this.webhookOutboxAge = read;
