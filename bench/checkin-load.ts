@@ -27,16 +27,15 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { openDatabase, type Db } from '../src/db/database.js';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import type { Db } from '../src/db/database.js';
 import { randomId } from '../src/domain/ids.js';
-import { createHotel, issueKeyPair } from '../src/operations.js';
 import { CheckinResponse } from '../src/pms/schemas.js';
-import { startServer } from '../src/server.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -50,7 +49,7 @@ function intEnv(name: string, fallback: number, min: number, max = Number.MAX_SA
 
 // ---------------------------------------------------------------- IPC
 
-type ToChild = { type: 'issueKeys'; count: number } | { type: 'counts' } | { type: 'cpu' } | { type: 'stop' };
+type ToChild = { type: 'issueKeys'; count: number } | { type: 'counts' } | { type: 'cpu' } | { type: 'walStart' } | { type: 'walEnd' } | { type: 'stop' };
 
 interface Counts {
   guests: number;
@@ -58,6 +57,8 @@ interface Counts {
   idempotencyDone: number;
   /** Only after `stop` (the request log is flushed on close). */
   requestLog?: number;
+  /** SQLite's writer (a build with group commit): commits, and the transactions they made durable. */
+  commits?: { commits: number; transactions: number } | null;
 }
 
 type FromChild =
@@ -66,6 +67,7 @@ type FromChild =
   | { type: 'counts'; counts: Counts }
   | { type: 'stopped'; counts: Counts }
   | { type: 'cpu'; micros: number }
+  | { type: 'wal'; bytes: number }
   | { type: 'error'; message: string };
 
 function send(msg: FromChild): void {
@@ -101,7 +103,77 @@ async function countRows(db: Db, hotelId: string): Promise<Counts> {
   return { guests: Number(guests.n), activity: Number(activity.n), idempotencyDone: Number(done.n) };
 }
 
-async function runPipelineServer(dataDir: string): Promise<void> {
+/**
+ * The service's modules of one build: this one's, or those of another checkout's `dist/`
+ * (BENCH_BASELINE), so both builds run under the same driver in the same session.
+ */
+async function serviceModules(root: string | null) {
+  const from = (rel: string): string => (root ? pathToFileURL(path.join(root, 'dist', 'src', rel)).href : `../src/${rel}`);
+  const [config, database, operations, server] = await Promise.all([
+    import(from('config.js')) as Promise<typeof import('../src/config.js')>,
+    import(from('db/database.js')) as Promise<typeof import('../src/db/database.js')>,
+    import(from('operations.js')) as Promise<typeof import('../src/operations.js')>,
+    import(from('server.js')) as Promise<typeof import('../src/server.js')>,
+  ]);
+  return {
+    loadConfig: config.loadConfig,
+    openDatabase: database.openDatabase,
+    createHotel: operations.createHotel,
+    issueKeyPair: operations.issueKeyPair,
+    startServer: server.startServer,
+  };
+}
+
+/**
+ * WAL bytes written between walStart and walEnd. SQLite: the WAL is emptied
+ * (`wal_checkpoint(TRUNCATE)`), then a read transaction of this connection holds its
+ * snapshot, so no checkpoint can copy the frames that follow and the WAL is never reset:
+ * its size at the end is every frame written (each a page and a 24-byte header).
+ * PostgreSQL: the WAL insert position's advance.
+ */
+class WalMeter {
+  #sqlite: SqliteDatabase.Database | null = null;
+  #pg: pg.Client | null = null;
+  #startLsn = '';
+
+  constructor(
+    private readonly databaseUrl: string | undefined,
+    private readonly file: string,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.databaseUrl) {
+      this.#pg = new pg.Client({ connectionString: this.databaseUrl });
+      await this.#pg.connect();
+      const r = await this.#pg.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn');
+      this.#startLsn = r.rows[0]?.lsn ?? '0/0';
+      return;
+    }
+    const db = new SqliteDatabase(this.file);
+    db.pragma('busy_timeout = 10000');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.exec('begin');
+    db.prepare('select count(*) from hotels').get();
+    this.#sqlite = db;
+  }
+
+  async end(): Promise<number> {
+    if (this.#pg) {
+      const r = await this.#pg.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::text as bytes', [this.#startLsn]);
+      await this.#pg.end();
+      this.#pg = null;
+      return Number(r.rows[0]?.bytes ?? 0);
+    }
+    const bytes = Math.max(0, fs.statSync(`${this.file}-wal`).size - 32);
+    this.#sqlite?.exec('rollback');
+    this.#sqlite?.close();
+    this.#sqlite = null;
+    return bytes;
+  }
+}
+
+async function runPipelineServer(dataDir: string, root: string | null): Promise<void> {
+  const { loadConfig, openDatabase, createHotel, issueKeyPair, startServer } = await serviceModules(root);
   const env = {
     PORT: '0',
     HTTP_PORT: 'off',
@@ -117,6 +189,7 @@ async function runPipelineServer(dataDir: string): Promise<void> {
   const db = server.database.db;
   const slug = `bench-${randomId(10)}`;
   const hotel = await createHotel(db, slug, 'Benchmark Hotel');
+  const wal = new WalMeter(config.databaseUrl ?? undefined, path.join(dataDir, 'innsync.sqlite'));
 
   process.on('message', (raw) => {
     const msg = raw as ToChild;
@@ -130,8 +203,15 @@ async function runPipelineServer(dataDir: string): Promise<void> {
           send({ type: 'counts', counts: await countRows(db, hotel.id) });
         } else if (msg.type === 'cpu') {
           send(cpuMessage());
+        } else if (msg.type === 'walStart') {
+          await wal.start();
+          send({ type: 'wal', bytes: 0 });
+        } else if (msg.type === 'walEnd') {
+          send({ type: 'wal', bytes: await wal.end() });
         } else {
           // Closing flushes the batched request log; count it afterwards on a new handle.
+          const handle = server.database as { commitStats?: () => { commits: number; transactions: number } | null };
+          const commits = handle.commitStats?.() ?? null;
           await server.close();
           const again = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
           try {
@@ -141,7 +221,7 @@ async function runPipelineServer(dataDir: string): Promise<void> {
               .select((eb) => eb.fn.countAll().as('n'))
               .where('hotel_id', '=', hotel.id)
               .executeTakeFirstOrThrow();
-            send({ type: 'stopped', counts: { ...counts, requestLog: Number(log.n) } });
+            send({ type: 'stopped', counts: { ...counts, requestLog: Number(log.n), commits } });
           } finally {
             await again.close();
           }
@@ -235,12 +315,16 @@ async function startChild(
   role: 'pipeline' | 'bare',
   dataDir: string,
   cpuProfDir: string | null,
+  opts: { root?: string | null; databaseUrl?: string | undefined; name?: string } = {},
 ): Promise<{ child: Child; port: number; engine: string; slug: string }> {
-  const execArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `${role}-${Date.now()}.cpuprofile`] : [];
-  const proc = fork(fileURLToPath(import.meta.url), [`--${role}`, dataDir], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const name = opts.name ?? role;
+  const execArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+  const args = [`--${role}`, dataDir, ...(opts.root ? [opts.root] : [])];
+  const env = { ...process.env, ...(opts.databaseUrl !== undefined ? { DATABASE_URL: opts.databaseUrl } : {}) };
+  const proc = fork(fileURLToPath(import.meta.url), args, { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const child = new Child(proc);
   const ready = await child.next();
-  if (ready.type !== 'ready') throw new Error(`${role} server did not start`);
+  if (ready.type !== 'ready') throw new Error(`${name} server did not start`);
   return { child, port: ready.port, engine: ready.engine, slug: ready.slug };
 }
 
@@ -410,86 +494,160 @@ function row(cells: string[], widths: number[]): string {
   return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
 }
 
+/** One build's real server under load: this build's, or the baseline's (BENCH_BASELINE). */
+interface Side {
+  name: string;
+  server: { child: Child; port: number; engine: string; slug: string };
+  path: string;
+  live: CheckinFactory;
+  dataDir: string;
+  ok200: number;
+  answered: number;
+  rate: Measured | null;
+  before: Counts | null;
+  okBefore: number;
+  measured: Measured[];
+  walBytesPerCheckin: number | null;
+}
+
 async function main(): Promise<void> {
   const connections = intEnv('BENCH_CONNECTIONS', 10, 1, 1000);
   const duration = intEnv('BENCH_DURATION', 10, 1, 3600);
   const warmup = intEnv('BENCH_WARMUP', 3, 0, 600);
   const rounds = intEnv('BENCH_ROUNDS', 1, 1, 100);
   const perKey = intEnv('BENCH_PER_KEY', 50, 1, 60);
+  const walCheckins = intEnv('BENCH_WAL_CHECKINS', 2000, 0, 1_000_000);
   const cpuProfDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+  const baselineRoot = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : null;
+  if (baselineRoot && !fs.existsSync(path.join(baselineRoot, 'dist', 'src', 'server.js'))) {
+    throw new Error(`BENCH_BASELINE=${baselineRoot} has no dist/src/server.js: run npm ci (or npm run build) in that checkout`);
+  }
+  if (baselineRoot && process.env.DATABASE_URL && !process.env.BENCH_BASELINE_DATABASE_URL) {
+    throw new Error('with DATABASE_URL, BENCH_BASELINE needs BENCH_BASELINE_DATABASE_URL: a database of its own for the baseline build');
+  }
 
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-'));
-  const pipeline = await startChild('pipeline', dataDir, cpuProfDir);
-  const bare = await startChild('bare', dataDir, cpuProfDir);
-  const cert = fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8');
-  const checkinPath = `/api/pms/v1/${pipeline.slug}/guests/checkin`;
   const tag = randomId(6);
-  const live = new CheckinFactory(tag, perKey);
+  const sides: Side[] = [];
+  const addSide = async (name: string, root: string | null, databaseUrl: string | undefined): Promise<void> => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-bench-'));
+    const server = await startChild('pipeline', dataDir, cpuProfDir, { root, databaseUrl, name });
+    sides.push({
+      name,
+      server,
+      path: `/api/pms/v1/${server.slug}/guests/checkin`,
+      live: new CheckinFactory(`${tag}${sides.length}`, perKey),
+      dataDir,
+      ok200: 0,
+      answered: 0,
+      rate: null,
+      before: null,
+      okBefore: 0,
+      measured: [],
+      walBytesPerCheckin: null,
+    });
+  };
+  await addSide(baselineRoot ? 'this build' : 'pipeline', null, undefined);
+  if (baselineRoot) await addSide('baseline', baselineRoot, process.env.BENCH_BASELINE_DATABASE_URL);
+  const first = sides[0] as Side;
+  const bare = await startChild('bare', first.dataDir, cpuProfDir);
+  const cert = fs.readFileSync(path.join(first.dataDir, 'tls', 'cert.pem'), 'utf8');
   // The bare route checks nothing; its requests have the same size (same path, a key of
   // the same length, the same body shape and digits).
-  const shadow = new CheckinFactory(tag, Number.MAX_SAFE_INTEGER);
+  const shadow = new CheckinFactory(`${tag}0`, Number.MAX_SAFE_INTEGER);
   shadow.useKeys([`pms_live_${'x'.repeat(32)}`]);
 
   console.log(`innsync check-in load benchmark, ${new Date().toISOString()}`);
   console.log(
-    `engine ${pipeline.engine}, node ${process.version}, ${os.cpus().length} CPUs (client and both servers share them), ` +
-      `${connections} connections, ${duration} s per measured run, ${warmup} s warm-up, ${rounds} round(s)`,
+    `engine ${first.server.engine}, node ${process.version}, ${os.cpus().length} CPUs (client and the servers share them), ` +
+      `${connections} connections, ${duration} s per measured run, ${warmup} s warm-up, ${rounds} round(s)` +
+      (baselineRoot ? `; baseline build: ${baselineRoot}` : ''),
   );
 
   // Probe: one check-in each side, over a verified TLS connection; the bodies must match in size.
-  live.useKeys(await issueKeys(pipeline.child, 1));
-  const p = await probe(pipeline.port, cert, checkinPath, live.next());
-  const b = await probe(bare.port, cert, checkinPath, shadow.next());
-  if (p.status !== 200) throw new Error(`probe check-in answered ${p.status}: ${p.body}`);
-  let ok200 = 1;
-  let answered = 1;
-  console.log(`response body: pipeline ${Buffer.byteLength(p.body)} bytes, bare ${Buffer.byteLength(b.body)} bytes`);
-  if (Buffer.byteLength(p.body) !== Buffer.byteLength(b.body)) console.log('WARNING: the response bodies differ in size');
+  for (const side of sides) {
+    side.live.useKeys(await issueKeys(side.server.child, 1));
+    const p = await probe(side.server.port, fs.readFileSync(path.join(side.dataDir, 'tls', 'cert.pem'), 'utf8'), side.path, side.live.next());
+    if (p.status !== 200) throw new Error(`probe check-in (${side.name}) answered ${p.status}: ${p.body}`);
+    side.ok200 = 1;
+    side.answered = 1;
+    console.log(`response body (${side.name}): ${Buffer.byteLength(p.body)} bytes`);
+  }
+  const b = await probe(bare.port, cert, first.path, shadow.next());
+  console.log(`response body (bare): ${Buffer.byteLength(b.body)} bytes`);
 
   const everyRun: Measured[] = [];
-  const runLive = async (label: string, amount: number): Promise<Measured> => {
-    live.useKeys(await issueKeys(pipeline.child, Math.ceil(amount / perKey) + 1));
+  const runLive = async (side: Side, label: string, amount: number): Promise<Measured> => {
+    side.live.useKeys(await issueKeys(side.server.child, Math.ceil(amount / perKey) + 1));
     await pause(500); // let the previous run's request-log batch settle
-    const m = await load(label, pipeline, checkinPath, live, amount, connections);
-    ok200 += m.ok;
-    answered += m.requests;
+    const m = await load(label, side.server, side.path, side.live, amount, connections);
+    side.ok200 += m.ok;
+    side.answered += m.requests;
     everyRun.push(m);
     return m;
   };
+  let bRate: Measured | null = null;
   const runBare = async (label: string, amount: number): Promise<Measured> => {
     await pause(500);
-    const m = await load(label, bare, checkinPath, shadow, amount, connections);
+    const m = await load(label, bare, first.path, shadow, amount, connections);
     everyRun.push(m);
     return m;
   };
-  const sized = (m: Measured, seconds: number): number => Math.max(connections * 5, Math.round(m.rps * seconds));
+  const sized = (m: Measured | null, seconds: number): number => Math.max(connections * 5, Math.round((m?.rps ?? 0) * seconds));
 
   // Warm-up: a short calibration run, then about BENCH_WARMUP seconds for each side in
   // two halves, so the measured run is sized from a warm rate.
-  let pRate = await runLive('calibrate', connections * 20);
-  let bRate = await runBare('calibrate', connections * 20);
+  for (const side of sides) side.rate = await runLive(side, 'calibrate', connections * 20);
+  bRate = await runBare('calibrate', connections * 20);
   for (let half = 0; half < 2 && warmup > 0; half++) {
-    pRate = await runLive('warm-up', sized(pRate, warmup / 2));
+    for (const side of sides) side.rate = await runLive(side, 'warm-up', sized(side.rate, warmup / 2));
     bRate = await runBare('warm-up', sized(bRate, warmup / 2));
   }
 
-  const before = await pipeline.child.counts();
-  const okBefore = ok200;
-  const results: Array<{ pipeline: Measured; bare: Measured }> = [];
+  for (const side of sides) {
+    side.before = await side.server.child.counts();
+    side.okBefore = side.ok200;
+  }
+  const bareRuns: Measured[] = [];
   for (let r = 0; r < rounds; r++) {
-    const pm = await runLive('pipeline', sized(pRate, duration));
+    // Interleaved, the order turning each round, so drift on the machine falls on every side alike.
+    const order = r % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      const m = await runLive(side, side.name, sized(side.rate, duration));
+      side.measured.push(m);
+      side.rate = m;
+    }
     const bm = await runBare('bare', sized(bRate, duration));
-    results.push({ pipeline: pm, bare: bm });
-    pRate = pm;
+    bareRuns.push(bm);
     bRate = bm;
   }
   await pause(500);
-  const after = await pipeline.child.counts();
-  const measuredOk = ok200 - okBefore;
+  const after = new Map<Side, Counts>();
+  for (const side of sides) after.set(side, await side.server.child.counts());
 
-  const stopped = await pipeline.child.request({ type: 'stop' });
+  // WAL bytes per check-in: a run of its own, the WAL held from being reset meanwhile (WalMeter).
+  if (walCheckins > 0) {
+    for (const side of sides) {
+      side.live.useKeys(await issueKeys(side.server.child, Math.ceil(walCheckins / perKey) + 1));
+      await pause(500);
+      await side.server.child.request({ type: 'walStart' });
+      const m = await load('wal', side.server, side.path, side.live, walCheckins, connections);
+      await pause(300);
+      const r = await side.server.child.request({ type: 'walEnd' });
+      side.ok200 += m.ok;
+      side.answered += m.requests;
+      everyRun.push(m);
+      if (r.type === 'wal') side.walBytesPerCheckin = r.bytes / Math.max(1, m.ok);
+    }
+  }
+
+  const finals = new Map<Side, Counts | null>();
+  for (const side of sides) {
+    const exited = new Promise((resolve) => side.server.child.proc.once('exit', resolve));
+    const stopped = await side.server.child.request({ type: 'stop' });
+    finals.set(side, stopped.type === 'stopped' ? stopped.counts : null);
+    await exited; // its data directory is removed below
+  }
   await bare.child.request({ type: 'stop' });
-  const finalCounts = stopped.type === 'stopped' ? stopped.counts : null;
 
   // ------------------------------------------------------------ report
   const widths = [24, 10, 7, 7, 8, 9, 8, 7, 7, 13, 12];
@@ -515,31 +673,57 @@ async function main(): Promise<void> {
       ),
     );
   const ratios: number[] = [];
-  results.forEach((res, i) => {
+  for (let i = 0; i < rounds; i++) {
     const suffix = rounds > 1 ? ` #${i + 1}` : '';
-    line(`pipeline (check-in)${suffix}`, res.pipeline);
-    line(`bare Fastify route${suffix}`, res.bare);
-    const ratio = res.pipeline.rps / res.bare.rps;
+    for (const side of sides) line(`${side.name}${suffix}`, side.measured[i] as Measured);
+    const bm = bareRuns[i] as Measured;
+    line(`bare Fastify route${suffix}`, bm);
+    const pm = first.measured[i] as Measured;
+    const ratio = pm.rps / bm.rps;
     ratios.push(ratio);
-    console.log(`${`ratio pipeline/bare${suffix}`.padEnd(widths[0] ?? 0)}  ${fmt(ratio * 100, 1)} %   (req/s; target >= 50 %)`);
+    console.log(`${`ratio ${first.name}/bare${suffix}`.padEnd(widths[0] ?? 0)}  ${fmt(ratio * 100, 1)} %   (req/s; target >= 50 %)`);
     // Were both servers the bottleneck, the req/s ratio would be the inverse CPU-cost ratio.
-    console.log(
-      `${''.padEnd(widths[0] ?? 0)}  ${fmt((res.bare.cpuPerRequest / res.pipeline.cpuPerRequest) * 100, 1)} %   (server CPU per request, bare ÷ pipeline)`,
-    );
-  });
-  const bareBusy = Math.max(...results.map((r) => r.bare.serverBusy));
+    console.log(`${''.padEnd(widths[0] ?? 0)}  ${fmt((bm.cpuPerRequest / pm.cpuPerRequest) * 100, 1)} %   (server CPU per request, bare ÷ ${first.name})`);
+    const base = sides[1]?.measured[i];
+    if (base) {
+      console.log(
+        `${`this build ÷ baseline${suffix}`.padEnd(widths[0] ?? 0)}  ${fmt(pm.rps / base.rps, 2)}× req/s, ${fmt(pm.cpuPerRequest / base.cpuPerRequest, 2)}× server CPU per check-in`,
+      );
+    }
+  }
+  const bareBusy = Math.max(...bareRuns.map((m) => m.serverBusy));
   if (bareBusy < 0.9) {
     console.log(
       `note: the bare server was at most ${fmt(bareBusy * 100, 0)} % busy, so its req/s is limited by the load generator ` +
         '(one autocannon thread on the same CPUs), which flatters the req/s ratio.',
     );
   }
-  if (rounds > 1) {
-    const sorted = [...ratios].sort((a, b2) => a - b2);
+  const median = (xs: number[]): number => {
+    const sorted = [...xs].sort((a, b2) => a - b2);
     const mid = Math.floor(sorted.length / 2);
-    const median = sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+    return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+  };
+  if (rounds > 1) {
     console.log(
-      `ratio over ${rounds} rounds: median ${fmt(median * 100)} %, min ${fmt((sorted[0] ?? 0) * 100)} %, max ${fmt((sorted[sorted.length - 1] ?? 0) * 100)} %`,
+      `ratio ${first.name}/bare over ${rounds} rounds: median ${fmt(median(ratios) * 100)} %, min ${fmt(Math.min(...ratios) * 100)} %, max ${fmt(Math.max(...ratios) * 100)} %`,
+    );
+  }
+  for (const side of sides) {
+    console.log(
+      `${side.name}: median ${fmt(median(side.measured.map((m) => m.rps)))} req/s, ${fmt(median(side.measured.map((m) => m.cpuPerRequest)), 0)} µs server CPU per check-in` +
+        (side.walBytesPerCheckin !== null ? `, ${fmt(side.walBytesPerCheckin, 0)} WAL bytes per check-in (${walCheckins} check-ins)` : ''),
+    );
+  }
+  const baseline = sides[1];
+  if (baseline) {
+    const rps = first.measured.map((m, i) => m.rps / (baseline.measured[i]?.rps ?? m.rps));
+    const cpu = first.measured.map((m, i) => m.cpuPerRequest / (baseline.measured[i]?.cpuPerRequest ?? m.cpuPerRequest));
+    console.log(
+      `this build ÷ baseline, paired by round: req/s median ${fmt(median(rps), 2)}× (${fmt(Math.min(...rps), 2)}-${fmt(Math.max(...rps), 2)}), ` +
+        `server CPU per check-in median ${fmt(median(cpu), 2)}× (${fmt(Math.min(...cpu), 2)}-${fmt(Math.max(...cpu), 2)})` +
+        (first.walBytesPerCheckin !== null && baseline.walBytesPerCheckin
+          ? `, WAL bytes per check-in ${fmt(first.walBytesPerCheckin / baseline.walBytesPerCheckin, 2)}×`
+          : ''),
     );
   }
 
@@ -551,24 +735,35 @@ async function main(): Promise<void> {
   console.log(`non-2xx responses: ${non2xx}, connection errors/timeouts: ${errors} (all runs, warm-up included)`);
   if (non2xx > 0) problems.push(`${non2xx} non-2xx responses (${everyRun.map((m) => `${m.label} ${JSON.stringify(m.statusCodes)}`).join(', ')})`);
   if (errors > 0) problems.push(`${errors} connection errors or timeouts`);
-  if (live.exhausted) problems.push('ran out of API keys (raise the key budget)');
-  const guestsDelta = after.guests - before.guests;
   console.log('');
-  console.log(
-    `verification (measured runs): guests created ${guestsDelta}, 200 responses ${measuredOk}, activity entries ${after.activity - before.activity}, idempotency records completed ${after.idempotencyDone - before.idempotencyDone}`,
-  );
-  if (guestsDelta !== measuredOk) problems.push(`guests created (${guestsDelta}) != 200 responses (${measuredOk})`);
-  if (after.activity - before.activity !== measuredOk) problems.push('activity entries != 200 responses');
-  if (after.idempotencyDone - before.idempotencyDone !== measuredOk) problems.push('completed idempotency records != 200 responses');
-  if (finalCounts) {
+  for (const side of sides) {
+    if (side.live.exhausted) problems.push(`${side.name}: ran out of API keys (raise the key budget)`);
+    const before = side.before as Counts;
+    const end = after.get(side) as Counts;
+    const measuredOk = side.measured.reduce((a, m) => a + m.ok, 0);
+    const guestsDelta = end.guests - before.guests;
     console.log(
-      `verification (whole session): guests ${finalCounts.guests}, 200 responses ${ok200}; request-log rows ${finalCounts.requestLog ?? '?'}, check-ins answered ${answered}`,
+      `verification (${side.name}, measured runs): guests created ${guestsDelta}, 200 responses ${measuredOk}, activity entries ${end.activity - before.activity}, idempotency records completed ${end.idempotencyDone - before.idempotencyDone}`,
     );
-    if (finalCounts.guests !== ok200) problems.push(`guests in the database (${finalCounts.guests}) != 200 responses (${ok200})`);
-    if (finalCounts.requestLog !== answered) problems.push(`request-log rows (${finalCounts.requestLog ?? '?'}) != requests answered (${answered})`);
+    if (guestsDelta !== measuredOk) problems.push(`${side.name}: guests created (${guestsDelta}) != 200 responses (${measuredOk})`);
+    if (end.activity - before.activity !== measuredOk) problems.push(`${side.name}: activity entries != 200 responses`);
+    if (end.idempotencyDone - before.idempotencyDone !== measuredOk) problems.push(`${side.name}: completed idempotency records != 200 responses`);
+    const finalCounts = finals.get(side);
+    if (finalCounts) {
+      console.log(
+        `verification (${side.name}, whole session): guests ${finalCounts.guests}, 200 responses ${side.ok200}; request-log rows ${finalCounts.requestLog ?? '?'}, check-ins answered ${side.answered}`,
+      );
+      if (finalCounts.commits) {
+        const c = finalCounts.commits;
+        console.log(`${side.name}: ${c.transactions} transactions in ${c.commits} commits (${fmt(c.transactions / Math.max(1, c.commits), 2)} a commit)`);
+      }
+      if (finalCounts.guests !== side.ok200) problems.push(`${side.name}: guests in the database (${finalCounts.guests}) != 200 responses (${side.ok200})`);
+      if (finalCounts.requestLog !== side.answered)
+        problems.push(`${side.name}: request-log rows (${finalCounts.requestLog ?? '?'}) != requests answered (${side.answered})`);
+    }
+    fs.rmSync(side.dataDir, { recursive: true, force: true });
   }
   if (cpuProfDir) console.log(`CPU profiles of the server processes written to ${cpuProfDir}`);
-  fs.rmSync(dataDir, { recursive: true, force: true });
   if (problems.length > 0) {
     console.log(`INVALID RUN: ${problems.join('; ')}`);
     process.exitCode = 1;
@@ -579,7 +774,7 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 const roleDir = process.argv[3] ?? '';
-const entry = role === '--pipeline' ? runPipelineServer(roleDir) : role === '--bare' ? runBareServer(roleDir) : main();
+const entry = role === '--pipeline' ? runPipelineServer(roleDir, process.argv[4] ?? null) : role === '--bare' ? runBareServer(roleDir) : main();
 entry.catch((err: unknown) => {
   console.error(err);
   process.exit(2);

@@ -85,7 +85,13 @@ export function openDatabase(opts: DatabaseOptions): DatabaseHandle {
       dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
     } else {
       const writer = { file, pragmas: writerPragmas(opts.sqliteSynchronous) };
-      const worker = new WorkerSqliteDialect(sqlite, writer, { file, pragmas: READER_PRAGMAS }, openSqliteReader(file), opts.sqliteGroupCommitMs ?? DEFAULT_SQLITE_GROUP_COMMIT_MS);
+      const worker = new WorkerSqliteDialect(
+        sqlite,
+        writer,
+        { file, pragmas: READER_PRAGMAS },
+        openSqliteReader(file),
+        opts.sqliteGroupCommitMs ?? DEFAULT_SQLITE_GROUP_COMMIT_MS,
+      );
       commitStats = () => worker.commitStats();
       dialect = worker;
     }

@@ -558,9 +558,9 @@ class CommitGroup {
   }
 }
 
-/** What the shared commits have done since the service started (the metrics' innsync_sqlite_* counters). */
+/** What the writers' commits have done since the service started (the metrics' innsync_sqlite_* counters). */
 export interface CommitStats {
-  /** COMMITs of write transactions on the writer. */
+  /** COMMITs of transactions on the writers (shared or not; long work's included). */
   commits: number;
   /** Transactions those commits made durable (more than `commits` when they were shared). */
   transactions: number;
@@ -695,7 +695,10 @@ class CommitGroups {
 
 /** What every transaction of a group gets when SQLite rolled the group back on its own: nothing of it was stored. */
 function groupLost(): Error {
-  return new SqliteDatabase.SqliteError('The database rolled back a shared commit after a storage failure; nothing of this request was stored.', 'SQLITE_ABORT_ROLLBACK');
+  return new SqliteDatabase.SqliteError(
+    'The database rolled back a shared commit after a storage failure; nothing of this request was stored.',
+    'SQLITE_ABORT_ROLLBACK',
+  );
 }
 
 /**
@@ -828,6 +831,8 @@ class RoutedConnection implements DatabaseConnection {
     if (how === 'commit') {
       await writer.execute('commit', []);
       this.release();
+      this.groups.stats.commits++;
+      this.groups.stats.transactions++;
       return;
     }
     try {

@@ -201,7 +201,11 @@ export class Metrics {
       });
     };
     counter('innsync_sqlite_commits_total', "COMMITs of the SQLite writer's transactions.", (s) => s.commits);
-    counter('innsync_sqlite_transactions_committed_total', 'SQLite transactions made durable by those commits (several share one commit under load).', (s) => s.transactions);
+    counter(
+      'innsync_sqlite_transactions_committed_total',
+      'SQLite transactions made durable by those commits (several share one commit under load).',
+      (s) => s.transactions,
+    );
   }
 
   /** Where the outbox-age gauge reads its value at each scrape. */
