@@ -116,6 +116,7 @@ describe('innsync --help and usage', () => {
       [['migrate', '--json'], { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
       [['purge', '--json'], { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
       [['migrate'], { SQLITE_SYNCHRONOUS: 'sometimes' }, 'SQLITE_SYNCHRONOUS'],
+      [['serve'], { SQLITE_GROUP_COMMIT_MS: '5000' }, 'SQLITE_GROUP_COMMIT_MS'],
       [['serve'], { TLS_CERT_FILE: '/tmp/cert.pem' }, 'TLS_KEY_FILE'],
       [['serve'], { MAX_CONNECTIONS_PER_IP: '0' }, 'MAX_CONNECTIONS_PER_IP'],
       [['serve'], { MAX_CONNECTIONS: 'many' }, 'MAX_CONNECTIONS'],
