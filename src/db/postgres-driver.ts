@@ -115,7 +115,8 @@ export class Deferred {
 const MAX_DEFERRED_STATEMENTS = 32;
 const MAX_DEFERRED_PARAMETERS = 10_000;
 
-/** Counts connections, for observeRoundTrips. */
+/** A number for each pool connection, for observeRoundTrips. */
+const connectionNumbers = new WeakMap<pg.PoolClient, number>();
 let connections = 0;
 
 /** What observeRoundTrips reports: one round trip to the server and the statements it carried, in order. */
@@ -156,9 +157,12 @@ export class PostgresConnection implements DatabaseConnection {
   /** A transaction is open on the server (BEGIN sent, no COMMIT or ROLLBACK since). */
   #inTransaction = false;
   #deferred: Deferred[] = [];
-  readonly #id = ++connections;
+  readonly #id: number;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(private readonly client: pg.PoolClient) {
+    this.#id = connectionNumbers.get(client) ?? ++connections;
+    connectionNumbers.set(client, this.#id);
+  }
 
   begin(statement: string): void {
     this.#begin = statement;

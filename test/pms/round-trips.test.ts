@@ -1,5 +1,8 @@
+import { Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { observeRoundTrips, type RoundTrip } from '../../src/db/postgres-driver.js';
+import { writeLater, type DbOrTrx } from '../../src/db/database.js';
+import { observeRoundTrips, postgresDialect, postgresPool, type RoundTrip } from '../../src/db/postgres-driver.js';
+import type { Database } from '../../src/db/schema.js';
 import { insertEndpoint } from '../../src/db/repositories/webhook.repository.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
@@ -135,5 +138,44 @@ describe.runIf(testEngines().includes('postgres'))('round trips of a roster writ
     expect(later.status).toBe(200);
     expect(later.body).toMatchObject({ status: 'created' });
     expect(later.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('a write sent later whose statement fails is thrown by the COMMIT, and nothing of its transaction stays; a transaction that ends before its first statement sends nothing', async () => {
+    // A pool of one connection of this test's own, so that its round trips are told apart from the server's.
+    const db = new Kysely<Database>({ dialect: postgresDialect(postgresPool(t.config.databaseUrl ?? '', 1, 5_000)) });
+    try {
+      await sql`select 'this test'`.execute(db);
+      const connection = trips.findLast((trip) => trip.statements.includes("select 'this test'"))?.connection;
+      const mine = () => trips.filter((trip) => trip.connection === connection).map((trip) => trip.statements);
+      const hotel = await db.selectFrom('hotels').select(['id', 'event_seq']).where('slug', '=', t.slug).executeTakeFirstOrThrow();
+      const bump = (trx: DbOrTrx) =>
+        writeLater(
+          trx,
+          trx
+            .updateTable('hotels')
+            .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+            .where('id', '=', hotel.id)
+            .compile(),
+        );
+      trips = [];
+      const failed = db.transaction().execute(async (trx) => {
+        await bump(trx);
+        await writeLater(trx, sql`select 1 / 0`.compile(trx));
+        await bump(trx);
+      });
+      await expect(failed).rejects.toMatchObject({ code: '22012' });
+      // One round trip: BEGIN, the three statements and the COMMIT, which rolled back; no ROLLBACK after it.
+      expect(mine().map((statements) => statements.length)).toEqual([5]);
+      expect(mine()[0]?.[4]).toBe('commit');
+      const after = await db.selectFrom('hotels').select('event_seq').where('id', '=', hotel.id).executeTakeFirstOrThrow();
+      expect(Number(after.event_seq)).toBe(Number(hotel.event_seq));
+
+      trips = [];
+      await db.transaction().execute(async () => undefined);
+      await expect(db.transaction().execute(() => Promise.reject(new Error('refused before any statement')))).rejects.toThrow('refused');
+      expect(mine()).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
   });
 });
