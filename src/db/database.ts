@@ -226,7 +226,7 @@ export interface LaterRows<R> {
  * A read whose rows are wanted later in the caller's transaction: on PostgreSQL it goes
  * with the next round trip (or `rows()` sends it), so it costs none of its own
  * (docs/architecture.md, "Round trips on PostgreSQL"); on SQLite, or outside a
- * transaction, it runs now.
+ * transaction, it runs when `rows()` is first called (never, if it is not).
  */
 export async function readLater<R>(db: DbOrTrx, query: CompiledQuery<R>): Promise<LaterRows<R>> {
   const queued = await deferOnPostgres(db, query);
@@ -239,8 +239,8 @@ export async function readLater<R>(db: DbOrTrx, query: CompiledQuery<R>): Promis
       },
     };
   }
-  const { rows } = await db.executeQuery(query);
-  return { rows: () => Promise.resolve(rows) };
+  let read: Promise<R[]> | null = null;
+  return { rows: () => (read ??= db.executeQuery(query).then((r) => r.rows)) };
 }
 
 /** Which unique index a write broke, by the names the migrations give them. */
