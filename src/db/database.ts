@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, SqliteDialect, sql, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, SqliteDialect, sql, type CompiledQuery, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_SQLITE_GROUP_COMMIT_MS } from '../config.js';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
-import { postgresDialect, postgresPool } from './postgres-driver.js';
+import { PostgresConnection, postgresDialect, postgresPool, type Deferred } from './postgres-driver.js';
 import { StatementCache, WorkerSqliteDialect, type CommitStats } from './sqlite-driver.js';
 export { asLongWork } from './sqlite-driver.js';
 
@@ -210,6 +210,55 @@ export async function pingDatabase(db: Db): Promise<void> {
 
 export function isPostgres(db: DbOrTrx): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** The queued statement, when `db` is a PostgreSQL transaction; null elsewhere (then the caller runs it now). */
+async function deferOnPostgres(db: DbOrTrx, query: CompiledQuery): Promise<{ deferred: Deferred; connection: PostgresConnection } | null> {
+  if (!db.isTransaction || !isPostgres(db)) return null;
+  return db.getExecutor().provideConnection(async (connection) => {
+    if (!(connection instanceof PostgresConnection) || !connection.inTransaction) return null;
+    return { deferred: await connection.defer(query), connection };
+  });
+}
+
+/**
+ * A write whose answer nobody reads (an insert, an update, the hotel's lock, a NOTIFY),
+ * inside the caller's transaction. On PostgreSQL it is sent with the transaction's next
+ * statement or its COMMIT, in the same round trip, and an error it meets (a unique
+ * violation: 23505) is thrown there: the transaction rolls back all the same
+ * (docs/architecture.md, "Round trips on PostgreSQL"). On SQLite, or outside a
+ * transaction, it runs now.
+ */
+export async function writeLater(db: DbOrTrx, query: CompiledQuery): Promise<void> {
+  if (await deferOnPostgres(db, query)) return;
+  await db.executeQuery(query);
+}
+
+/** The rows of a read sent with a later round trip (readLater). */
+export interface LaterRows<R> {
+  /** The rows; sends the read now if no round trip has carried it yet. */
+  rows(): Promise<R[]>;
+}
+
+/**
+ * A read whose rows are wanted later in the caller's transaction: on PostgreSQL it goes
+ * with the next round trip (or `rows()` sends it), so it costs none of its own
+ * (docs/architecture.md, "Round trips on PostgreSQL"); on SQLite, or outside a
+ * transaction, it runs when `rows()` is first called (never, if it is not).
+ */
+export async function readLater<R>(db: DbOrTrx, query: CompiledQuery<R>): Promise<LaterRows<R>> {
+  const queued = await deferOnPostgres(db, query);
+  if (queued) {
+    const { deferred, connection } = queued;
+    return {
+      rows: async () => {
+        if (!deferred.sent) await db.getExecutor().provideConnection(() => connection.flush());
+        return (await deferred.answered).rows as R[];
+      },
+    };
+  }
+  let read: Promise<R[]> | null = null;
+  return { rows: () => (read ??= db.executeQuery(query).then((r) => r.rows)) };
 }
 
 /** Which unique index a write broke, by the names the migrations give them. */

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
-import type { Db, DbOrTrx } from '../db/database.js';
+import { writeLater, type Db, type DbOrTrx } from '../db/database.js';
 import { InProcessRosterEventBus, type RosterChange, type RosterEventBus } from './roster-events.js';
 
 const CHANNEL = 'innsync_roster';
@@ -155,9 +155,12 @@ export class PostgresRosterEventBus implements RosterEventBus {
     this.retry.unref();
   }
 
-  /** One NOTIFY, sent with the change's transaction (a failure rolls the change back: it is answered 503 and retried). */
+  /**
+   * One NOTIFY, sent with the change's transaction, in its COMMIT's round trip (writeLater;
+   * a failure rolls the change back: it is answered 503 and retried).
+   */
   async publishInTransaction(trx: DbOrTrx, change: RosterChange): Promise<void> {
-    await sql`select pg_notify(${CHANNEL}, ${toPayload(change)})`.execute(trx);
+    await writeLater(trx, sql`select pg_notify(${CHANNEL}, ${toPayload(change)})`.compile(trx));
   }
 
   /** Nothing to do: the LISTEN connection hands the change to this instance's subscribers too. */

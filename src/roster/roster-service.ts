@@ -16,7 +16,7 @@ import { lockHotel } from '../db/repositories/hotel.repository.js';
 import { insertActivity, type ActivityEntry, type Actor } from '../db/repositories/activity.repository.js';
 import type { RosterChange, RosterEventBus } from '../events/roster-events.js';
 import type { Metrics } from '../http/metrics.js';
-import { recordEvents } from '../webhooks/events.js';
+import { readOutbox, writeEvents } from '../webhooks/events.js';
 import { rosterEvents } from '../webhooks/roster-events.js';
 import type { GuestSnapshot } from './guest-object.js';
 
@@ -58,6 +58,13 @@ const ACTIVITY_PER_STATEMENT = 500;
  * those writes of one hotel run one after another and never wait on each other in a
  * cycle; check-ins (`shared`: they only insert) run beside each other, never beside those.
  * A duplicate request waits at its idempotency record, before it holds anything.
+ *
+ * On PostgreSQL a check-in, an update or a check-out takes three round trips
+ * (docs/architecture.md, "Round trips on PostgreSQL"): BEGIN with the claim; the hotel's
+ * lock, the outbox's read and the guest's locked read (a check-in: its inserts); the
+ * writes, the answer, the NOTIFY and COMMIT. The lock, the outbox's read and every write
+ * are queued (writeLater, readLater) and go, in this order, with the next statement that
+ * must be answered at once.
  */
 export async function writeRoster<T>(
   deps: RosterDeps,
@@ -69,6 +76,8 @@ export async function writeRoster<T>(
   const { result, event, sent } = await runTransaction(deps.db, async (trx) => {
     await hooks.begin(trx);
     await lockHotel(trx, hotelId, lock);
+    // Where the change's webhook events go, read under the hotel's lock, with the work's first read.
+    const outbox = await readOutbox(trx, hotelId);
     const now = new Date().toISOString();
     const out = await work(trx, now);
     // What the change records and tells, in its own transaction: its activity entries, its
@@ -78,9 +87,9 @@ export async function writeRoster<T>(
     for (let i = 0; i < out.activity.length; i += ACTIVITY_PER_STATEMENT) await insertActivity(trx, out.activity.slice(i, i + ACTIVITY_PER_STATEMENT));
     const sent =
       out.activity.length > 0
-        ? await recordEvents(
+        ? await writeEvents(
             trx,
-            hotelId,
+            await outbox.get(),
             async () => rosterEvents(trx, hotelId, out.activity, typeof out.guests === 'function' ? await out.guests() : out.guests),
             now,
           )

@@ -1,5 +1,5 @@
-import type { DbOrTrx } from '../db/database.js';
-import { enabledEndpoints, insertEvents } from '../db/repositories/webhook.repository.js';
+import { readLater, type DbOrTrx } from '../db/database.js';
+import { insertEvents, outboxQuery, toOutbox, type Outbox } from '../db/repositories/webhook.repository.js';
 import type { EventType } from './event-types.js';
 
 /** How long outgoing events and their deliveries are kept (the Webhooks page's history, "Send again"). */
@@ -34,13 +34,22 @@ export async function recordEvents(
   now: string,
   onlyEndpoint?: string,
 ): Promise<string[]> {
-  const endpoints = await enabledEndpoints(trx, hotelId, onlyEndpoint);
-  if (endpoints.length === 0) return [];
+  return writeEvents(trx, await (await readOutbox(trx, hotelId, onlyEndpoint)).get(), build, now);
+}
+
+/** The outbox's read, sent with a later round trip of the transaction (readLater); `get` gives it. */
+export async function readOutbox(trx: DbOrTrx, hotelId: string, onlyEndpoint?: string): Promise<{ get(): Promise<Outbox> }> {
+  const later = await readLater(trx, outboxQuery(trx, hotelId, onlyEndpoint));
+  return { get: async () => toOutbox(hotelId, await later.rows(), onlyEndpoint) };
+}
+
+/** recordEvents with the outbox already read (readOutbox). */
+export async function writeEvents(trx: DbOrTrx, outbox: Outbox, build: () => OutgoingEvent[] | Promise<OutgoingEvent[]>, now: string): Promise<string[]> {
+  if (outbox.endpoints.length === 0) return [];
   const events = await build();
   const written = await insertEvents(
     trx,
-    hotelId,
-    endpoints,
+    outbox,
     events.map((e) => ({ type: e.type, payload: (id: string, slug: string) => eventBody(id, e.type, now, slug, e.data) })),
     now,
   );

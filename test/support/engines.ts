@@ -17,7 +17,7 @@ export function testEngines(): Engine[] {
  * live changes across instances, and the drills. TEST_PG_POOLER=all sends every PostgreSQL test through it, none none.
  */
 const THROUGH_PGBOUNCER = [
-  /\/test\/pms\/(guest-lifecycle|hotel-lock|idempotency|sync)\.test\.ts$/,
+  /\/test\/pms\/(guest-lifecycle|hotel-lock|idempotency|round-trips|sync)\.test\.ts$/,
   /\/test\/webhooks\//,
   /\/test\/events\/roster-bus\.test\.ts$/,
   /\/test\/drill\//,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../database.js';
+import { writeLater, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
 /** Every action an activity entry records (docs/pms-interface.md, "Request and activity logs"; `guest.erased`: README.md, Personal data). */
@@ -24,7 +24,7 @@ export interface ActivityEntry {
   at: string;
 }
 
-/** Runs inside the caller's transaction, so the entry commits with the change it records. */
+/** Runs inside the caller's transaction, so the entry commits with the change it records (on PostgreSQL sent with its next round trip: writeLater). */
 export async function insertActivity(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
   // 10 values per row: 2,000 rows stay under SQLite's bound-value limit.
   for (let i = 0; i < entries.length; i += 2000) {
@@ -34,23 +34,21 @@ export async function insertActivity(trx: DbOrTrx, entries: ActivityEntry[]): Pr
 
 async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  await trx
-    .insertInto('activity_log')
-    .values(
-      entries.map((e) => ({
-        id: newId('act'),
-        hotel_id: e.hotelId,
-        created_at: e.at,
-        actor_type: e.actor.type,
-        actor_id: e.actor.id,
-        actor_mode: e.actor.mode,
-        action: e.action,
-        guest_id: e.guestId,
-        pms_guest_id: e.pmsGuestId,
-        changes: e.changes === undefined || e.changes === null ? null : JSON.stringify(e.changes),
-      })),
-    )
-    .execute();
+  const insert = trx.insertInto('activity_log').values(
+    entries.map((e) => ({
+      id: newId('act'),
+      hotel_id: e.hotelId,
+      created_at: e.at,
+      actor_type: e.actor.type,
+      actor_id: e.actor.id,
+      actor_mode: e.actor.mode,
+      action: e.action,
+      guest_id: e.guestId,
+      pms_guest_id: e.pmsGuestId,
+      changes: e.changes === undefined || e.changes === null ? null : JSON.stringify(e.changes),
+    })),
+  );
+  await writeLater(trx, insert.compile());
 }
 
 export interface ActivityFilter {

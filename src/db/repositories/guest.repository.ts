@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { isPostgres, type DbOrTrx } from '../database.js';
+import { isPostgres, writeLater, type DbOrTrx } from '../database.js';
 import type { GuestTable } from '../schema.js';
 import type { GuestData, GuestSource } from '../../domain/guest.js';
 import { newId } from '../../domain/ids.js';
@@ -139,7 +139,8 @@ export async function findGuestById(trx: DbOrTrx, hotelId: string, guestId: stri
 
 /**
  * Inserts an active guest and its room assignment. Throws the database's unique
- * violation when the room or the pmsGuestId is already active (the invariants).
+ * violation when the room or the pmsGuestId is already active (the invariants); on
+ * PostgreSQL at the transaction's next round trip (writeLater, like every write below).
  */
 export async function insertActiveGuest(
   trx: DbOrTrx,
@@ -147,45 +148,57 @@ export async function insertActiveGuest(
 ): Promise<Guest> {
   const id = newId('guest');
   const row = { ...newGuestRow({ ...g, id }), anonymised_at: null };
-  await trx.insertInto('guests').values(row).execute();
+  await writeLater(trx, trx.insertInto('guests').values(row).compile());
   await assignRoom(trx, g.hotelId, id, g.data.roomNumber, g.now);
   return toGuest(row);
 }
 
 export async function assignRoom(trx: DbOrTrx, hotelId: string, guestId: string, roomNumber: string, now: string): Promise<void> {
-  await trx
-    .insertInto('room_assignments')
-    .values({ id: newId('room'), hotel_id: hotelId, guest_id: guestId, room_number: roomNumber, assigned_at: now, released_at: null })
-    .execute();
+  await writeLater(
+    trx,
+    trx
+      .insertInto('room_assignments')
+      .values({ id: newId('room'), hotel_id: hotelId, guest_id: guestId, room_number: roomNumber, assigned_at: now, released_at: null })
+      .compile(),
+  );
 }
 
 /** Deactivates the guest's active room assignment; history stays. */
 export async function releaseRoom(trx: DbOrTrx, hotelId: string, guestId: string, now: string): Promise<void> {
-  await trx
-    .updateTable('room_assignments')
-    .set({ released_at: now })
-    .where('hotel_id', '=', hotelId)
-    .where('guest_id', '=', guestId)
-    .where('released_at', 'is', null)
-    .execute();
+  await writeLater(
+    trx,
+    trx
+      .updateTable('room_assignments')
+      .set({ released_at: now })
+      .where('hotel_id', '=', hotelId)
+      .where('guest_id', '=', guestId)
+      .where('released_at', 'is', null)
+      .compile(),
+  );
 }
 
 export async function updateGuestData(trx: DbOrTrx, hotelId: string, guestId: string, data: GuestData, now: string): Promise<void> {
-  await trx
-    .updateTable('guests')
-    .set({ ...dataColumns(data), updated_at: now })
-    .where('hotel_id', '=', hotelId)
-    .where('id', '=', guestId)
-    .execute();
+  await writeLater(
+    trx,
+    trx
+      .updateTable('guests')
+      .set({ ...dataColumns(data), updated_at: now })
+      .where('hotel_id', '=', hotelId)
+      .where('id', '=', guestId)
+      .compile(),
+  );
 }
 
 export async function markCheckedOut(trx: DbOrTrx, hotelId: string, guestId: string, now: string): Promise<void> {
-  await trx
-    .updateTable('guests')
-    .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
-    .where('hotel_id', '=', hotelId)
-    .where('id', '=', guestId)
-    .execute();
+  await writeLater(
+    trx,
+    trx
+      .updateTable('guests')
+      .set({ status: 'checked_out', checked_out_at: now, updated_at: now })
+      .where('hotel_id', '=', hotelId)
+      .where('id', '=', guestId)
+      .compile(),
+  );
 }
 
 /** The active guest holding a room (with its id, which the API's currentGuest does not show), or null. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPostgres, type DbOrTrx } from '../database.js';
+import { isPostgres, writeLater, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
 
 export interface Hotel {
@@ -52,9 +52,15 @@ export const HOTEL_LOCK_SPACE = 0x696e6e;
  * a cycle: each waits, if at all, on one unique entry that another has already written).
  * A transaction-scoped advisory lock: held in memory until the commit or rollback, no row
  * written; lock_timeout and the deadlock detector apply as to any lock.
+ *
+ * Sent with the transaction's next statement (writeLater): it is taken before that
+ * statement runs, in the same round trip (docs/architecture.md, "Round trips on PostgreSQL").
  */
 export async function lockHotel(trx: DbOrTrx, hotelId: string, mode: 'exclusive' | 'shared'): Promise<void> {
   if (!isPostgres(trx)) return;
-  if (mode === 'shared') await sql`select pg_advisory_xact_lock_shared(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`.execute(trx);
-  else await sql`select pg_advisory_xact_lock(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`.execute(trx);
+  const lock =
+    mode === 'shared'
+      ? sql`select pg_advisory_xact_lock_shared(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`
+      : sql`select pg_advisory_xact_lock(${HOTEL_LOCK_SPACE}, hashtext(${hotelId}))`;
+  await writeLater(trx, lock.compile(trx));
 }

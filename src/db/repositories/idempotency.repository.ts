@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DbOrTrx } from '../database.js';
+import { writeLater, type DbOrTrx } from '../database.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 
 /**
@@ -51,17 +51,20 @@ export async function findRecord(db: DbOrTrx, apiKeyId: string, key: string): Pr
   return row ? { fingerprint: row.fingerprint, statusCode: row.status_code === null ? null : Number(row.status_code), response: row.response_body } : null;
 }
 
-/** Stores the response on the record this transaction inserted. */
+/** Stores the response on the record this transaction inserted (on PostgreSQL sent with the COMMIT: writeLater). */
 export async function storeResponse(
   trx: DbOrTrx,
   r: { apiKeyId: string; key: string; statusCode: number; body: string; now: string; expiresAt: string },
 ): Promise<void> {
-  await trx
-    .updateTable('idempotency_records')
-    .set({ status_code: r.statusCode, response_body: r.body, created_at: r.now, expires_at: r.expiresAt })
-    .where('api_key_id', '=', r.apiKeyId)
-    .where('idempotency_key', '=', r.key)
-    .execute();
+  await writeLater(
+    trx,
+    trx
+      .updateTable('idempotency_records')
+      .set({ status_code: r.statusCode, response_body: r.body, created_at: r.now, expires_at: r.expiresAt })
+      .where('api_key_id', '=', r.apiKeyId)
+      .where('idempotency_key', '=', r.key)
+      .compile(),
+  );
 }
 
 /** Deletes records past their lifetime; returns how many. */

@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { WebhookEndpointTable } from '../schema.js';
-import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
+import { isPostgres, runTransaction, writeLater, type Db, type DbOrTrx } from '../database.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import { newId } from '../../domain/ids.js';
 
@@ -119,46 +119,33 @@ export async function setEndpointDisabled(db: DbOrTrx, hotelId: string, id: stri
 /** Rows per INSERT: well under SQLite's limit of bound parameters. */
 const CHUNK = 200;
 
+/** Where a hotel's events go: its slug (in every event's body) and its enabled endpoints. */
+export interface Outbox {
+  hotelId: string;
+  slug: string;
+  endpoints: SubscribedEndpoint[];
+}
+
 /**
- * Writes outgoing events and a pending delivery for each of `endpoints` that wants the
- * event's type, inside the caller's transaction. The events' numbers are
- * taken from the hotel's row, whose lock is then held until the commit: a hotel's events
- * are numbered in the order their transactions commit, which is the order each endpoint
- * receives them in.
+ * Adds `count` to the hotel's event counter (its row stays locked until the commit) and
+ * returns the i-th new event's number. On PostgreSQL the update is sent later (writeLater)
+ * and each number is read back by the insert that writes it: the counter as this
+ * transaction left it, less the events after it; so no answer is waited for
+ * (docs/architecture.md, "Round trips on PostgreSQL"). SQLite runs in this process, where
+ * a wait costs nothing: it reads the counter at once and writes plain numbers.
  */
-export async function insertEvents(
-  trx: DbOrTrx,
-  hotelId: string,
-  endpoints: SubscribedEndpoint[],
-  events: Array<{ type: string; payload: (id: string, hotelSlug: string) => string }>,
-  now: string,
-): Promise<{ ids: string[]; deliveries: number }> {
-  if (events.length === 0) return { ids: [], deliveries: 0 };
-  const counter = await trx
+async function numberEvents(trx: DbOrTrx, hotelId: string, count: number): Promise<(i: number) => number | RawBuilder<number>> {
+  const update = trx
     .updateTable('hotels')
-    .set((eb) => ({ event_seq: eb('event_seq', '+', events.length) }))
-    .where('id', '=', hotelId)
-    .returning(['event_seq', 'slug'])
-    .executeTakeFirstOrThrow();
-  const first = Number(counter.event_seq) - events.length + 1;
-  const rows = events.map((e, i) => {
-    const id = newId('evt');
-    return { id, hotel_id: hotelId, seq: first + i, type: e.type, payload: e.payload(id, counter.slug), created_at: now };
-  });
-  const deliveries = rows.flatMap((r) =>
-    endpoints.filter((e) => e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
-  );
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await trx
-      .insertInto('webhook_events')
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
-  for (let i = 0; i < deliveries.length; i += CHUNK)
-    await trx
-      .insertInto('webhook_deliveries')
-      .values(deliveries.slice(i, i + CHUNK))
-      .execute();
-  return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
+    .set((eb) => ({ event_seq: eb('event_seq', '+', count) }))
+    .where('id', '=', hotelId);
+  if (isPostgres(trx)) {
+    await writeLater(trx, update.compile());
+    return (i) => sql<number>`(select event_seq from hotels where id = ${hotelId}) - ${count - 1 - i}`;
+  }
+  const counter = await update.returning('event_seq').executeTakeFirstOrThrow();
+  const first = Number(counter.event_seq) - count + 1;
+  return (i) => first + i;
 }
 
 /** An enabled endpoint and the event types it wants (null: all). */
@@ -167,17 +154,80 @@ export interface SubscribedEndpoint {
   types: string[] | null;
 }
 
-/** The hotel's enabled endpoints (or only `onlyEndpoint`, wanting every type: a test event). */
-export async function enabledEndpoints(db: DbOrTrx, hotelId: string, onlyEndpoint?: string): Promise<SubscribedEndpoint[]> {
-  let query = db.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('hotel_id', '=', hotelId).where('disabled_at', 'is', null);
-  if (onlyEndpoint !== undefined) query = query.where('id', '=', onlyEndpoint);
-  return (await query.execute()).map((e) => ({
-    id: e.id,
-    types: onlyEndpoint !== undefined || e.event_types === null ? null : (JSON.parse(e.event_types) as string[]),
-  }));
+type OutboxRow = { id: string; event_types: string | null; slug: string };
+
+/**
+ * The read of the hotel's enabled endpoints (or only `onlyEndpoint`, wanting every type:
+ * a test event), each with the hotel's slug; toOutbox makes its rows an Outbox. A query,
+ * not a call: a roster write sends it with a round trip it makes anyway (readLater).
+ */
+export function outboxQuery(db: DbOrTrx, hotelId: string, onlyEndpoint?: string) {
+  return db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'event_types'])
+    .select((eb) => eb.selectFrom('hotels').select('slug').where('hotels.id', '=', hotelId).$asScalar().as('slug'))
+    .where('hotel_id', '=', hotelId)
+    .where('disabled_at', 'is', null)
+    .$if(onlyEndpoint !== undefined, (q) => q.where('id', '=', onlyEndpoint ?? ''))
+    .compile();
 }
 
-function pendingDelivery(endpointId: string, eventId: string, seq: number, now: string) {
+/** outboxQuery's rows as an Outbox (no rows: no endpoint, no slug needed). */
+export function toOutbox(hotelId: string, rows: OutboxRow[], onlyEndpoint?: string): Outbox {
+  return {
+    hotelId,
+    slug: rows[0]?.slug ?? '',
+    endpoints: rows.map((e) => ({
+      id: e.id,
+      types: onlyEndpoint !== undefined || e.event_types === null ? null : (JSON.parse(e.event_types) as string[]),
+    })),
+  };
+}
+
+/**
+ * Writes outgoing events and a pending delivery for each of the outbox's endpoints that
+ * wants the event's type, inside the caller's transaction. The events' numbers are taken
+ * from the hotel's row, whose lock is then held until the commit: a hotel's events are
+ * numbered in the order their transactions commit, which is the order each endpoint
+ * receives them in. On PostgreSQL every statement here goes with the transaction's COMMIT
+ * (writeLater, numberEvents).
+ */
+export async function insertEvents(
+  trx: DbOrTrx,
+  outbox: Outbox,
+  events: Array<{ type: string; payload: (id: string, hotelSlug: string) => string }>,
+  now: string,
+): Promise<{ ids: string[]; deliveries: number }> {
+  if (events.length === 0) return { ids: [], deliveries: 0 };
+  const { hotelId, endpoints } = outbox;
+  const seq = await numberEvents(trx, hotelId, events.length);
+  const rows = events.map((e, i) => {
+    const id = newId('evt');
+    return { id, hotel_id: hotelId, seq: seq(i), type: e.type, payload: e.payload(id, outbox.slug), created_at: now };
+  });
+  const deliveries = rows.flatMap((r) =>
+    endpoints.filter((e) => e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
+  );
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await writeLater(
+      trx,
+      trx
+        .insertInto('webhook_events')
+        .values(rows.slice(i, i + CHUNK))
+        .compile(),
+    );
+  for (let i = 0; i < deliveries.length; i += CHUNK)
+    await writeLater(
+      trx,
+      trx
+        .insertInto('webhook_deliveries')
+        .values(deliveries.slice(i, i + CHUNK))
+        .compile(),
+    );
+  return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
+}
+
+function pendingDelivery(endpointId: string, eventId: string, seq: number | RawBuilder<number>, now: string) {
   return {
     id: newId('dlv'),
     endpoint_id: endpointId,
