@@ -24,7 +24,8 @@ import {
 export async function createReceptionistGuest(deps: RosterDeps, hotelId: string, actor: Actor, input: GuestData): Promise<guests.Guest> {
   const data: GuestData = { ...input, roomNumber: normalizeRoomNumber(input.roomNumber) };
   return answeringConflicts(
-    () =>
+    deps.db,
+    (inside) =>
       writeRoster<guests.Guest>(
         deps,
         hotelId,
@@ -39,8 +40,9 @@ export async function createReceptionistGuest(deps: RosterDeps, hotelId: string,
           };
         },
         'shared',
+        inside,
       ),
-    async (err) => (uniqueViolation(err) === 'active_room' ? roomOccupied(deps.db, hotelId, data.roomNumber) : null),
+    async (err, db) => (uniqueViolation(err) === 'active_room' ? roomOccupied(db, hotelId, data.roomNumber) : null),
   );
 }
 

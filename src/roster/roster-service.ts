@@ -1,4 +1,4 @@
-import { runTransaction, uniqueViolation, type Db, type DbOrTrx } from '../db/database.js';
+import { isPostgres, runTransaction, uniqueViolation, type Db, type DbOrTrx } from '../db/database.js';
 import { ApiError, validationError } from '../errors.js';
 import {
   applyChanges,
@@ -72,6 +72,8 @@ export async function writeRoster<T>(
   hooks: TransactionHooks<T>,
   work: (trx: DbOrTrx, now: string) => Promise<RosterWrite<T>>,
   lock: 'exclusive' | 'shared' = 'exclusive',
+  /** Told of an error `work` throws, in its transaction, on SQLite (answeringConflicts); it may throw another in its place. */
+  onWorkError?: OnWorkError,
 ): Promise<T> {
   const { result, event, sent } = await runTransaction(deps.db, async (trx) => {
     await hooks.begin(trx);
@@ -79,7 +81,14 @@ export async function writeRoster<T>(
     // Where the change's webhook events go, read under the hotel's lock, with the work's first read.
     const outbox = await readOutbox(trx, hotelId);
     const now = new Date().toISOString();
-    const out = await work(trx, now);
+    let out: RosterWrite<T>;
+    try {
+      out = await work(trx, now);
+    } catch (err) {
+      // On SQLite a statement that broke a unique index leaves its transaction as it was, so it can still be read.
+      if (onWorkError && !isPostgres(trx)) await onWorkError(err, trx);
+      throw err;
+    }
     // What the change records and tells, in its own transaction: its activity entries, its
     // webhook events (the outbox) and its idempotent answer.
     // In parts: a sync's 20,000 entries are many statements, each built in a short slice
@@ -137,18 +146,40 @@ export interface CheckOutResult {
 /** The 409 for a write that broke a unique index, and whether the guest in the way has left since. */
 type Conflict = { error: ApiError; gone: boolean };
 
+/** What writeRoster tells of an error its work threw, inside the transaction (answeringConflicts). */
+export type OnWorkError = (err: unknown, trx: DbOrTrx) => Promise<void>;
+
+/** A conflict explained inside the refused write's own transaction. */
+class ExplainedConflict extends Error {
+  constructor(readonly conflict: Conflict) {
+    super(conflict.error.message);
+  }
+}
+
 /**
- * Runs `write`; when it breaks a unique index, `explain` reads who is in the way (after
- * the rollback) and builds the 409. When that guest has left meanwhile, the write runs
- * again (at most twice more), so the answer is one that some serial order of the
- * requests explains, never a 409 naming nobody.
+ * Runs `write`; when it breaks a unique index, `explain` reads who is in the way and builds
+ * the 409. On SQLite it reads inside the refused write's transaction, at once (`write`
+ * hands `inside` to writeRoster): with group commit the transactions after it may already
+ * have changed the room before a read after the rollback (docs/architecture.md, "SQLite:
+ * group commit"). On PostgreSQL the failed statement ended the transaction, so it reads
+ * after the rollback; when that guest has left meanwhile, the write runs again (at most
+ * twice more), so the answer is one that some serial order of the requests explains,
+ * never a 409 naming nobody.
  */
-export async function answeringConflicts<T>(write: () => Promise<T>, explain: (err: unknown) => Promise<Conflict | null>): Promise<T> {
+export async function answeringConflicts<T>(
+  db: Db,
+  write: (inside: OnWorkError) => Promise<T>,
+  explain: (err: unknown, db: DbOrTrx) => Promise<Conflict | null>,
+): Promise<T> {
+  const inside: OnWorkError = async (err, trx) => {
+    const conflict = await explain(err, trx);
+    if (conflict) throw new ExplainedConflict(conflict);
+  };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await write();
+      return await write(inside);
     } catch (err) {
-      const conflict = await explain(err);
+      const conflict = err instanceof ExplainedConflict ? err.conflict : await explain(err, db);
       if (!conflict) throw err;
       if (!conflict.gone || attempt >= 3) throw conflict.error;
     }
@@ -161,7 +192,7 @@ export async function answeringConflicts<T>(write: () => Promise<T>, explain: (e
  * guest the refused write was moving (another write put it there meanwhile), the refusal
  * would name no one or the mover itself: `gone`, and answeringConflicts runs the write again.
  */
-export async function roomOccupied(db: Db, hotelId: string, roomNumber: string, moverId?: string): Promise<Conflict> {
+export async function roomOccupied(db: DbOrTrx, hotelId: string, roomNumber: string, moverId?: string): Promise<Conflict> {
   const found = await guests.findRoomHolder(db, hotelId, roomNumber);
   return { error: roomHeldError(roomNumber, found), gone: found === null || found.guestId === moverId };
 }
@@ -191,7 +222,8 @@ export async function checkInGuest(
 ): Promise<CheckInResult> {
   const data = guestDataFromCheckin(input);
   return answeringConflicts(
-    () =>
+    deps.db,
+    (inside) =>
       writeRoster(
         deps,
         hotelId,
@@ -206,14 +238,15 @@ export async function checkInGuest(
           };
         },
         'shared',
+        inside,
       ),
-    async (err) => {
+    async (err, db) => {
       const which = uniqueViolation(err);
       if (which === 'active_pms_guest') {
-        const active = await guests.findActivePmsGuest(deps.db, hotelId, input.pmsGuestId);
+        const active = await guests.findActivePmsGuest(db, hotelId, input.pmsGuestId);
         return { error: alreadyCheckedInError(input.pmsGuestId, active), gone: active === null };
       }
-      return which === 'active_room' ? roomOccupied(deps.db, hotelId, data.roomNumber) : null;
+      return which === 'active_room' ? roomOccupied(db, hotelId, data.roomNumber) : null;
     },
   );
 }
@@ -278,33 +311,41 @@ export async function updateLocatedGuest(
   let targetRoom: string | null = null;
   let moverId: string | undefined;
   return answeringConflicts(
-    () =>
-      writeRoster(deps, hotelId, hooks, async (trx, now) => {
-        const stored = await locate(trx);
-        // The date order also holds against the stored date the update does not send.
-        const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
-        if (dateErrors.length > 0) throw validationError(dateErrors);
-        const changes = diffGuest(stored, patch);
-        const next = applyChanges(stored, changes);
-        const changed = Object.keys(changes).length > 0;
-        if (changed) {
-          await guests.updateGuestData(trx, hotelId, stored.id, next, now);
-          if (changes.roomNumber) {
-            targetRoom = next.roomNumber;
-            moverId = stored.id;
-            await guests.releaseRoom(trx, hotelId, stored.id, now);
-            await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
+    deps.db,
+    (inside) =>
+      writeRoster(
+        deps,
+        hotelId,
+        hooks,
+        async (trx, now) => {
+          const stored = await locate(trx);
+          // The date order also holds against the stored date the update does not send.
+          const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
+          if (dateErrors.length > 0) throw validationError(dateErrors);
+          const changes = diffGuest(stored, patch);
+          const next = applyChanges(stored, changes);
+          const changed = Object.keys(changes).length > 0;
+          if (changed) {
+            await guests.updateGuestData(trx, hotelId, stored.id, next, now);
+            if (changes.roomNumber) {
+              targetRoom = next.roomNumber;
+              moverId = stored.id;
+              await guests.releaseRoom(trx, hotelId, stored.id, now);
+              await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
+            }
           }
-        }
-        const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
-        return {
-          result: { guest, changes },
-          changed: changed ? [{ action: updateAction(changes), guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
-          activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
-          guests: [guest],
-        };
-      }),
-    async (err) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(deps.db, hotelId, targetRoom, moverId) : null),
+          const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
+          return {
+            result: { guest, changes },
+            changed: changed ? [{ action: updateAction(changes), guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
+            activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
+            guests: [guest],
+          };
+        },
+        'exclusive',
+        inside,
+      ),
+    async (err, db) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(db, hotelId, targetRoom, moverId) : null),
   );
 }
 
