@@ -183,6 +183,7 @@ async function runPipelineServer(dataDir: string, root: string | null): Promise<
     DATABASE_URL: process.env.DATABASE_URL,
     SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS,
     SQLITE_READER: process.env.SQLITE_READER,
+    SQLITE_GROUP_COMMIT_MS: process.env.SQLITE_GROUP_COMMIT_MS,
   };
   const config = loadConfig(env);
   const server = await startServer(config, pino({ level: 'silent' }));
