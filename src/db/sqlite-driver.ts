@@ -357,8 +357,16 @@ class Mutex {
 /** Whether a statement only reads: SQLite's own answer, from a statement prepared (never run) on a query-only connection here. */
 class ReadClassifier {
   readonly #cache = new Map<string, boolean>();
+  /**
+   * The same query-only connection, to run short reads in this thread while a commit group
+   * is open (RoutedConnection): the last commit, as a reader has it, without a message to
+   * a thread.
+   */
+  readonly inline: InlineSqlite;
 
-  constructor(private readonly sqlite: SqliteDatabase.Database) {}
+  constructor(private readonly sqlite: SqliteDatabase.Database) {
+    this.inline = new InlineSqlite(sqlite);
+  }
 
   isPlainRead(sql: string): boolean {
     if (!READ_SQL.test(sql)) return false;
@@ -867,10 +875,12 @@ class RoutedConnection implements DatabaseConnection {
       // thread at once (no message to a thread; no dirty read: the writer holds no
       // uncommitted change). Any other read goes to the reader: one not seen yet, one that
       // once took long here, and every read while a transaction is open.
-      // While a commit group is open the writer holds its uncommitted changes: reads go to a reader.
-      const inline = !this.writeLock.held && !this.groups.open && this.readTimes.isShort(query.sql);
+      // While a commit group is open the writer holds changes not yet committed: a short read
+      // then runs on the query-only connection in this thread (the last commit, as on a reader).
+      const inline = !this.writeLock.held && this.readTimes.isShort(query.sql);
+      const connection = !inline ? this.reader : this.groups.open ? this.classifier.inline : this.writer;
       const started = performance.now();
-      const result = await (inline ? this.writer : this.reader).execute<R>(query.sql, query.parameters);
+      const result = await connection.execute<R>(query.sql, query.parameters);
       this.readTimes.record(query.sql, performance.now() - started, inline);
       return result;
     }
