@@ -603,8 +603,13 @@ class CommitGroups {
     private readonly windowMs: number,
     /** Reads in flight on the readers: requests that may be about to write. */
     private readonly readsInFlight: () => number,
-    private readonly onCommit: () => void,
   ) {}
+
+  /** A COMMIT that made `transactions` durable (here, or a transaction of its own: RoutedConnection). */
+  counted(transactions: number): void {
+    this.stats.commits++;
+    this.stats.transactions += transactions;
+  }
 
   get enabled(): boolean {
     return this.windowMs > 0;
@@ -665,9 +670,7 @@ class CommitGroups {
       group.settle(failure);
       return;
     }
-    this.stats.commits++;
-    this.stats.transactions += group.members;
-    this.onCommit();
+    this.counted(group.members);
     group.settle(null);
   }
 
@@ -736,13 +739,8 @@ class WorkerSqliteDriver implements Driver {
     private readonly checkpointer: WalCheckpointer,
     groupCommitMs: number,
   ) {
-    this.groups = new CommitGroups(
-      writer,
-      this.#writeLock,
-      groupCommitMs,
-      () => reader.pending,
-      () => checkpointer.wrote(),
-    );
+    // The checkpointer hears of a group's commit from its transactions' commitTransaction.
+    this.groups = new CommitGroups(writer, this.#writeLock, groupCommitMs, () => reader.pending);
   }
 
   async init(): Promise<void> {}
@@ -839,8 +837,7 @@ class RoutedConnection implements DatabaseConnection {
     if (how === 'commit') {
       await writer.execute('commit', []);
       this.release();
-      this.groups.stats.commits++;
-      this.groups.stats.transactions++;
+      this.groups.counted(1);
       return;
     }
     try {

@@ -5,13 +5,12 @@ import { normalizeRoomNumber } from '../domain/guest.js';
 import * as guests from '../db/repositories/guest.repository.js';
 import type { Actor } from '../db/repositories/activity.repository.js';
 import {
-  answeringConflicts,
+  writeRosterAnsweringConflicts,
   checkOutLocatedGuest,
   initialChanges,
   NO_HOOKS,
   roomOccupied,
   updateLocatedGuest,
-  writeRoster,
   type CheckOutResult,
   type RosterDeps,
   type UpdateResult,
@@ -23,25 +22,20 @@ import {
  */
 export async function createReceptionistGuest(deps: RosterDeps, hotelId: string, actor: Actor, input: GuestData): Promise<guests.Guest> {
   const data: GuestData = { ...input, roomNumber: normalizeRoomNumber(input.roomNumber) };
-  return answeringConflicts(
-    deps.db,
-    (inside) =>
-      writeRoster<guests.Guest>(
-        deps,
-        hotelId,
-        NO_HOOKS,
-        async (trx, now) => {
-          const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
-          return {
-            result: g,
-            changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }],
-            activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }],
-            guests: [g],
-          };
-        },
-        'shared',
-        inside,
-      ),
+  return writeRosterAnsweringConflicts<guests.Guest>(
+    deps,
+    hotelId,
+    NO_HOOKS,
+    'shared',
+    async (trx, now) => {
+      const g = await guests.insertActiveGuest(trx, { hotelId, source: 'receptionist', pmsGuestId: null, data, now });
+      return {
+        result: g,
+        changed: [{ action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, roomNumber: data.roomNumber }],
+        activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: g.id, pmsGuestId: null, changes: initialChanges(data), at: now }],
+        guests: [g],
+      };
+    },
     async (err, db) => (uniqueViolation(err) === 'active_room' ? roomOccupied(db, hotelId, data.roomNumber) : null),
   );
 }

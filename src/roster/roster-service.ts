@@ -166,7 +166,7 @@ class ExplainedConflict extends Error {
  * twice more), so the answer is one that some serial order of the requests explains,
  * never a 409 naming nobody.
  */
-export async function answeringConflicts<T>(
+async function answeringConflicts<T>(
   db: Db,
   write: (inside: OnWorkError) => Promise<T>,
   explain: (err: unknown, db: DbOrTrx) => Promise<Conflict | null>,
@@ -184,6 +184,18 @@ export async function answeringConflicts<T>(
       if (!conflict.gone || attempt >= 3) throw conflict.error;
     }
   }
+}
+
+/** writeRoster, a broken unique index answered by the 409 `explain` builds (answeringConflicts). */
+export function writeRosterAnsweringConflicts<T>(
+  deps: RosterDeps,
+  hotelId: string,
+  hooks: TransactionHooks<T>,
+  lock: 'exclusive' | 'shared',
+  work: (trx: DbOrTrx, now: string) => Promise<RosterWrite<T>>,
+  explain: (err: unknown, db: DbOrTrx) => Promise<Conflict | null>,
+): Promise<T> {
+  return answeringConflicts(deps.db, (inside) => writeRoster(deps, hotelId, hooks, work, lock, inside), explain);
 }
 
 /**
@@ -221,25 +233,20 @@ export async function checkInGuest(
   hooks: TransactionHooks<CheckInResult> = NO_HOOKS,
 ): Promise<CheckInResult> {
   const data = guestDataFromCheckin(input);
-  return answeringConflicts(
-    deps.db,
-    (inside) =>
-      writeRoster(
-        deps,
-        hotelId,
-        hooks,
-        async (trx, now) => {
-          const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
-          return {
-            result: { guest },
-            changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }],
-            activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now }],
-            guests: [guest],
-          };
-        },
-        'shared',
-        inside,
-      ),
+  return writeRosterAnsweringConflicts(
+    deps,
+    hotelId,
+    hooks,
+    'shared',
+    async (trx, now) => {
+      const guest = await guests.insertActiveGuest(trx, { hotelId, source: 'pms', pmsGuestId: input.pmsGuestId, data, now });
+      return {
+        result: { guest },
+        changed: [{ action: 'guest.checked_in', guestId: guest.id, pmsGuestId: input.pmsGuestId, roomNumber: data.roomNumber }],
+        activity: [{ hotelId, actor, action: 'guest.checked_in', guestId: guest.id, pmsGuestId: guest.pmsGuestId, changes: initialChanges(data), at: now }],
+        guests: [guest],
+      };
+    },
     async (err, db) => {
       const which = uniqueViolation(err);
       if (which === 'active_pms_guest') {
@@ -310,41 +317,36 @@ export async function updateLocatedGuest(
 ): Promise<UpdateResult> {
   let targetRoom: string | null = null;
   let moverId: string | undefined;
-  return answeringConflicts(
-    deps.db,
-    (inside) =>
-      writeRoster(
-        deps,
-        hotelId,
-        hooks,
-        async (trx, now) => {
-          const stored = await locate(trx);
-          // The date order also holds against the stored date the update does not send.
-          const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
-          if (dateErrors.length > 0) throw validationError(dateErrors);
-          const changes = diffGuest(stored, patch);
-          const next = applyChanges(stored, changes);
-          const changed = Object.keys(changes).length > 0;
-          if (changed) {
-            await guests.updateGuestData(trx, hotelId, stored.id, next, now);
-            if (changes.roomNumber) {
-              targetRoom = next.roomNumber;
-              moverId = stored.id;
-              await guests.releaseRoom(trx, hotelId, stored.id, now);
-              await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
-            }
-          }
-          const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
-          return {
-            result: { guest, changes },
-            changed: changed ? [{ action: updateAction(changes), guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
-            activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
-            guests: [guest],
-          };
-        },
-        'exclusive',
-        inside,
-      ),
+  return writeRosterAnsweringConflicts(
+    deps,
+    hotelId,
+    hooks,
+    'exclusive',
+    async (trx, now) => {
+      const stored = await locate(trx);
+      // The date order also holds against the stored date the update does not send.
+      const dateErrors = refineGuestFields(patch, '', stored).filter((e) => e.code === 'DATE_ORDER');
+      if (dateErrors.length > 0) throw validationError(dateErrors);
+      const changes = diffGuest(stored, patch);
+      const next = applyChanges(stored, changes);
+      const changed = Object.keys(changes).length > 0;
+      if (changed) {
+        await guests.updateGuestData(trx, hotelId, stored.id, next, now);
+        if (changes.roomNumber) {
+          targetRoom = next.roomNumber;
+          moverId = stored.id;
+          await guests.releaseRoom(trx, hotelId, stored.id, now);
+          await guests.assignRoom(trx, hotelId, stored.id, next.roomNumber, now);
+        }
+      }
+      const guest = { ...stored, ...next, updatedAt: changed ? now : stored.updatedAt };
+      return {
+        result: { guest, changes },
+        changed: changed ? [{ action: updateAction(changes), guestId: guest.id, pmsGuestId: guest.pmsGuestId, roomNumber: guest.roomNumber }] : [],
+        activity: changed ? activityForUpdate(hotelId, actor, stored, changes, now) : [],
+        guests: [guest],
+      };
+    },
     async (err, db) => (uniqueViolation(err) === 'active_room' && targetRoom !== null ? roomOccupied(db, hotelId, targetRoom, moverId) : null),
   );
 }

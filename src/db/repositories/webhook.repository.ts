@@ -208,23 +208,14 @@ export async function insertEvents(
   const deliveries = rows.flatMap((r) =>
     endpoints.filter((e) => e.types === null || e.types.includes(r.type)).map((e) => pendingDelivery(e.id, r.id, r.seq, now)),
   );
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await writeLater(
-      trx,
-      trx
-        .insertInto('webhook_events')
-        .values(rows.slice(i, i + CHUNK))
-        .compile(),
-    );
-  for (let i = 0; i < deliveries.length; i += CHUNK)
-    await writeLater(
-      trx,
-      trx
-        .insertInto('webhook_deliveries')
-        .values(deliveries.slice(i, i + CHUNK))
-        .compile(),
-    );
+  await inChunks(rows, (part) => writeLater(trx, trx.insertInto('webhook_events').values(part).compile()));
+  await inChunks(deliveries, (part) => writeLater(trx, trx.insertInto('webhook_deliveries').values(part).compile()));
   return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
+}
+
+/** Runs `write` on `rows` CHUNK at a time, in order. */
+async function inChunks<R>(rows: R[], write: (part: R[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) await write(rows.slice(i, i + CHUNK));
 }
 
 function pendingDelivery(endpointId: string, eventId: string, seq: number | RawBuilder<number>, now: string) {
