@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { writeLater, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
+import { compiledInsert } from '../shapes.js';
 
 /** Every action an activity entry records (docs/pms-interface.md, "Request and activity logs"; `guest.erased`: README.md, Personal data). */
 export const ACTIVITY_ACTIONS = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
@@ -32,23 +33,24 @@ export async function insertActivity(trx: DbOrTrx, entries: ActivityEntry[]): Pr
   }
 }
 
+const insertActivityRow = compiledInsert('activity_log');
+
 async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const insert = trx.insertInto('activity_log').values(
-    entries.map((e) => ({
-      id: newId('act'),
-      hotel_id: e.hotelId,
-      created_at: e.at,
-      actor_type: e.actor.type,
-      actor_id: e.actor.id,
-      actor_mode: e.actor.mode,
-      action: e.action,
-      guest_id: e.guestId,
-      pms_guest_id: e.pmsGuestId,
-      changes: e.changes === undefined || e.changes === null ? null : JSON.stringify(e.changes),
-    })),
-  );
-  await writeLater(trx, insert.compile());
+  const rows = entries.map((e) => ({
+    id: newId('act'),
+    hotel_id: e.hotelId,
+    created_at: e.at,
+    actor_type: e.actor.type,
+    actor_id: e.actor.id,
+    actor_mode: e.actor.mode,
+    action: e.action,
+    guest_id: e.guestId,
+    pms_guest_id: e.pmsGuestId,
+    changes: e.changes === undefined || e.changes === null ? null : JSON.stringify(e.changes),
+  }));
+  // One entry (a check-in, an update, a check-out): the insert compiled once (db/shapes.ts).
+  await writeLater(trx, rows.length === 1 ? insertActivityRow(trx, rows[0]!) : trx.insertInto('activity_log').values(rows).compile());
 }
 
 export interface ActivityFilter {

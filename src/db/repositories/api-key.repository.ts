@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '../database.js';
+import { compiledShape } from '../shapes.js';
 
 export interface ApiKeyIdentity {
   /** Row id of this one key: the scope of its idempotency records and rate counters. */
@@ -62,17 +63,22 @@ export async function insertKeyPair(db: DbOrTrx, p: { pairId: string; hotelId: s
 
 /** The unrevoked key with this hash, with its hotel; null when none. */
 export async function findActiveKeyByHash(db: DbOrTrx, keyHash: string): Promise<ApiKeyIdentity | null> {
-  const row = await db
+  const [row] = (await db.executeQuery(activeKeyQuery(db, keyHash))).rows;
+  if (!row) return null;
+  const limitsResetAt = row.rate_limits_reset_at === null ? null : Date.parse(row.rate_limits_reset_at);
+  return { keyId: row.id, pairId: row.pair_id, mode: row.mode, hotelId: row.hotel_id, hotelSlug: row.slug, limitsResetAt };
+}
+
+/** findActiveKeyByHash's read (every PMS request makes it), compiled once (db/shapes.ts). */
+const activeKeyQuery = compiledShape((db: DbOrTrx, keyHash: string) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('hotels', 'hotels.id', 'api_keys.hotel_id')
     .select(['api_keys.id', 'api_keys.pair_id', 'api_keys.mode', 'api_keys.hotel_id', 'api_keys.rate_limits_reset_at', 'hotels.slug'])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (!row) return null;
-  const limitsResetAt = row.rate_limits_reset_at === null ? null : Date.parse(row.rate_limits_reset_at);
-  return { keyId: row.id, pairId: row.pair_id, mode: row.mode, hotelId: row.hotel_id, hotelSlug: row.slug, limitsResetAt };
-}
+    .limit(1),
+);
 
 /** Records that the pair's rate-limit counts before `now` no longer count; returns the ids of its keys (none: no such pair). */
 export async function markRateLimitsReset(db: DbOrTrx, pairId: string, now: string): Promise<string[]> {

@@ -3,6 +3,7 @@ import { isPostgres, writeLater, type DbOrTrx } from '../database.js';
 import type { GuestTable } from '../schema.js';
 import type { GuestData, GuestSource } from '../../domain/guest.js';
 import { newId } from '../../domain/ids.js';
+import { compiledInsert } from '../shapes.js';
 
 export interface Guest extends GuestData {
   id: string;
@@ -148,18 +149,18 @@ export async function insertActiveGuest(
 ): Promise<Guest> {
   const id = newId('guest');
   const row = { ...newGuestRow({ ...g, id }), anonymised_at: null };
-  await writeLater(trx, trx.insertInto('guests').values(row).compile());
+  await writeLater(trx, insertGuestRow(trx, row));
   await assignRoom(trx, g.hotelId, id, g.data.roomNumber, g.now);
   return toGuest(row);
 }
 
+const insertGuestRow = compiledInsert('guests');
+const insertAssignment = compiledInsert('room_assignments');
+
 export async function assignRoom(trx: DbOrTrx, hotelId: string, guestId: string, roomNumber: string, now: string): Promise<void> {
   await writeLater(
     trx,
-    trx
-      .insertInto('room_assignments')
-      .values({ id: newId('room'), hotel_id: hotelId, guest_id: guestId, room_number: roomNumber, assigned_at: now, released_at: null })
-      .compile(),
+    insertAssignment(trx, { id: newId('room'), hotel_id: hotelId, guest_id: guestId, room_number: roomNumber, assigned_at: now, released_at: null }),
   );
 }
 

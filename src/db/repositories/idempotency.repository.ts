@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { writeLater, type DbOrTrx } from '../database.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
+import { compiledShape } from '../shapes.js';
 
 /**
  * Inserts the record of (API key, key) inside the caller's transaction, or takes over a
@@ -12,27 +13,31 @@ import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
  * record commits with the change or not at all.
  */
 export async function insertRecord(trx: DbOrTrx, r: { apiKeyId: string; key: string; fingerprint: string; now: string; expiresAt: string }): Promise<boolean> {
-  const row = await trx
+  const { rows } = await trx.executeQuery(claimQuery(trx, r.apiKeyId, r.key, r.fingerprint, r.now, r.expiresAt));
+  return rows.length > 0;
+}
+
+/** insertRecord's statement, compiled once (db/shapes.ts). */
+const claimQuery = compiledShape((trx: DbOrTrx, apiKeyId: string, key: string, fingerprint: string, now: string, expiresAt: string) =>
+  trx
     .insertInto('idempotency_records')
     .values({
-      api_key_id: r.apiKeyId,
-      idempotency_key: r.key,
-      fingerprint: r.fingerprint,
+      api_key_id: apiKeyId,
+      idempotency_key: key,
+      fingerprint,
       status_code: null,
       response_body: null,
-      created_at: r.now,
-      expires_at: r.expiresAt,
+      created_at: now,
+      expires_at: expiresAt,
     })
     .onConflict((oc) =>
       oc
         .columns(['api_key_id', 'idempotency_key'])
-        .doUpdateSet({ fingerprint: r.fingerprint, status_code: null, response_body: null, created_at: r.now, expires_at: r.expiresAt })
-        .where('idempotency_records.expires_at', '<=', r.now),
+        .doUpdateSet({ fingerprint, status_code: null, response_body: null, created_at: now, expires_at: expiresAt })
+        .where('idempotency_records.expires_at', '<=', now),
     )
-    .returning('api_key_id')
-    .executeTakeFirst();
-  return row !== undefined;
-}
+    .returning('api_key_id'),
+);
 
 /** A committed record as the code above the repository reads it; `response` null only inside the transaction that inserted it. */
 export interface IdempotencyRecord {
@@ -56,16 +61,17 @@ export async function storeResponse(
   trx: DbOrTrx,
   r: { apiKeyId: string; key: string; statusCode: number; body: string; now: string; expiresAt: string },
 ): Promise<void> {
-  await writeLater(
-    trx,
-    trx
-      .updateTable('idempotency_records')
-      .set({ status_code: r.statusCode, response_body: r.body, created_at: r.now, expires_at: r.expiresAt })
-      .where('api_key_id', '=', r.apiKeyId)
-      .where('idempotency_key', '=', r.key)
-      .compile(),
-  );
+  await writeLater(trx, storeResponseQuery(trx, r.statusCode, r.body, r.now, r.expiresAt, r.apiKeyId, r.key));
 }
+
+/** storeResponse's statement, compiled once (db/shapes.ts). */
+const storeResponseQuery = compiledShape((trx: DbOrTrx, statusCode: number, body: string, now: string, expiresAt: string, apiKeyId: string, key: string) =>
+  trx
+    .updateTable('idempotency_records')
+    .set({ status_code: statusCode, response_body: body, created_at: now, expires_at: expiresAt })
+    .where('api_key_id', '=', apiKeyId)
+    .where('idempotency_key', '=', key),
+);
 
 /** Deletes records past their lifetime; returns how many. */
 export async function purgeExpired(db: DbOrTrx, now: string, batchRows = PURGE_BATCH_ROWS): Promise<number> {

@@ -3,6 +3,7 @@ import type { WebhookEndpointTable } from '../schema.js';
 import { isPostgres, runTransaction, writeLater, type Db, type DbOrTrx } from '../database.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import { newId } from '../../domain/ids.js';
+import { compiledShape } from '../shapes.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -162,15 +163,21 @@ type OutboxRow = { id: string; event_types: string | null; slug: string };
  * not a call: a roster write sends it with a round trip it makes anyway (readLater).
  */
 export function outboxQuery(db: DbOrTrx, hotelId: string, onlyEndpoint?: string) {
+  return onlyEndpoint === undefined ? enabledEndpointsQuery(db, hotelId) : oneEndpointQuery(db, hotelId, onlyEndpoint);
+}
+
+function endpointsOf(db: DbOrTrx, hotelId: string) {
   return db
     .selectFrom('webhook_endpoints')
     .select(['id', 'event_types'])
     .select((eb) => eb.selectFrom('hotels').select('slug').where('hotels.id', '=', hotelId).$asScalar().as('slug'))
     .where('hotel_id', '=', hotelId)
-    .where('disabled_at', 'is', null)
-    .$if(onlyEndpoint !== undefined, (q) => q.where('id', '=', onlyEndpoint ?? ''))
-    .compile();
+    .where('disabled_at', 'is', null);
 }
+
+/** outboxQuery's statements (every roster write reads the first), compiled once (db/shapes.ts). */
+const enabledEndpointsQuery = compiledShape((db: DbOrTrx, hotelId: string) => endpointsOf(db, hotelId));
+const oneEndpointQuery = compiledShape((db: DbOrTrx, hotelId: string, id: string) => endpointsOf(db, hotelId).where('id', '=', id));
 
 /** outboxQuery's rows as an Outbox (no rows: no endpoint, no slug needed). */
 export function toOutbox(hotelId: string, rows: OutboxRow[], onlyEndpoint?: string): Outbox {
