@@ -1,4 +1,4 @@
-import { createQueryId, type Compilable, type CompiledQuery, type Insertable } from 'kysely';
+import { createQueryId, type Compilable, type CompiledQuery, type Insertable, type InsertQueryBuilder, type InsertResult } from 'kysely';
 import { isPostgres, type DbOrTrx } from './database.js';
 import type { Database } from './schema.js';
 
@@ -40,27 +40,67 @@ export function compiledShape<P extends unknown[], R>(build: (db: DbOrTrx, ...va
   };
 }
 
+/** Rows per statement of compiledInsertRows at most: a power of two, so any count is a sum of at most a handful of cached statements. */
+export const ROWS_PER_SHAPE = 32;
+
+/** What an insert's statement adds after its rows (an ON CONFLICT clause), built once with the template. */
+type InsertFinish<T extends keyof Database & string> = (q: InsertQueryBuilder<Database, T, InsertResult>) => Compilable<unknown>;
+
 /**
  * A one-row INSERT of `table`, compiled once per engine and list of columns (the row's
  * keys, in order), then run with each row's values: compiledShape for the plain insert,
  * whose columns are the row's own.
  */
 export function compiledInsert<T extends keyof Database & string>(table: T): (db: DbOrTrx, row: Insertable<Database[T]>) => CompiledQuery {
-  // Per engine ([SQLite, PostgreSQL]): the template of each list of columns seen.
+  const rows = compiledInsertRows(table);
+  return (db, row) => rows(db, [row])[0]!;
+}
+
+/**
+ * INSERTs of many rows of `table` as a few statements compiled once each: the rows are
+ * cut into runs of 32, 16, 8, 4, 2 and 1 rows (ROWS_PER_SHAPE), each count's statement
+ * compiled once per engine and list of columns (the rows' keys, in order; consecutive
+ * rows with the same keys share a statement), after `finish` (an ON CONFLICT clause,
+ * without values of its own). The caller runs the statements in order, in its
+ * transaction: each row is inserted as one statement of them all would insert it. A
+ * statement of a new length of SQL text is not prepared again by SQLite either
+ * (docs/architecture.md, "Compiled shapes").
+ */
+export function compiledInsertRows<T extends keyof Database & string>(
+  table: T,
+  finish: InsertFinish<T> = (q) => q,
+): (db: DbOrTrx, rows: readonly Insertable<Database[T]>[]) => CompiledQuery[] {
+  // Per engine ([SQLite, PostgreSQL]): the template of each row count and list of columns seen.
   const templates = [new Map<string, Template>(), new Map<string, Template>()];
-  return (db, row) => {
-    const columns = Object.keys(row);
-    const byColumns = templates[isPostgres(db) ? 1 : 0]!;
-    const names = columns.join();
-    let template = byColumns.get(names);
-    if (template === undefined) {
-      const build = (trx: DbOrTrx, ...values: unknown[]) =>
-        trx.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as Insertable<Database[T]>);
-      template = compileTemplate(db, build, columns.length);
-      byColumns.set(names, template);
+  const template = (db: DbOrTrx, columns: string[], count: number): Template => {
+    const byShape = templates[isPostgres(db) ? 1 : 0]!;
+    const key = `${count} ${columns.join()}`;
+    let found = byShape.get(key);
+    if (found === undefined) {
+      const build = (trx: DbOrTrx, ...values: unknown[]) => {
+        const rows = Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((c, i) => [c, values[r * columns.length + i]])));
+        return finish(trx.insertInto(table).values(rows as Insertable<Database[T]>[]));
+      };
+      found = compileTemplate(db, build, count * columns.length);
+      byShape.set(key, found);
     }
-    const values = columns.map((c) => (row as Record<string, unknown>)[c]);
-    return run(template, values);
+    return found;
+  };
+  return (db, rows) => {
+    const out: CompiledQuery[] = [];
+    let i = 0;
+    while (i < rows.length) {
+      const columns = Object.keys(rows[i]!);
+      const names = columns.join();
+      let same = 1;
+      while (same < ROWS_PER_SHAPE && i + same < rows.length && Object.keys(rows[i + same]!).join() === names) same++;
+      const count = 2 ** Math.floor(Math.log2(same));
+      const values: unknown[] = [];
+      for (const row of rows.slice(i, i + count)) for (const c of columns) values.push((row as Record<string, unknown>)[c]);
+      out.push(run(template(db, columns, count), values));
+      i += count;
+    }
+    return out;
   };
 }
 

@@ -27,8 +27,11 @@ export interface WorkerConnectionSetup {
 /** A plain read: the only statements the read connection is offered. */
 const READ_SQL = /^\s*(select|with)\b/i;
 
-/** Statements longer than this (multi-row batch inserts) are prepared afresh each time. */
-const CACHEABLE_SQL_LENGTH = 2000;
+/**
+ * Statements longer than this (a sync's batch of many rows) are prepared afresh each time;
+ * compiled inserts of up to 32 rows of the widest table (db/shapes.ts) fit under it.
+ */
+const CACHEABLE_SQL_LENGTH = 4096;
 const STATEMENT_CACHE_SIZE = 200;
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle, type DbOrTrx } from '../../src/db/database.js';
-import { compiledInsert, compiledShape } from '../../src/db/shapes.js';
+import { compiledInsert, compiledInsertRows, compiledShape } from '../../src/db/shapes.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // Compiled shapes (docs/architecture.md, "Compiled shapes"): a statement Kysely builds and
@@ -70,6 +70,37 @@ describe.each(testEngines())('compiled shapes (%s)', (engine) => {
     await db.executeQuery(insertActivity(db, withoutChanges));
     const rows = (await db.executeQuery(findActivity(db, hotelId, 'act_shape_four'))).rows;
     expect(rows).toEqual([{ id: 'act_shape_four', pms_guest_id: 'act_shape_four', changes: null, action: 'sync.completed' }]);
+  });
+
+  it('many rows: every row stored once with its own values, across statements of 32, 8, 4 and 1 rows, ON CONFLICT applied to each', async () => {
+    const insertRows = compiledInsertRows('activity_log', (q) => q.onConflict((oc) => oc.column('id').doNothing()));
+    const { db } = handle;
+    const ids = Array.from({ length: 45 }, (_, i) => `act_rows_${i}`);
+    const statements = insertRows(
+      db,
+      ids.map((id, i) => activityRow(hotelId, id, `{"i":${i}}`)),
+    );
+    expect(statements.map((s) => s.parameters.length / 10)).toEqual([32, 8, 4, 1]);
+    await db.transaction().execute(async (trx) => {
+      for (const s of statements) await trx.executeQuery(s);
+      // The same rows again, in statements compiled before: the conflict clause keeps each once.
+      for (const s of insertRows(
+        trx,
+        ids.slice(0, 40).map((id) => activityRow(hotelId, id, '{"again":true}')),
+      ))
+        await trx.executeQuery(s);
+    });
+    const rows = await db.selectFrom('activity_log').select(['id', 'changes']).where('id', 'like', 'act_rows_%').orderBy('id').execute();
+    expect(rows).toHaveLength(45);
+    expect(new Map(rows.map((r) => [r.id, r.changes]))).toEqual(new Map(ids.map((id, i) => [id, `{"i":${i}}`])));
+  });
+
+  it('many rows with different columns: consecutive rows with the same columns share a statement', () => {
+    const insertRows = compiledInsertRows('activity_log');
+    const full = activityRow(hotelId, 'a', '{}');
+    const { changes: _, ...partial } = activityRow(hotelId, 'b');
+    const statements = insertRows(handle.db, [full, full, partial, partial, partial, full]);
+    expect(statements.map((s) => s.parameters.length)).toEqual([20, 18, 9, 10]);
   });
 
   it('a placeholder that does not reach the statement is refused at the first run', () => {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { writeLater, type DbOrTrx } from '../database.js';
 import { newId } from '../../domain/ids.js';
-import { compiledInsert } from '../shapes.js';
+import { compiledInsertRows } from '../shapes.js';
 
 /** Every action an activity entry records (docs/pms-interface.md, "Request and activity logs"; `guest.erased`: README.md, Personal data). */
 export const ACTIVITY_ACTIONS = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
@@ -25,18 +25,11 @@ export interface ActivityEntry {
   at: string;
 }
 
+/** The inserts of activity entries, compiled once per row count (db/shapes.ts). */
+const insertActivityRows = compiledInsertRows('activity_log');
+
 /** Runs inside the caller's transaction, so the entry commits with the change it records (on PostgreSQL sent with its next round trip: writeLater). */
 export async function insertActivity(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
-  // 10 values per row: 2,000 rows stay under SQLite's bound-value limit.
-  for (let i = 0; i < entries.length; i += 2000) {
-    await insertActivityRows(trx, entries.slice(i, i + 2000));
-  }
-}
-
-const insertActivityRow = compiledInsert('activity_log');
-
-async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promise<void> {
-  if (entries.length === 0) return;
   const rows = entries.map((e) => ({
     id: newId('act'),
     hotel_id: e.hotelId,
@@ -49,8 +42,7 @@ async function insertActivityRows(trx: DbOrTrx, entries: ActivityEntry[]): Promi
     pms_guest_id: e.pmsGuestId,
     changes: e.changes === undefined || e.changes === null ? null : JSON.stringify(e.changes),
   }));
-  // One entry (a check-in, an update, a check-out): the insert compiled once (db/shapes.ts).
-  await writeLater(trx, rows.length === 1 ? insertActivityRow(trx, rows[0]!) : trx.insertInto('activity_log').values(rows).compile());
+  for (const statement of insertActivityRows(trx, rows)) await writeLater(trx, statement);
 }
 
 export interface ActivityFilter {

@@ -76,8 +76,7 @@ const activeKeyQuery = compiledShape((db: DbOrTrx, keyHash: string) =>
     .innerJoin('hotels', 'hotels.id', 'api_keys.hotel_id')
     .select(['api_keys.id', 'api_keys.pair_id', 'api_keys.mode', 'api_keys.hotel_id', 'api_keys.rate_limits_reset_at', 'hotels.slug'])
     .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
-    .limit(1),
+    .where('api_keys.revoked_at', 'is', null),
 );
 
 /** Records that the pair's rate-limit counts before `now` no longer count; returns the ids of its keys (none: no such pair). */

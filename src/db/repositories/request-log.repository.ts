@@ -1,11 +1,12 @@
 import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely';
-import { isPostgres, runTransaction, type Db, type DbOrTrx } from '../database.js';
+import { isPostgres, runTransaction, writeLater, type Db, type DbOrTrx } from '../database.js';
 import type { Database, RequestLogTable } from '../schema.js';
 import { dropDaysBefore, ensureDaysOf, isMissingPartition } from '../partitions.js';
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import type { PmsEndpoint } from '../../rate-limit/limits.js';
 import { BODY_CAP_BYTES, bodyAddress, isRosterDigest, packBody, readStoredBody, ROSTER_DIGEST, unpackBody } from '../../pms/request-log-body.js';
 import { guestKeys, guestRefs } from '../../pms/request-log-guests.js';
+import { compiledInsertRows } from '../shapes.js';
 
 /** One PMS API request as the request log keeps it (docs/pms-interface.md, "Request and activity logs"). */
 export interface LoggedRequest {
@@ -37,9 +38,10 @@ export interface LoggedRequest {
   replayed?: boolean;
 }
 
-// SQLite allows 32,766 bound values per statement; 21 columns per row.
-const ROWS_PER_STATEMENT = 500;
 const BODIES_PER_STATEMENT = 100;
+
+/** The statements that insert request-log rows: compiled once per row count (db/shapes.ts). */
+const insertRows = compiledInsertRows('request_log');
 
 /** A body to store: its hotel, text, address, and the newest time a row of the batch named it. */
 interface BodyToStore {
@@ -141,12 +143,7 @@ export async function insertLoggedRequests(db: Db, rows: LoggedRequest[]): Promi
   const write = () =>
     runTransaction(db, async (trx) => {
       await storeBodies(trx, toStore);
-      for (let i = 0; i < values.length; i += ROWS_PER_STATEMENT) {
-        await trx
-          .insertInto('request_log')
-          .values(values.slice(i, i + ROWS_PER_STATEMENT))
-          .execute();
-      }
+      for (const statement of insertRows(trx, values)) await writeLater(trx, statement);
     });
   try {
     await write();
@@ -189,30 +186,44 @@ export async function storeBodies(trx: DbOrTrx, list: BodyToStore[]): Promise<vo
     // New bodies, and known ones removed since they were looked up (a purge, an erasure).
     const fresh = chunk.filter((b) => !have.has(bodyKey(b.hotelId, b.sha256)));
     if (fresh.length === 0) continue;
-    const pg = isPostgres(trx);
+    if (!isPostgres(trx)) {
+      await storeSqliteBodies(trx, fresh);
+      continue;
+    }
     await trx
       .insertInto('request_log_bodies')
       .values(
         fresh.map((b) => {
           b.prepared ??= prepareBody(b.hotelId, b.text);
-          const row = { hotel_id: b.hotelId, sha256: b.sha256, bytes: b.prepared.bytes, body: b.prepared.data, last_used_at: b.at };
           // PostgreSQL: the guest keys live in the body's row (a GIN index), written with it.
-          return pg ? { ...row, guest_keys: sql<string[]>`cast(${b.prepared.keys.map(String)} as bigint[])` } : row;
+          return {
+            hotel_id: b.hotelId,
+            sha256: b.sha256,
+            bytes: b.prepared.bytes,
+            body: b.prepared.data,
+            last_used_at: b.at,
+            guest_keys: sql<string[]>`cast(${b.prepared.keys.map(String)} as bigint[])`,
+          };
         }),
       )
       .onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse }))
       .execute();
-    if (pg) continue;
-    // SQLite: one entry per key in request_log_guest_keys.
-    const keys = fresh.flatMap((b) => (b.prepared?.keys ?? []).map((key) => ({ key, hotel_id: b.hotelId, sha256: b.sha256 })));
-    for (let j = 0; j < keys.length; j += ROWS_PER_STATEMENT) {
-      await trx
-        .insertInto('request_log_guest_keys')
-        .values(keys.slice(j, j + ROWS_PER_STATEMENT))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
-    }
   }
+}
+
+/** SQLite's statements for new bodies and their guest keys: compiled once per row count (db/shapes.ts). */
+const insertSqliteBodies = compiledInsertRows('request_log_bodies', (q) =>
+  q.onConflict((oc) => oc.columns(['hotel_id', 'sha256']).doUpdateSet({ last_used_at: laterLastUse })),
+);
+const insertGuestKeys = compiledInsertRows('request_log_guest_keys', (q) => q.onConflict((oc) => oc.doNothing()));
+
+/** SQLite: new bodies, then one entry per guest key in request_log_guest_keys. */
+async function storeSqliteBodies(trx: DbOrTrx, fresh: BodyToStore[]): Promise<void> {
+  const prepared = fresh.map((b) => ({ body: b, prepared: (b.prepared ??= prepareBody(b.hotelId, b.text)) }));
+  const rows = prepared.map(({ body: b, prepared: p }) => ({ hotel_id: b.hotelId, sha256: b.sha256, bytes: p.bytes, body: p.data, last_used_at: b.at }));
+  for (const statement of insertSqliteBodies(trx, rows)) await trx.executeQuery(statement);
+  const keys = prepared.flatMap(({ body: b, prepared: p }) => p.keys.map((key) => ({ key, hotel_id: b.hotelId, sha256: b.sha256 })));
+  for (const statement of insertGuestKeys(trx, keys)) await trx.executeQuery(statement);
 }
 
 /** The texts of these stored bodies of a hotel, by address. */
@@ -311,15 +322,18 @@ async function purgeUnusedBodies(db: Db, cutoff: string): Promise<number> {
  * the entries of request_log_guest_keys its text gave (found again from the text, by the
  * index's whole key).
  */
+/** Guest keys a delete names at most (well under SQLite's bound-value limit). */
+const KEYS_PER_STATEMENT = 500;
+
 export async function deleteBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<void> {
   if (!isPostgres(trx)) {
     const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
     if (!stored) return;
     const keys = guestKeys(hotelId, guestRefs([unpackBody(stored.body)]));
-    for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
+    for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
       await trx
         .deleteFrom('request_log_guest_keys')
-        .where('key', 'in', keys.slice(i, i + ROWS_PER_STATEMENT))
+        .where('key', 'in', keys.slice(i, i + KEYS_PER_STATEMENT))
         .where('hotel_id', '=', hotelId)
         .where('sha256', '=', sha256)
         .execute();
