@@ -251,8 +251,20 @@ export class PostgresConnection implements DatabaseConnection {
   /** Writes every query at once (pipeline mode) and waits for every answer; throws the first error. */
   async #send(texts: string[], queries: CompiledQuery[]): Promise<Array<QueryResult<unknown>>> {
     for (const observer of roundTripObservers) observer({ connection: this.#id, statements: texts });
-    // No name: node-postgres prepares each statement unnamed, which a pooler in transaction mode allows.
-    const answers = await Promise.allSettled(queries.map((q) => this.client.query(q.sql, [...q.parameters])));
+    // node-postgres writes each message of each statement (parse, bind, describe, execute,
+    // sync) to the socket by itself, and in pipeline mode writes them at once, within
+    // query(): held back (cork) until all are queued, they leave in one write, not one
+    // system call each (docs/architecture.md, "Round trips on PostgreSQL").
+    const socket = (this.client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    socket?.cork?.();
+    let sent: Array<Promise<pg.QueryResult | pg.QueryResult[]>>;
+    try {
+      // No name: node-postgres prepares each statement unnamed, which a pooler in transaction mode allows.
+      sent = queries.map((q) => this.client.query(q.sql, [...q.parameters]));
+    } finally {
+      socket?.uncork?.();
+    }
+    const answers = await Promise.allSettled(sent);
     const failed = answers.find((a) => a.status === 'rejected');
     if (failed) {
       const err: unknown = failed.reason;
