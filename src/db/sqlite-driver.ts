@@ -871,14 +871,13 @@ class RoutedConnection implements DatabaseConnection {
       }
     }
     if (this.classifier.isPlainRead(query.sql)) {
-      // A read known to be short, while no transaction is open, runs on the writer in this
-      // thread at once (no message to a thread; no dirty read: the writer holds no
-      // uncommitted change). Any other read goes to the reader: one not seen yet, one that
-      // once took long here, and every read while a transaction is open.
-      // While a commit group is open the writer holds changes not yet committed: a short read
-      // then runs on the query-only connection in this thread (the last commit, as on a reader).
-      const inline = !this.writeLock.held && this.readTimes.isShort(query.sql);
-      const connection = !inline ? this.reader : this.groups.open ? this.classifier.inline : this.writer;
+      // A read known to be short runs in this thread at once (no message to a thread): on the
+      // writer while it holds no uncommitted change; while a transaction holds the writer or
+      // a commit group is open, on the query-only connection (the last commit, as a reader
+      // sees it: no dirty read). Any other read goes to a reader: one not seen yet, and one
+      // that once took long here.
+      const inline = this.readTimes.isShort(query.sql);
+      const connection = !inline ? this.reader : this.groups.open || this.writeLock.held ? this.classifier.inline : this.writer;
       const started = performance.now();
       const result = await connection.execute<R>(query.sql, query.parameters);
       this.readTimes.record(query.sql, performance.now() - started, inline);
