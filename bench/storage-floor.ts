@@ -2,9 +2,12 @@
  * The storage floor of a live check-in on SQLite: the rows one check-in writes (its
  * idempotency claim, the guest, the room assignment, the activity entry, the stored
  * answer), written with raw prepared statements on the service's own schema, in this one
- * thread, with nothing else: no HTTP, no Kysely, no request log. Printed per variant: CPU
- * µs and WAL bytes per check-in, so the pipeline's own overhead is what the check-in bench
- * measures above these.
+ * thread, with nothing else: no HTTP, no Kysely. Printed per variant: CPU µs and WAL
+ * bytes per check-in, so the pipeline's own overhead is what the check-in bench measures
+ * above these. The variants "+ request log" also write, in the same commit, what the
+ * request log keeps of the check-in (docs/architecture.md, "Request log storage"): its
+ * row, its two bodies compressed and addressed by their SHA-256, and the guest keys they
+ * name, with the service's own functions for the compression and the keys.
  *
  *   npm run bench:floor
  *
@@ -26,6 +29,8 @@ import SqliteDatabase from 'better-sqlite3';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrations.js';
 import { newId, randomId } from '../src/domain/ids.js';
+import { bodyAddress, packBody } from '../src/pms/request-log-body.js';
+import { guestKeys, guestRefs } from '../src/pms/request-log-guests.js';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -38,6 +43,7 @@ const makeId = (style: IdStyle, prefix: string): string => (style === 'random' ?
 
 interface Result {
   ids: IdStyle;
+  requestLog: boolean;
   group: number;
   cpuMicros: number;
   walBytes: number;
@@ -54,7 +60,7 @@ async function migratedDatabase(dir: string): Promise<string> {
   return path.join(dir, 'innsync.sqlite');
 }
 
-async function runVariant(ids: IdStyle, group: number, warm: number, measured: number, synchronous: string): Promise<Result> {
+async function runVariant(ids: IdStyle, group: number, warm: number, measured: number, synchronous: string, requestLog = false): Promise<Result> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-floor-'));
   try {
     const file = await migratedDatabase(dir);
@@ -75,6 +81,21 @@ async function runVariant(ids: IdStyle, group: number, warm: number, measured: n
       "insert into activity_log (id, hotel_id, created_at, actor_type, actor_id, actor_mode, action, guest_id, pms_guest_id, changes) values (?, ?, ?, 'pms', ?, 'live', 'guest.checked_in', ?, ?, null)",
     );
     const storeAnswer = db.prepare('update idempotency_records set status_code = 200, response_body = ? where api_key_id = ? and idempotency_key = ?');
+    const logRow = db.prepare(
+      `insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, request_sha256, response_sha256, request_bytes, response_bytes, client_ip, user_agent, duration_ms, idempotency_key)
+       values (?, ?, ?, 'floor', ?, 'live', 'POST', '/api/pms/v1/floor/guests/checkin', 200, ?, ?, ?, ?, '127.0.0.1', 'floor', 1.5, ?)`,
+    );
+    const logBody = db.prepare(
+      'insert into request_log_bodies (hotel_id, sha256, bytes, body, last_used_at) values (?, ?, ?, ?, ?) on conflict (hotel_id, sha256) do update set last_used_at = excluded.last_used_at',
+    );
+    const logGuestKey = db.prepare('insert into request_log_guest_keys (key, hotel_id, sha256) values (?, ?, ?) on conflict do nothing');
+    const storeBody = (text: string, at: string): string => {
+      const sha256 = bodyAddress(text);
+      const packed = packBody(text);
+      logBody.run(hotelId, sha256, packed.bytes, packed.data, at);
+      for (const key of guestKeys(hotelId, guestRefs([text]))) logGuestKey.run(key, hotelId, sha256);
+      return sha256;
+    };
     const begin = db.prepare('begin immediate');
     const commit = db.prepare('commit');
     const savepoint = db.prepare('savepoint member');
@@ -94,6 +115,18 @@ async function runVariant(ids: IdStyle, group: number, warm: number, measured: n
       insertActivity.run(makeId(ids, 'act'), hotelId, at, keyId, guestId, pmsGuestId);
       const answer = JSON.stringify({ status: 'created', guestId, pmsGuestId, roomNumber: room, requestId: makeId(ids, 'req') });
       storeAnswer.run(answer, keyId, idem);
+      if (!requestLog) return;
+      const request = JSON.stringify({
+        pmsGuestId,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        roomNumber: room,
+        checkInDate: '2026-11-23',
+        checkOutDate: '2026-11-26',
+        language: 'en',
+        adults: 2,
+      });
+      logRow.run(makeId(ids, 'req'), at, hotelId, keyId, storeBody(request, at), storeBody(answer, at), request.length, answer.length, idem);
     };
     const batch = (count: number): void => {
       for (let done = 0; done < count; done += group) {
@@ -122,11 +155,13 @@ async function runVariant(ids: IdStyle, group: number, warm: number, measured: n
     pin.exec('rollback');
     pin.close();
     db.close();
-    return { ids, group, cpuMicros: (used.user + used.system) / measured, walBytes: walBytes / measured, checkinsPerSecond: measured / seconds };
+    return { ids, requestLog, group, cpuMicros: (used.user + used.system) / measured, walBytes: walBytes / measured, checkinsPerSecond: measured / seconds };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const label = (r: Result): string => (r.requestLog ? `${r.ids} + request log` : r.ids);
 
 async function main(): Promise<void> {
   const measured = intEnv('BENCH_FLOOR_CHECKINS', 5000);
@@ -137,24 +172,29 @@ async function main(): Promise<void> {
   );
   console.log('');
   console.log(
-    `${'ids'.padEnd(14)}${'per commit'.padStart(11)}${'check-ins/s'.padStart(13)}${'CPU µs/check-in'.padStart(17)}${'WAL bytes/check-in'.padStart(20)}`,
+    `${'ids'.padEnd(30)}${'per commit'.padStart(11)}${'check-ins/s'.padStart(13)}${'CPU µs/check-in'.padStart(17)}${'WAL bytes/check-in'.padStart(20)}`,
   );
   const results: Result[] = [];
+  const variants = [
+    ['random', false],
+    ['time-ordered', false],
+    ['time-ordered', true],
+  ] as const;
   for (const group of groups) {
-    for (const ids of ['random', 'time-ordered'] as const) {
-      const r = await runVariant(ids, group, 2000, measured, synchronous);
+    for (const [ids, requestLog] of variants) {
+      const r = await runVariant(ids, group, 2000, measured, synchronous, requestLog);
       results.push(r);
       console.log(
-        `${ids.padEnd(14)}${String(group).padStart(11)}${Math.round(r.checkinsPerSecond).toLocaleString('en-US').padStart(13)}${Math.round(r.cpuMicros).toLocaleString('en-US').padStart(17)}${Math.round(r.walBytes).toLocaleString('en-US').padStart(20)}`,
+        `${label(r).padEnd(30)}${String(group).padStart(11)}${Math.round(r.checkinsPerSecond).toLocaleString('en-US').padStart(13)}${Math.round(r.cpuMicros).toLocaleString('en-US').padStart(17)}${Math.round(r.walBytes).toLocaleString('en-US').padStart(20)}`,
       );
     }
   }
-  const base = results.find((r) => r.ids === 'random' && r.group === 1);
+  const base = results.find((r) => r.ids === 'random' && r.group === 1 && !r.requestLog);
   if (base) {
     console.log('');
     for (const r of results) {
       console.log(
-        `${r.ids}, ${r.group} per commit ÷ random, 1 per commit: CPU ${(r.cpuMicros / base.cpuMicros).toFixed(2)}×, WAL bytes ${(r.walBytes / base.walBytes).toFixed(2)}×`,
+        `${label(r)}, ${r.group} per commit ÷ random, 1 per commit: CPU ${(r.cpuMicros / base.cpuMicros).toFixed(2)}×, WAL bytes ${(r.walBytes / base.walBytes).toFixed(2)}×`,
       );
     }
   }
