@@ -210,7 +210,10 @@ describe.each(testEngines())('connections and time (%s)', (engine) => {
     const t = await startTestServer(engine, { MAX_CONNECTIONS_PER_IP: '2', TRUST_PROXY: 'loopback' });
     try {
       const held = await Promise.all([1, 2, 3, 4].map(() => connect(t, '127.0.0.2')));
-      for (const c of held) c.socket.destroy();
+      // All four are served, twice the per-address cap.
+      for (const c of held) c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      const answers = await Promise.all(held.map((c) => c.received));
+      expect(answers.map((a) => a.split('\r\n')[0])).toEqual(Array(4).fill('HTTP/1.1 200 OK'));
     } finally {
       await t.close();
     }

@@ -37,11 +37,6 @@ export async function allHotels(db: DbOrTrx): Promise<Hotel[]> {
   return rows.map(toHotel);
 }
 
-export async function findHotelById(db: DbOrTrx, id: string): Promise<Hotel | null> {
-  const row = await db.selectFrom('hotels').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? toHotel(row) : null;
-}
-
 /** The first key of the service's advisory locks ("inn"), so they never meet another application's. */
 export const HOTEL_LOCK_SPACE = 0x696e6e;
 
