@@ -1,7 +1,7 @@
 /**
  * The one registry of error codes (docs/pms-interface.md, "Errors"). Every error the service
- * answers is built from this table; docs/errors and the OpenAPI document are generated
- * from it, and a test checks that each code is documented.
+ * answers is built from this table; the API reference (the OpenAPI document) is generated
+ * from it, and a test checks that the reference names each code.
  */
 export const ERRORS = {
   IDEMPOTENCY_KEY_REQUIRED: {

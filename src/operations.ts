@@ -6,12 +6,22 @@ import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError, CliError } from './errors.js';
-import { EMAIL_MAX, HOTEL_NAME_MAX, isTimeZone, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from './domain/accounts.js';
+import {
+  EMAIL_MAX,
+  HOTEL_NAME_MAX,
+  isEmailAddress,
+  isTimeZone,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  SLUG_PATTERN,
+  SLUG_RULE,
+  TIME_ZONE_RULE,
+} from './domain/accounts.js';
 import { addStaffUser, deactivateStaffUser, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 
-// Operator use cases, shared by the CLI (and later the dashboard). They call the
-// repositories directly, never HTTP.
+// Operator use cases of the command line (the dashboard's routes call the same staff and
+// key services). They call the repositories directly, never HTTP.
 
 /** An operator use case refused: its code (CLI_ERRORS in errors.ts) and a sentence naming the fix. */
 export class OperationError extends CliError {}
@@ -96,15 +106,19 @@ export interface CreatedUser {
   role: 'admin' | 'receptionist';
 }
 
+/** A new password's rule, as the dashboard's schemas state it (PASSWORD_MIN to PASSWORD_MAX characters). */
+function checkPassword(password: string): void {
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+}
+
 export async function createStaffUser(db: Db, slug: string, email: string, role: string, password: string): Promise<CreatedUser> {
   const hotel = await findHotelBySlug(db, slug);
   if (!hotel) throw notFound(slug);
   if (role !== 'admin' && role !== 'receptionist') throw new OperationError('INVALID_ARGUMENT', '--role must be admin or receptionist');
   const normalized = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > EMAIL_MAX)
-    throw new OperationError('INVALID_ARGUMENT', `invalid e-mail address "${email}"`);
-  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  if (!isEmailAddress(normalized) || normalized.length > EMAIL_MAX) throw new OperationError('INVALID_ARGUMENT', `invalid e-mail address "${email}"`);
+  checkPassword(password);
   try {
     const user = await addStaffUser(db, hotel.id, { email: normalized, role, password });
     return { userId: user.id, email: user.email, role: user.role };
@@ -175,8 +189,7 @@ export async function setStaffPasswordByEmail(
   email: string,
   password: string,
 ): Promise<{ userId: string; email: string; passwordChanged: true }> {
-  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  checkPassword(password);
   const hotel = await hotelBySlug(db, slug);
   const user = await setStaffPassword(db, hotel.id, (await staffByEmail(db, hotel, email)).id, password);
   return { userId: user.id, email: user.email, passwordChanged: true };

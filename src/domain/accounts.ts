@@ -1,3 +1,5 @@
+import formats from 'ajv-formats/dist/formats.js';
+
 // The rules of hotels and staff accounts, one copy for the dashboard's schemas and the
 // command line alike (docs/pms-interface.md, "Hotel slugs"; docs/dashboard.md: setup and users).
 
@@ -6,6 +8,17 @@ export const SLUG_PATTERN = '^[a-z][a-z0-9-]{1,62}$';
 export const SLUG_RULE = '2-63 characters of a-z, 0-9 and "-", starting with a letter';
 export const HOTEL_NAME_MAX = 100;
 export const EMAIL_MAX = 254;
+
+/**
+ * The one e-mail rule, of staff accounts and of guests alike: ajv-formats' full "email"
+ * format. The schemas check it as their `email` format (http/validation.ts), the command
+ * line calls isEmailAddress, and the OpenAPI document states it as a pattern.
+ */
+export const EMAIL_ADDRESS = formats.fullFormats.email as RegExp;
+
+export function isEmailAddress(value: string): boolean {
+  return EMAIL_ADDRESS.test(value);
+}
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 

@@ -4,7 +4,7 @@ import type { FastifySchemaCompiler, SafePromiseLike } from 'fastify';
 import { ApiError, fieldError, validationError, type FieldError, type FieldErrorCode } from '../errors.js';
 import { isCalendarDate } from '../domain/guest.js';
 import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
-import { isTimeZone, TIME_ZONE_RULE } from '../domain/accounts.js';
+import { isEmailAddress, isTimeZone, TIME_ZONE_RULE } from '../domain/accounts.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
@@ -58,7 +58,8 @@ export function refinedItems<T extends object>(schema: T, list: string, rule: It
 function createAjv(allErrors: boolean): Ajv {
   // No coercion and no removal: "5" is not 5, and unknown members are refused.
   const ajv = new Ajv({ verbose: true, allErrors, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false });
-  addFormats(ajv, ['email', 'date-time']);
+  addFormats(ajv, ['date-time']);
+  ajv.addFormat('email', isEmailAddress);
   ajv.addFormat('date', isCalendarDate); // a real calendar date, not only the shape
   ajv.addFormat(LANGUAGE_FORMAT, (v: string) => LANGUAGE_CODES.has(v));
   ajv.addFormat(COUNTRY_FORMAT, (v: string) => COUNTRY_CODES.has(v));

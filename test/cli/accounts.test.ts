@@ -92,6 +92,17 @@ describe.each(testEngines())('innsync hotel, key and user commands (%s)', (engin
     ]);
   });
 
+  it('user create refuses the e-mail addresses the dashboard refuses (one rule): an empty label, a letter outside a-z', async () => {
+    const mail = `${slug}-mail`;
+    await createHotel(handle.db, mail, 'Mail Hotel');
+    for (const email of ['desk@ops..example', 'dësk@ops.example', 'desk@ops.example.']) {
+      const r = await cli(['user', 'create', mail, '--email', email, '--role', 'receptionist'], 'a-long-password-1\n');
+      expect([r.code, r.stderr]).toEqual([1, `innsync: invalid e-mail address "${email}"\n`]);
+    }
+    const ok = await cli(['user', 'create', mail, '--email', 'Front.Desk+1@ops.example', '--role', 'receptionist', '--json'], 'a-long-password-1\n');
+    expect(parseJsonOutput(ok)).toMatchObject({ email: 'front.desk+1@ops.example', role: 'receptionist' });
+  });
+
   it('user list, user set-password from stdin (sessions end), user deactivate by e-mail', async () => {
     await createStaffUser(handle.db, slug, 'desk@ops.example', 'receptionist', 'old-password-123');
     expect(parseJsonOutput(await cli(['user', 'list', slug, '--json'])).users).toEqual([
