@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { CliError } from './errors.js';
+import { DEFAULT_SQLITE_GROUP_COMMIT_MS } from './db/sqlite-driver.js';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './dashboard/live-events.js';
 import { parseProxyEntry, PROXY_RANGE_NAMES, type ConnectionLimits } from './http/transport.js';
 
@@ -70,9 +71,6 @@ function parsePositive(name: string, raw: string | undefined, fallback: number, 
   }
   return Number(raw);
 }
-
-/** SQLITE_GROUP_COMMIT_MS's default (docs/architecture.md, "SQLite: group commit"). */
-export const DEFAULT_SQLITE_GROUP_COMMIT_MS = 2;
 
 function parseGroupCommitMs(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_SQLITE_GROUP_COMMIT_MS;

@@ -3,15 +3,9 @@ import path from 'node:path';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../db/database.js';
 import { ApiError } from '../errors.js';
-import type { RosterEventBus } from '../events/roster-events.js';
 import { withFallbacks } from '../http/fallbacks.js';
-import type { Metrics } from '../http/metrics.js';
 import { noStore } from '../http/no-store.js';
-import type { RateLimitStore } from '../rate-limit/stores.js';
-import type { RequestLogWriter } from '../pms/request-log.js';
-import type { LiveStreams } from './live-events.js';
 import { consoleRoutes } from './routes/console.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { privacyRoutes } from './routes/privacy.js';
@@ -19,26 +13,11 @@ import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { roomAdminRoutes, roomRoutes } from './routes/rooms.js';
 import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import type { WebhookOutbox } from '../webhooks/dispatcher.js';
 import { guestRulesModule } from './guest-rules.js';
 import { packageRoot } from '../package-info.js';
 import { checkCsrf, checkDisplay, loadSession } from './session.js';
-import type { SetupLink } from './setup-link.js';
-
-export interface DashboardDeps {
-  db: Db;
-  bus: RosterEventBus;
-  rateLimits: RateLimitStore;
-  setupLink: SetupLink;
-  streams: LiveStreams;
-  metrics?: Metrics;
-  /** Flushed before an erasure, so request-log rows still queued are searched too. */
-  requestLog?: Pick<RequestLogWriter, 'flush'>;
-  /** The webhook sender: woken when the page queues a delivery. */
-  webhooks: WebhookOutbox;
-  /** MAX_KEY_PAIRS_PER_HOTEL (config.ts); its default when not given. */
-  maxKeyPairsPerHotel?: number;
-}
+import type { Db } from '../db/database.js';
+import type { DashboardDeps } from './deps.js';
 
 /** docs/dashboard.md: only this origin, no inline script or style, never framed. */
 const CONTENT_SECURITY_POLICY = {

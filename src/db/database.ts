@@ -3,12 +3,11 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresAdapter, SqliteDialect, sql, type CompiledQuery, type Dialect, type SqliteDialectConfig, type Transaction } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_SQLITE_GROUP_COMMIT_MS } from '../config.js';
 import type { Database } from './schema.js';
 import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
 import { PostgresConnection, postgresDialect, postgresPool, type Deferred } from './postgres-driver.js';
-import { StatementCache, WorkerSqliteDialect, type CommitStats } from './sqlite-driver.js';
+import { DEFAULT_SQLITE_GROUP_COMMIT_MS, StatementCache, WorkerSqliteDialect, type CommitStats } from './sqlite-driver.js';
 export { asLongWork } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;

@@ -27,6 +27,9 @@ export interface WorkerConnectionSetup {
 /** A plain read: the only statements the read connection is offered. */
 const READ_SQL = /^\s*(select|with)\b/i;
 
+/** SQLITE_GROUP_COMMIT_MS's default (docs/architecture.md, "SQLite: group commit"). */
+export const DEFAULT_SQLITE_GROUP_COMMIT_MS = 2;
+
 /**
  * Statements longer than this (a sync's batch of many rows) are prepared afresh each time;
  * compiled inserts of up to 32 rows of the widest table (db/shapes.ts) fit under it.

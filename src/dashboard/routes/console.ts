@@ -7,7 +7,7 @@ import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { issueKeyPair, lastUse } from '../../operations.js';
 import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
 import { nextCursor, parseCursor, session } from '../views.js';
 

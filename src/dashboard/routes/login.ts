@@ -7,7 +7,7 @@ import { clientOf } from '../../http/ip-limit.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { consume, LOGIN_FAILURE_LIMITS, policyBucket } from '../../rate-limit/limits.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { LoginBody, SetupBody } from '../schemas.js';
 import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
 import { session, sessionView } from '../views.js';

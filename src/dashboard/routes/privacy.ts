@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { eraseGuest, exportGuest } from '../../privacy/guest-privacy.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { IdParams } from '../schemas.js';
 import { session, staffActor } from '../views.js';
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listRooms } from '../../db/repositories/room.repository.js';
 import { MAX_ROOMS_PER_HOTEL } from '../../domain/room-list.js';
 import { addRoom, adoptRooms, editRoom, importRooms, removeRoom, roomsToAdopt } from '../../rooms/room-list.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { IdParams, RoomAdoptBody, RoomAnswer, RoomBody, RoomImportBody, RoomListAnswer, RoomPatchBody } from '../schemas.js';
 import { session } from '../views.js';
 

@@ -6,7 +6,7 @@ import { ApiError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest } from '../../roster/receptionist-service.js';
 import { listGuests } from '../../roster/roster-service.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { ActivityQuery, GuestPatchBody, GuestsQuery, IdParams, WalkInBody } from '../schemas.js';
 import { boardGuestView, guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
 

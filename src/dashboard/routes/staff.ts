@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { addStaffUser, deactivateStaffUser } from '../../staff/staff-service.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { HotelSettingsBody, IdParams, UserBody } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { session } from '../views.js';

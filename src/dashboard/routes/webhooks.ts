@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import * as webhooks from '../../webhooks/endpoints.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
-import type { DashboardDeps } from '../plugin.js';
+import type { DashboardDeps } from '../deps.js';
 import { IdParams } from '../schemas.js';
 import { session } from '../views.js';
 
