@@ -1,7 +1,7 @@
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 
 /** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * Headless chromium for the browser tests, the latency benchmark and the screenshot: no

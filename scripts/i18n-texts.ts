@@ -14,7 +14,7 @@ function projectRoot(): string {
 }
 
 export const ASSETS = join(projectRoot(), 'public', 'dashboard', 'assets');
-export const CATALOGUES = join(ASSETS, 'i18n');
+const CATALOGUES = join(ASSETS, 'i18n');
 export const LANGUAGES = ['en', 'de', 'fr', 'es'] as const;
 
 export type Entry = string | Record<string, string>;

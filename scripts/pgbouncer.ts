@@ -97,7 +97,7 @@ async function startPgBouncerOnce(adminUrl: string, settings: Record<string, str
   };
 }
 
-export interface PgBouncerConfig {
+interface PgBouncerConfig {
   server: { host: string; port: number; user: string };
   port: number;
   logFile: string;
@@ -111,7 +111,7 @@ export interface PgBouncerConfig {
  * idle is ended after idle_transaction_timeout, as the service's own limit does; a server
  * that cannot be reached fails the waiting clients at once for server_login_retry).
  */
-export function pgBouncerConfig(c: PgBouncerConfig): string {
+function pgBouncerConfig(c: PgBouncerConfig): string {
   const settings: Record<string, string> = {
     listen_addr: '127.0.0.1',
     listen_port: String(c.port),

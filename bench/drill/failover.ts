@@ -35,7 +35,7 @@ export interface FailoverDrillOptions {
  * its key expires (ttl), and the primary acts on its next loop (loop_wait). 5 s more for
  * the reload and a loaded machine.
  */
-export const STALL_BOUND_MS = (PATRONI_TIMING.ttl + PATRONI_TIMING.loopWait + 5) * 1000;
+const STALL_BOUND_MS = (PATRONI_TIMING.ttl + PATRONI_TIMING.loopWait + 5) * 1000;
 
 /**
  * A plain-HTTP webhook receiver on 127.0.0.1 that answers 200 to every delivery and keeps,

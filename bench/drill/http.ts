@@ -13,7 +13,7 @@ export interface Answer {
   receivedAt: number;
 }
 
-export interface CallOptions {
+interface CallOptions {
   key?: string;
   body?: unknown;
   idempotencyKey?: string;
@@ -22,7 +22,7 @@ export interface CallOptions {
 }
 
 /** A request to the service over HTTPS; never throws. */
-export async function call(baseUrl: string, method: 'GET' | 'POST', urlPath: string, opts: CallOptions = {}): Promise<Answer> {
+async function call(baseUrl: string, method: 'GET' | 'POST', urlPath: string, opts: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;

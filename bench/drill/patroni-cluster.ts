@@ -14,9 +14,9 @@ import { sleep } from './instance.js';
 // 127.0.0.1, and is killed and deleted by stop(). PostgreSQL refuses to run as root, so as
 // root Patroni (which runs postgres) runs as the `postgres` user.
 
-export const PATRONI_BIN = process.env.PATRONI_BIN ?? '/usr/bin/patroni';
-export const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd';
-export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
+const PATRONI_BIN = process.env.PATRONI_BIN ?? '/usr/bin/patroni';
+const ETCD_BIN = process.env.ETCD_BIN ?? '/usr/bin/etcd';
+const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 /** The binaries this cluster needs that are not installed (empty when it can run). */
@@ -33,7 +33,7 @@ export function missingBinaries(): string[] {
  */
 export const PATRONI_TIMING = { ttl: 20, loopWait: 1, retryTimeout: 3 };
 
-export interface NodePorts {
+interface NodePorts {
   name: string;
   /** PostgreSQL's port. */
   pg: number;
@@ -44,7 +44,7 @@ export interface NodePorts {
 }
 
 /** One node's Patroni configuration (YAML). */
-export function patroniConfig(node: NodePorts, etcdClientPort: number, timing = PATRONI_TIMING): string {
+function patroniConfig(node: NodePorts, etcdClientPort: number, timing = PATRONI_TIMING): string {
   return `scope: innsync
 name: ${node.name}
 
@@ -118,7 +118,7 @@ postgresql:
  * still open to a node marked down are closed, so no client keeps talking to a former
  * primary.
  */
-export function haproxyConfig(port: number, nodes: NodePorts[]): string {
+function haproxyConfig(port: number, nodes: NodePorts[]): string {
   return `global
     maxconn 1000
 
@@ -140,7 +140,7 @@ ${nodes.map((n) => `    server ${n.name} 127.0.0.1:${n.pg} maxconn 300 check por
 }
 
 /** etcd's command line: one member, on 127.0.0.1, its data in `dataDir`. */
-export function etcdArgs(dataDir: string, clientPort: number, peerPort: number): string[] {
+function etcdArgs(dataDir: string, clientPort: number, peerPort: number): string[] {
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   return [

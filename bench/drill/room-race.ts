@@ -101,7 +101,7 @@ function* permutations<T>(items: T[]): Generator<T[]> {
 }
 
 /** True when some serial order of the requests gives exactly these answers and this final roster. */
-export function explainable(initial: Roster, ops: RaceOp[], answers: string[], final: Roster): boolean {
+function explainable(initial: Roster, ops: RaceOp[], answers: string[], final: Roster): boolean {
   const order = ops.map((_, i) => i);
   for (const perm of permutations(order)) {
     let roster = initial;

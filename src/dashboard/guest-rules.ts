@@ -5,7 +5,7 @@ import { COUNTRY_CODES, LANGUAGE_CODES } from '../domain/iso-codes.js';
 import { WalkInBody } from './schemas.js';
 
 /** What the browser's guest forms need of a field's rule: whether it is required and the input's limits. */
-export interface FieldRule {
+interface FieldRule {
   required: boolean;
   /** The input's type: text, email, date or number. */
   input: 'text' | 'email' | 'date' | 'number';
@@ -32,7 +32,7 @@ function ruleOf(schema: TSchema, required: boolean): FieldRule {
 }
 
 /** The walk-in form's rules, per field, from the schema the server validates it with. */
-export function guestFieldRules(): Record<string, FieldRule> {
+function guestFieldRules(): Record<string, FieldRule> {
   const required = new Set<string>(WalkInBody.required ?? []);
   const rules = Object.fromEntries(Object.entries(WalkInBody.properties).map(([name, schema]) => [name, ruleOf(schema, required.has(name))]));
   // "1-20 characters after trimming": a limit on what is typed, which the schema cannot state.
@@ -41,7 +41,7 @@ export function guestFieldRules(): Record<string, FieldRule> {
 }
 
 /** The password's length (setup and staff forms), so a form states the limit the server applies. */
-export const PASSWORD_RULE = { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX };
+const PASSWORD_RULE = { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX };
 
 /** The rules as the ES module the dashboard imports (`/dashboard/assets/guest-rules.js`). */
 export function guestRulesModule(): string {

@@ -7,7 +7,7 @@ const HEARTBEAT_MS = 15_000;
 /** How often every open stream's session is checked, so an ended or expired one closes within this, change or no change. */
 const SESSION_CHECK_MS = 5_000;
 /** Streams one session may hold (tabs); opening another closes its oldest. */
-export const MAX_STREAMS_PER_SESSION = 5;
+const MAX_STREAMS_PER_SESSION = 5;
 /** Streams open at once on this instance, per user (all their sessions) and per hotel (LIVE_STREAMS_PER_USER, LIVE_STREAMS_PER_HOTEL). */
 export interface StreamLimits {
   perUser: number;

@@ -36,7 +36,7 @@ const CONTENT_SECURITY_POLICY = {
 };
 
 /** `public/dashboard` of this package. */
-export function dashboardPublicDir(): string {
+function dashboardPublicDir(): string {
   return path.join(packageRoot(), 'public', 'dashboard');
 }
 

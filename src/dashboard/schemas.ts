@@ -11,7 +11,7 @@ import { CHECKLIST_ITEMS } from '../pms/key-checklist.js';
 const Email = Type.String({ format: 'email', maxLength: EMAIL_MAX });
 const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 /** An IANA time zone the runtime knows: the hotel's day. */
-export const TimeZone = Type.String({ format: 'time-zone', maxLength: 64, description: TIME_ZONE_RULE });
+const TimeZone = Type.String({ format: 'time-zone', maxLength: 64, description: TIME_ZONE_RULE });
 
 export const HotelSettingsBody = Type.Object({ timeZone: TimeZone }, { additionalProperties: false });
 

@@ -18,7 +18,7 @@ import SqliteDatabase from 'better-sqlite3';
  * POSIX drops all of a process's locks on a file when any descriptor of it is closed.
  */
 
-export const LOCK_FILE_NAME = 'innsync.lock';
+const LOCK_FILE_NAME = 'innsync.lock';
 
 /** How long a process opening the database waits for a restore under way to finish. */
 const SHARED_WAIT_MS = 5_000;
@@ -29,7 +29,7 @@ export interface DataDirLock {
   release(): void;
 }
 
-export function lockFile(dataDir: string): string {
+function lockFile(dataDir: string): string {
   return path.join(dataDir, LOCK_FILE_NAME);
 }
 

@@ -8,7 +8,7 @@ import { isLockTimeout, isPostgres, type Db, type DbOrTrx } from './database.js'
  * the next day's. Retention drops whole days; the service creates the days ahead itself.
  * SQLite has one table and deletes in batches.
  */
-export const DAY_PARTITIONED_TABLES = ['request_log'] as const;
+const DAY_PARTITIONED_TABLES = ['request_log'] as const;
 export type DayPartitionedTable = (typeof DAY_PARTITIONED_TABLES)[number];
 
 /** Days created ahead of today, at every start and every retention run: a missed day or two of runs never leaves a row without its partition. */

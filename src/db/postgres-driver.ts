@@ -30,7 +30,7 @@ export const LOCK_TIMEOUT_MS = 5_000;
  * blocked by a process that stopped answering (docs/pms-interface.md,
  * "Idempotency": a request that never finished stops blocking its key after 60 seconds).
  */
-export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 /**
  * Sent with every BEGIN, in the same round trip: both limits hold for that transaction

@@ -6,7 +6,7 @@ type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>;
 // Timestamps are ISO 8601 UTC strings in both engines: they sort and compare as text,
 // and rows read from SQLite and PostgreSQL look the same to the code above.
 
-export interface HotelTable {
+interface HotelTable {
   id: string;
   slug: string;
   name: string;
@@ -18,7 +18,7 @@ export interface HotelTable {
 }
 
 /** One row per key; a live and a test key share a `pair_id` (the key id operators see). */
-export interface ApiKeyTable {
+interface ApiKeyTable {
   id: string;
   pair_id: string;
   hotel_id: string;
@@ -58,7 +58,7 @@ export interface GuestTable {
 }
 
 /** History of room assignments; the active one has `released_at` null. */
-export interface RoomAssignmentTable {
+interface RoomAssignmentTable {
   id: string;
   hotel_id: string;
   guest_id: string;
@@ -67,7 +67,7 @@ export interface RoomAssignmentTable {
   released_at: string | null;
 }
 
-export interface ActivityLogTable {
+interface ActivityLogTable {
   id: string;
   hotel_id: string;
   created_at: string;
@@ -82,7 +82,7 @@ export interface ActivityLogTable {
   changes: string | null;
 }
 
-export interface IdempotencyRecordTable {
+interface IdempotencyRecordTable {
   api_key_id: string;
   idempotency_key: string;
   fingerprint: string;
@@ -125,7 +125,7 @@ export interface RequestLogTable {
  * A request-log body, stored once per hotel whatever the number of rows that name it
  * (pms/request-log-body.ts): its text's UTF-8 bytes, brotli-compressed, addressed by their SHA-256.
  */
-export interface RequestLogBodyTable {
+interface RequestLogBodyTable {
   hotel_id: string;
   sha256: string;
   /** Size of the text in bytes, uncompressed. */
@@ -142,7 +142,7 @@ export interface RequestLogBodyTable {
  * `guestKey`): erasure and export find the guest's bodies by it. PostgreSQL keeps the keys
  * in the body's row instead (`request_log_bodies.guest_keys`, a GIN index).
  */
-export interface RequestLogGuestKeyTable {
+interface RequestLogGuestKeyTable {
   key: bigint;
   hotel_id: string;
   sha256: string;
@@ -170,13 +170,13 @@ export interface KeyChecklistPendingTable {
   allowed_at: string | null;
 }
 
-export interface RateLimitCounterTable {
+interface RateLimitCounterTable {
   bucket: string;
   window_start: number;
   count: Generated<number>;
 }
 
-export interface StaffUserTable {
+interface StaffUserTable {
   id: string;
   hotel_id: string;
   email: string;
@@ -187,7 +187,7 @@ export interface StaffUserTable {
 }
 
 /** A staff login; `id` is the SHA-256 of the cookie's token (the token itself is never stored). */
-export interface StaffSessionTable {
+interface StaffSessionTable {
   id: string;
   user_id: string;
   hotel_id: string;
@@ -214,7 +214,7 @@ export interface WebhookEndpointTable {
 }
 
 /** The outbox: one row per outgoing event, written in its change's transaction. */
-export interface WebhookEventTable {
+interface WebhookEventTable {
   id: string;
   hotel_id: string;
   seq: number;
@@ -223,7 +223,7 @@ export interface WebhookEventTable {
   created_at: string;
 }
 
-export interface WebhookDeliveryTable {
+interface WebhookDeliveryTable {
   id: string;
   endpoint_id: string;
   event_id: string;
@@ -242,7 +242,7 @@ export interface WebhookDeliveryTable {
 }
 
 /** A room of the hotel's room list (no personal data); `out_of_order_reason` null: in order. */
-export interface RoomTable {
+interface RoomTable {
   id: string;
   hotel_id: string;
   room_number: string;

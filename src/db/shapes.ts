@@ -41,7 +41,7 @@ export function compiledShape<P extends unknown[], R>(build: (db: DbOrTrx, ...va
 }
 
 /** Rows per statement of compiledInsertRows at most: a power of two, so any count is a sum of at most a handful of cached statements. */
-export const ROWS_PER_SHAPE = 32;
+const ROWS_PER_SHAPE = 32;
 
 /** What an insert's statement adds after its rows (an ON CONFLICT clause), built once with the template. */
 type InsertFinish<T extends keyof Database & string> = (q: InsertQueryBuilder<Database, T, InsertResult>) => Compilable<unknown>;

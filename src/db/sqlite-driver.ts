@@ -135,7 +135,7 @@ interface WorkerAnswer {
  * while the event loop goes on serving requests. Statements are answered in the order
  * they were sent. The worker keeps the process alive only while a statement is pending.
  */
-export class SqliteWorker implements SqliteConnection {
+class SqliteWorker implements SqliteConnection {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve: (a: WorkerAnswer) => void; reject: (err: Error) => void }>();
   #next = 0;
@@ -210,7 +210,7 @@ export class SqliteWorker implements SqliteConnection {
 }
 
 /** A connection statements are sent to: in a worker thread (SqliteWorker) or in this one (InlineSqlite). */
-export interface SqliteConnection {
+interface SqliteConnection {
   execute<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>>;
   close(): Promise<void>;
 }
@@ -221,7 +221,7 @@ export interface SqliteConnection {
  * a transaction holds it from BEGIN to COMMIT, so its statements must not wait for a
  * thread between them.
  */
-export class InlineSqlite implements SqliteConnection {
+class InlineSqlite implements SqliteConnection {
   readonly #statements: StatementCache;
   /** Milliseconds the open transaction's statements have run since it began or last gave the event loop a turn (null: no transaction open). */
   #spentMs: number | null = null;
@@ -400,7 +400,7 @@ class ReadClassifier {
 }
 
 /** Read connections, each in a worker thread of its own: a long read (a request-log search, an export) occupies one. */
-export const SQLITE_READERS = 3;
+const SQLITE_READERS = 3;
 
 /**
  * The readers; a read goes to the one with the fewest statements pending (the first of

@@ -34,7 +34,7 @@ const REPLAYED: Json = {
 };
 
 /** An e-mail address as the service's check accepts it (ajv-formats' full rule; letters of either case). */
-export const EMAIL_PATTERN = EMAIL_ADDRESS.source.replaceAll('a-z', 'a-zA-Z');
+const EMAIL_PATTERN = EMAIL_ADDRESS.source.replaceAll('a-z', 'a-zA-Z');
 
 const LANGUAGES = [...LANGUAGE_CODES].sort();
 const COUNTRIES = [...COUNTRY_CODES].sort();

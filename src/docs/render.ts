@@ -3,7 +3,7 @@
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** A heading's id: its words in lower case joined by hyphens ("Events (webhooks)" → "events-webhooks"). */
-export const headingId = (text: string): string =>
+const headingId = (text: string): string =>
   text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
@@ -31,7 +31,7 @@ function table(rows: string[]): string {
 }
 
 /** A small Markdown subset: headings (## and ###, with ids), tables, lists, `code`, **bold**, code blocks, paragraphs. */
-export function markdown(md: string): string {
+function markdown(md: string): string {
   const out: string[] = [];
   const lines = md.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -186,7 +186,7 @@ interface Heading {
 const link = (h: Heading): string => `<a href="#${h.id}">${h.html.replace(/<(?!\/?code>)[^>]+>/g, '')}</a>`;
 
 /** The table of contents: every h2 of the page with its h3s, an h3's h4s as links after it. */
-export function tableOfContents(html: string): string {
+function tableOfContents(html: string): string {
   const tree: Array<{ h: Heading; subs: Array<{ h: Heading; parts: Heading[] }> }> = [];
   for (const m of html.matchAll(/<h([234]) id="([^"]+)">([\s\S]*?)<\/h\1>/g)) {
     const h = { level: Number(m[1]), id: m[2] ?? '', html: m[3] ?? '' };

@@ -23,7 +23,7 @@ export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 
 /** The IANA time zones this runtime knows (and UTC), for a hotel's "today". */
-export const TIME_ZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
+const TIME_ZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
 const ZONES = new Set(TIME_ZONES);
 
 export function isTimeZone(name: string): boolean {

@@ -21,7 +21,7 @@ const TRIMMED_SPACE = '\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F
  */
 const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\p{Cf}';
 /** An identifier's characters: no control or format characters. */
-export const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
+const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
 
 /**
  * The room number rule as one pattern, for the OpenAPI document: no control or format
@@ -34,7 +34,7 @@ export const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
 export const ROOM_NUMBER_PATTERN = `^[${TRIMMED_SPACE}]*[^${CONTROL}${TRIMMED_SPACE}](?:[^${CONTROL}]{0,${ROOM_NUMBER_MAX - 2}}[^${CONTROL}${TRIMMED_SPACE}])?[${TRIMMED_SPACE}]*$`;
 
 /** `T` or `null`: optional fields may be sent as null (null clears; docs/pms-interface.md, "Guest fields"). */
-export function nullable<T extends TSchema>(schema: T) {
+function nullable<T extends TSchema>(schema: T) {
   const { type, ...rest } = schema as unknown as { type: string };
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }

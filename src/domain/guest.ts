@@ -18,7 +18,7 @@ export const GUEST_DATA_FIELDS = Object.keys(GuestDataSchema.properties) as Gues
 /** A submitted partial change: absent keeps the stored value, `null` clears it (docs/pms-interface.md, "Guest fields"). */
 export type GuestPatch = Static<typeof GuestPatchSchema>;
 
-export interface FieldChange {
+interface FieldChange {
   from: unknown;
   to: unknown;
 }

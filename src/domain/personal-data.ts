@@ -10,7 +10,7 @@ export const PERSONAL_FIELDS = ['firstName', 'lastName', 'phone', 'email', 'lang
 const PERSONAL = new Set<string>(PERSONAL_FIELDS);
 
 /** A change of a personal field whose values were removed: the field did change. */
-export const ANONYMISED_CHANGE = Object.freeze({ from: null, to: null, anonymised: true });
+const ANONYMISED_CHANGE = Object.freeze({ from: null, to: null, anonymised: true });
 
 /** A change set `{ field: { from, to } }` without personal values (other values kept). */
 export function redactChanges(changes: unknown): unknown {

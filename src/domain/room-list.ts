@@ -9,11 +9,11 @@ import { normalizeIdentifier, normalizeRoomNumber } from './guest.js';
 export const MAX_ROOMS_PER_HOTEL = 5_000;
 /** An imported CSV holds at most this many bytes (UTF-8): 5,000 rooms of usual lines fit in a tenth of it. */
 export const MAX_ROOM_CSV_BYTES = 512 * 1024;
-export const FLOOR_MAX = 10;
-export const ROOM_TYPE_MAX = 60;
-export const OUT_OF_ORDER_REASON_MAX = 200;
+const FLOOR_MAX = 10;
+const ROOM_TYPE_MAX = 60;
+const OUT_OF_ORDER_REASON_MAX = 200;
 /** An import or an edit stops looking after this many problems; the answer lists the first 20. */
-export const MAX_FOUND_LINE_ERRORS = 50;
+const MAX_FOUND_LINE_ERRORS = 50;
 
 export interface RoomFields {
   roomNumber: string;
@@ -23,7 +23,7 @@ export interface RoomFields {
 }
 
 /** The CSV's columns, in the order of the documented header; only `room` is required. */
-export const CSV_COLUMNS = ['room', 'floor', 'type', 'out_of_order_reason'] as const;
+const CSV_COLUMNS = ['room', 'floor', 'type', 'out_of_order_reason'] as const;
 type CsvColumn = (typeof CSV_COLUMNS)[number];
 
 /** Control and format characters, refused in a room number as everywhere (docs/identifiers.md). */
@@ -32,7 +32,7 @@ const REFUSED_IN_IDENTIFIERS = /[\u0000-\u001f\u007f-\u009f\p{Cf}]/u;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
 /** "305" → "3", "1204" → "12": the floor of a room numbered floor-then-room (3 or 4 digits), else null. */
-export function floorFromRoomNumber(room: string): string | null {
+function floorFromRoomNumber(room: string): string | null {
   return /^\d{3,4}$/.test(room) ? String(Number(room.slice(0, -2))) : null;
 }
 
@@ -92,7 +92,7 @@ export function roomFields(input: { roomNumber?: string | null; floor?: string |
   return { room: { roomNumber, floor: floor ?? floorFromRoomNumber(roomNumber), type, outOfOrderReason }, problems };
 }
 
-export interface CsvLineError {
+interface CsvLineError {
   /** The line of the CSV (1 is the header) where the record starts. */
   line: number;
   /** The column concerned, by its header name, or null for the whole line. */

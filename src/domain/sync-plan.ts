@@ -20,13 +20,13 @@ export interface RosterEntry {
 /** A guest of the submitted list (the check-in field set, validated). */
 export type ListedGuest = NewGuestData & { pmsGuestId: string };
 
-export interface PlannedUpdate {
+interface PlannedUpdate {
   guest: RosterEntry;
   changes: ChangeSet;
   next: GuestData;
 }
 
-export interface PlannedCheckIn {
+interface PlannedCheckIn {
   pmsGuestId: string;
   data: GuestData;
 }

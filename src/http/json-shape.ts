@@ -6,14 +6,14 @@ export const MAX_JSON_DEPTH = 64;
 /** No object of this service has more members than this (a guest has 12). */
 export const MAX_OBJECT_MEMBERS = 64;
 /** No list of this service has more items than this: a sync's guests. */
-export const MAX_LIST_ITEMS = MAX_SYNC_GUESTS;
+const MAX_LIST_ITEMS = MAX_SYNC_GUESTS;
 /**
  * No body of this service has more values than this (members, items and containers):
  * a sync of 20,000 guests with every field has about 280,000. JSON.parse's time grows with
  * the count of values, not only with the bytes: a 16 MiB body of tiny ones would hold the
  * event loop for seconds.
  */
-export const MAX_JSON_VALUES = 400_000;
+const MAX_JSON_VALUES = 400_000;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -8,7 +8,7 @@ import type { StorageErrorKind } from '../db/database.js';
 export type RateLimitScope = 'key' | 'ip' | 'login' | 'streams';
 
 /** The route label of a request no route matched (a 404): never the raw URL. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SYNC_SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -193,7 +193,7 @@ function toFieldError(e: ErrorObject, part: Part): FieldError {
 }
 
 /** Ajv errors of one value as field errors, one per (field, code). */
-export function toFieldErrors(errors: ErrorObject[] | null | undefined, part: Part = 'body'): FieldError[] {
+function toFieldErrors(errors: ErrorObject[] | null | undefined, part: Part = 'body'): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
   const allowed = allowedValues(errors ?? []);
@@ -232,7 +232,7 @@ function allowedValues(errors: ErrorObject[]): Map<string, unknown[]> {
  * guests costs what its first few cost, and its 422 says that the check stopped there
  * (the answer lists the first MAX_LISTED_ERRORS of them).
  */
-export const MAX_FOUND_ERRORS = 50;
+const MAX_FOUND_ERRORS = 50;
 /** A list is checked this many items at a time, the event loop free between the slices. */
 const SLICE_ITEMS = 250;
 

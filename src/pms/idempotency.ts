@@ -8,7 +8,7 @@ import { sha256Hex } from '../domain/ids.js';
 import { NO_HOOKS, type TransactionHooks } from '../roster/roster-service.js';
 
 /** docs/pms-interface.md, "Idempotency": a key lives 24 hours. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Identifies a request for idempotency (docs/pms-interface.md, "Idempotency"): the key,
@@ -129,7 +129,7 @@ export async function requestFingerprintInSlices(method: string, path: string, b
  * Throws StoredResponse (replay) or 422 IDEMPOTENCY_KEY_REUSED when the key has a live
  * record; the caller's transaction then rolls back.
  */
-export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope, nowMs: number): Promise<void> {
+async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope, nowMs: number): Promise<void> {
   const now = new Date(nowMs).toISOString();
   let inserted: boolean;
   try {
@@ -153,7 +153,7 @@ export async function claimIdempotencyKey(trx: DbOrTrx, scope: IdempotencyScope,
 }
 
 /** Stores the 2xx response on the record claimed earlier in the same transaction (docs/pms-interface.md, "Idempotency": only 2xx are stored). */
-export async function storeIdempotentResponse(trx: DbOrTrx, scope: IdempotencyScope, statusCode: number, body: string, nowMs: number): Promise<void> {
+async function storeIdempotentResponse(trx: DbOrTrx, scope: IdempotencyScope, statusCode: number, body: string, nowMs: number): Promise<void> {
   await repo.storeResponse(trx, {
     apiKeyId: scope.apiKeyId,
     key: scope.key,

@@ -42,7 +42,7 @@ const ROSTER_CONFLICTS = new Set(['ROOM_OCCUPIED', 'GUEST_ALREADY_CHECKED_IN']);
 type KeyMode = 'live' | 'test';
 
 /** What the checklist needs of one request-log row of a key. */
-export interface Observation {
+interface Observation {
   pairId: string;
   mode: KeyMode;
   endpoint: PmsEndpoint;
@@ -77,7 +77,7 @@ function movedRoom(row: LoggedRequest, mode: KeyMode): boolean {
 }
 
 /** The row as the checklist sees it; null for a row of no key or of no PMS endpoint. */
-export function observe(row: LoggedRequest): Observation | null {
+function observe(row: LoggedRequest): Observation | null {
   if (!row.keyId || !row.mode || !row.endpoint) return null;
   const ok = row.statusCode >= 200 && row.statusCode < 300;
   const answer = row.statusCode === 409 || row.statusCode === 429 ? parsed(row.responseBody) : null;
@@ -136,14 +136,14 @@ function shownAfter(o: Observation, before: PendingAnswer): ChecklistItem | null
   return before.allowed_at !== null && o.at >= before.allowed_at ? 'retry_after_honoured' : null;
 }
 
-export interface ChecklistChanges {
+interface ChecklistChanges {
   facts: ChecklistFact[];
   /** Waiting answers to store (`keep`) or to drop, by pendingKey. */
   pending: Map<string, { keep: boolean; answer: PendingAnswer }>;
 }
 
 /** Applies requests (in the order answered) to the answers waiting before them. */
-export function applyObservations(observations: Observation[], waitingBefore: PendingAnswer[]): ChecklistChanges {
+function applyObservations(observations: Observation[], waitingBefore: PendingAnswer[]): ChecklistChanges {
   const current = new Map(waitingBefore.map((p) => [pendingKey(p), p]));
   const changes: ChecklistChanges = { facts: [], pending: new Map() };
   const fact = (o: Observation, item: ChecklistItem): void => {

@@ -26,7 +26,7 @@ import { namesAGuest, objectSpans, ownText } from './request-log-guests.js';
 export const BODY_CAP_BYTES = 64 * 1024;
 
 /** The route whose 200 answers are stored as a digest (PMS_PREFIX + '/guests'). */
-export const ROSTER_ROUTE = '/api/pms/v1/:slug/guests';
+const ROSTER_ROUTE = '/api/pms/v1/:slug/guests';
 
 /** Names the digest a stored GET /guests answer is (the dashboard's `responseDigest`). */
 export const ROSTER_DIGEST = 'count-and-ids';
@@ -115,7 +115,7 @@ export function capBody(text: string, sha256: string | null = null, bytes: numbe
  * The first part of a cut body, ending before the object the cut fell in when neither it
  * nor an object around it names a guest: nothing is kept that erasure could not find.
  */
-export function withoutUnnamedTail(head: string): string {
+function withoutUnnamedTail(head: string): string {
   const spans = objectSpans(head);
   const tail = spans.find((s) => s.tail);
   if (!tail) return head;
@@ -130,7 +130,7 @@ export function withoutUnnamedTail(head: string): string {
  * is not kept: it is the PMS's identifier, chosen by the client, and may carry personal
  * data. An answer that is not such a document is kept as it is (then capped).
  */
-export function rosterDigest(response: string): string {
+function rosterDigest(response: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(response);

@@ -6,7 +6,7 @@ import { SecurityLog } from '../http/security-log.js';
 /** Rows a minute of requests no valid key sent, per client address (an IPv6 client by its /64). */
 export const UNATTRIBUTED_ROWS_PER_ADDRESS = 20;
 /** Rows a minute of such requests from all addresses together: many addresses must not fill the disk either. */
-export const UNATTRIBUTED_ROWS_IN_ALL = 600;
+const UNATTRIBUTED_ROWS_IN_ALL = 600;
 const WINDOW_MS = 60_000;
 /** Addresses remembered at once; a flood from many addresses resets the memory rather than growing it. */
 const MAX_TRACKED = 10_000;

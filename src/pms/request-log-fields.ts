@@ -9,13 +9,13 @@
 //   19 KB query, User-Agent and Idempotency-Key) in a row kept 90 days.
 
 /** The most bytes of a path, of a query string, of a User-Agent or of an idempotency key a row keeps. */
-export const FIELD_CAP_BYTES = 256;
+const FIELD_CAP_BYTES = 256;
 
 /** A slug is at most 63 characters (domain/accounts.ts): a longer one names no hotel. */
 export const SLUG_CAP_BYTES = 64;
 
 /** Appended to a field that was cut: no slug, key or path of the service's own contains it. */
-export const CUT_MARK = '…';
+const CUT_MARK = '…';
 
 /** A field as stored, and its full size in bytes when it was cut (null: stored whole). */
 export interface CappedText {
@@ -24,7 +24,7 @@ export interface CappedText {
 }
 
 /** `text` whole up to `max` bytes of UTF-8, else its first part (at most `max` bytes, a character never split) and `…`. */
-export function capText(text: string, max = FIELD_CAP_BYTES): CappedText {
+function capText(text: string, max = FIELD_CAP_BYTES): CappedText {
   // A string of n UTF-16 units takes at most 3n bytes: most fields need no encoding at all.
   if (text.length * 3 <= max) return { text, bytes: null };
   const size = Buffer.byteLength(text, 'utf8');

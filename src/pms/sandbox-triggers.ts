@@ -16,10 +16,10 @@ import { normalizeRoomNumber } from '../domain/guest.js';
 const RATE_LIMIT_HEADERS = Object.keys(exhaustedLimit(ENDPOINT_LIMITS.checkin, 0).headers);
 
 /** The reserved prefix: no trigger value is anything but it followed by what it answers. */
-export const TRIGGER_PREFIX = 'innsync-test-';
+const TRIGGER_PREFIX = 'innsync-test-';
 
 /** The trigger values, as sent (room numbers are trimmed first, both compared in NFKC form). */
-export const TRIGGERS = {
+const TRIGGERS = {
   /** roomNumber: check-in, update (a move) or a sync list item into a room another guest holds. */
   roomOccupied: `${TRIGGER_PREFIX}409`,
   /** pmsGuestId: a check-in of a guest already in house. */
@@ -33,7 +33,7 @@ export const TRIGGERS = {
 } as const;
 
 /** The made-up guest a rehearsed ROOM_OCCUPIED names as the room's holder. */
-export const SANDBOX_HOLDER = { pmsGuestId: `${TRIGGER_PREFIX}holder`, lastName: 'Sandbox' } as const;
+const SANDBOX_HOLDER = { pmsGuestId: `${TRIGGER_PREFIX}holder`, lastName: 'Sandbox' } as const;
 
 /** What a request of the test key carries that a trigger may name. */
 export interface TriggerInput {

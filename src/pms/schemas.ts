@@ -64,7 +64,7 @@ export const GuestObject = Type.Object(
 );
 
 const Change = Type.Object({ from: Type.Unknown(), to: Type.Unknown() });
-export const Changes = Type.Record(Type.String(), Change, {
+const Changes = Type.Record(Type.String(), Change, {
   description: 'One member per modified field, each {from, to}; from is null when the field had no value; empty when nothing changed.',
 });
 

@@ -47,7 +47,7 @@ export function setupDone(): ApiError {
 }
 
 /** At most this many accounts of one e-mail are tried by a login that names no hotel. */
-export const MAX_LOGIN_ACCOUNTS = 20;
+const MAX_LOGIN_ACCOUNTS = 20;
 
 /**
  * Every login answers no sooner than this many password checks take, whatever the

@@ -10,7 +10,7 @@ import ipaddr from 'ipaddr.js';
  * translated form) are their own ranges and refused, and IPv6 must be global unicast
  * (2000::/3), which also refuses the deprecated IPv4-compatible form `::a.b.c.d`.
  */
-export function isPublicAddress(address: string): boolean {
+function isPublicAddress(address: string): boolean {
   const bare = address.replace(/^\[(.*)\]$/, '$1');
   if (!ipaddr.isValid(bare)) return false;
   let ip = ipaddr.parse(bare);

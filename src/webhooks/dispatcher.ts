@@ -10,23 +10,23 @@ import type { EndpointRules } from './endpoints.js';
 import { signedHeaders } from './signing.js';
 
 /** A 2xx within this time is a success; anything else is retried. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** Retried for at least this long after the event, then given up. */
-export const GIVE_UP_AFTER_MS = 3 * 24 * 3600_000;
+const GIVE_UP_AFTER_MS = 3 * 24 * 3600_000;
 /** The first retry comes within about a second, then the wait doubles up to an hour. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 3600_000;
 /** A claim lasts past the delivery's time limit; a sender that stalls longer loses it to another. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 /** Deliveries under way at once from this sender, each the head of its own endpoint's queue (per hotel: WEBHOOK_MAX_ENDPOINTS_PER_HOTEL). */
-export const MAX_IN_FLIGHT = 200;
+const MAX_IN_FLIGHT = 200;
 /** Deliveries claimed by one query at most. */
 const CLAIM_BATCH = 50;
 /** Deliveries due later (retries, other instances' events) are looked for this often. */
 const POLL_MS = 1_000;
 
 /** The wait before attempt `attempts + 1`: doubling, capped, with jitter (half to all of it), so receivers that come back are not hit by every sender at once. */
-export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
+function retryDelayMs(attempts: number, random: () => number = Math.random): number {
   const full = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(full * (0.5 + random() / 2));
 }

@@ -145,10 +145,10 @@ export async function getJson(agent: Agent | undefined, url: string, key?: strin
   return readResponse(await request(url, { method: 'GET', ...(agent ? { dispatcher: agent } : {}), headers: key ? { authorization: `Bearer ${key}` } : {} }));
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
-export function accepts(port: number): Promise<boolean> {
+function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host: '127.0.0.1' });
     socket.once('connect', () => {

@@ -1,1 +1,1 @@
-export { CHROMIUM_PATH, launchChromium as launchBrowser, logInToDashboard } from '../../scripts/chromium.js';
+export { launchChromium as launchBrowser, logInToDashboard } from '../../scripts/chromium.js';

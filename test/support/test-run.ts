@@ -11,13 +11,13 @@ export const RUN_MARK = 'INNSYNC_TEST_RUN';
 /** In the environment of everything one test file starts: `<run id>:<test process pid>`. */
 export const FILE_MARK = 'INNSYNC_TEST_FILE';
 /** The factor every timeout of the suite is multiplied by (set once per run, see timeScale). */
-export const SCALE_VAR = 'INNSYNC_TEST_TIME_SCALE';
+const SCALE_VAR = 'INNSYNC_TEST_TIME_SCALE';
 
 /**
  * The factor timeouts get on this machine now: TEST_TIME_SCALE when set, else the load per
  * core (1 on a quiet machine, at most 4 on one loaded several times over).
  */
-export function machineTimeScale(env: NodeJS.ProcessEnv = process.env): number {
+function machineTimeScale(env: NodeJS.ProcessEnv = process.env): number {
   const set = Number(env.TEST_TIME_SCALE);
   if (Number.isFinite(set) && set > 0) return set;
   const perCore = os.loadavg()[0]! / Math.max(1, os.availableParallelism());

@@ -29,7 +29,7 @@ export function setCsrfRefresher(fn) {
 }
 
 /** An error answer of the API (or a network failure, status 0), with the envelope's members. */
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, body, retryAfter) {
     super(body?.message ? serverMessage(body.message) : t('The server answered HTTP {status}.', { status }));
     this.name = 'ApiError';
@@ -57,7 +57,7 @@ export function query(params) {
  * Options: body (JSON-encoded), signal, authRedirect (false for login/setup, whose 401
  * means "wrong password" and not "session gone").
  */
-export async function request(method, path, { body, signal, authRedirect = true, retried = false, background = false } = {}) {
+async function request(method, path, { body, signal, authRedirect = true, retried = false, background = false } = {}) {
   const headers = { Accept: 'application/json' };
   // A refetch the page makes by itself (after a live event) does not count as the user
   // being active: the session's idle expiry keeps running (docs/dashboard.md).

@@ -84,7 +84,7 @@ export function guestName(g) {
   return g.firstName ? `${g.lastName}, ${g.firstName}` : (g.lastName ?? '');
 }
 
-export const sourceLabel = (source) => (source === 'pms' ? t('PMS') : t('Walk-in'));
+const sourceLabel = (source) => (source === 'pms' ? t('PMS') : t('Walk-in'));
 
 export function sourceBadge(source) {
   return h('span', { class: ['badge', source === 'pms' ? 'badge-pms' : 'badge-walkin'] }, sourceLabel(source));

@@ -47,7 +47,7 @@ function attrsOf(rule) {
   return attrs;
 }
 
-export const GUEST_FIELDS = PRESENTATION.map((p) => {
+const GUEST_FIELDS = PRESENTATION.map((p) => {
   const rule = GUEST_RULES[p.name] ?? { required: false, input: 'text' };
   return { ...p, type: p.type ?? rule.input, required: rule.required, attrs: attrsOf(rule), codes: rule.codes };
 });

@@ -5,7 +5,7 @@ import { field } from './ui.js';
 import { t } from './i18n.js';
 
 /** The IANA time zones this browser knows, and the one it runs in. */
-export function timeZones() {
+function timeZones() {
   const own = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
   const all = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [own];
   return { own, all: [...new Set(['UTC', ...all, own])].sort() };

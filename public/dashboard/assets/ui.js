@@ -27,7 +27,7 @@ export function clearAlert() {
 }
 
 /** The alert content for an ApiError: its message, and the request id for support. */
-export function errorContent(err, prefix) {
+function errorContent(err, prefix) {
   const text = prefix ? `${prefix}: ${err.message}` : err.message;
   return [text, err.requestId ? h('span', { class: 'request-id' }, ` (${t('request {id}', { id: err.requestId })})`) : null];
 }
@@ -166,7 +166,7 @@ export function controlFor(form, name) {
 }
 
 /** Marks one control invalid and shows the message under it (wired with aria-describedby). */
-export function setFieldError(control, message) {
+function setFieldError(control, message) {
   const wrapper = control.closest('.field') ?? control.parentElement;
   let error = wrapper.querySelector('.field-error');
   if (!error) {
@@ -254,7 +254,7 @@ function fieldMessage(form, control, e) {
 }
 
 /** "Room 101 is occupied by Smith (PMS guest P-1, since Fri 20 Nov)" */
-export function roomOccupiedMessage(room, currentGuest) {
+function roomOccupiedMessage(room, currentGuest) {
   if (!currentGuest) return t('Room {room} is occupied by another guest.', { room });
   const params = { room, name: currentGuest.lastName, id: currentGuest.pmsGuestId, since: formatDate(currentGuest.checkInDate) };
   return currentGuest.pmsGuestId

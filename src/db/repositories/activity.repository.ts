@@ -6,7 +6,7 @@ import { compiledInsertRows } from '../shapes.js';
 /** Every action an activity entry records (docs/pms-interface.md, "Request and activity logs"; `guest.erased`: README.md, Personal data). */
 export const ACTIVITY_ACTIONS = ['guest.checked_in', 'guest.updated', 'guest.room_moved', 'guest.checked_out', 'sync.completed', 'guest.erased'] as const;
 
-export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
+type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
 
 export interface Actor {
   type: 'pms' | 'staff' | 'system';

@@ -81,7 +81,7 @@ export async function setActivityChanges(trx: DbOrTrx, hotelId: string, id: stri
 }
 
 /** `%` and `_` in a searched value match themselves. */
-export function containsPattern(text: string): string {
+function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
@@ -128,7 +128,7 @@ export function requestLogNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestR
  * whole key (key, hotel) for each key: one `in` list on the first column of the primary
  * key, never the hotel's prefix (docs/architecture.md, Request log storage).
  */
-export function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
+function bodiesNamingQuery(db: DbOrTrx, hotelId: string, refs: GuestRef[]) {
   const keys = guestKeys(hotelId, refs);
   if (keys.length === 0) throw new Error('bodiesNamingQuery: no guest reference given');
   if (isPostgres(db))

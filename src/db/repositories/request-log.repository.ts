@@ -227,7 +227,7 @@ async function storeSqliteBodies(trx: DbOrTrx, fresh: BodyToStore[]): Promise<vo
 }
 
 /** The texts of these stored bodies of a hotel, by address. */
-export async function readBodies(db: DbOrTrx, hotelId: string, addresses: Array<string | null | undefined>): Promise<Map<string, string>> {
+async function readBodies(db: DbOrTrx, hotelId: string, addresses: Array<string | null | undefined>): Promise<Map<string, string>> {
   const wanted = [...new Set(addresses.filter((a): a is string => typeof a === 'string'))];
   const out = new Map<string, string>();
   for (let i = 0; i < wanted.length; i += BODIES_PER_STATEMENT) {

@@ -150,7 +150,7 @@ async function numberEvents(trx: DbOrTrx, hotelId: string, count: number): Promi
 }
 
 /** An enabled endpoint and the event types it wants (null: all). */
-export interface SubscribedEndpoint {
+interface SubscribedEndpoint {
   id: string;
   types: string[] | null;
 }

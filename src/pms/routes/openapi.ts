@@ -17,7 +17,7 @@ export function errorResponses(codes: ErrorCode[]) {
 export const COMMON_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'HTTPS_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
 
 /** What any write may answer, whatever its own errors. */
-export const POST_ERRORS: ErrorCode[] = [
+const POST_ERRORS: ErrorCode[] = [
   ...COMMON_ERRORS,
   'IDEMPOTENCY_KEY_REQUIRED',
   'IDEMPOTENCY_KEY_INVALID',
@@ -29,7 +29,7 @@ export const POST_ERRORS: ErrorCode[] = [
   'IDEMPOTENCY_KEY_REUSED',
 ];
 
-export const idempotencyHeader = {
+const idempotencyHeader = {
   type: 'object',
   properties: {
     'idempotency-key': {

@@ -9,7 +9,7 @@ import { formatList, formatTime, t, tk } from '../i18n.js';
 
 const PAGE = 50;
 
-export const ACTION_LABELS = {
+const ACTION_LABELS = {
   'guest.checked_in': tk('Checked in'),
   'guest.updated': tk('Updated'),
   'guest.room_moved': tk('Room moved'),
@@ -147,7 +147,7 @@ export function activityView(ctx) {
 const MODES = { live: tk('live'), test: tk('test') };
 
 /** "PMS · key key_1 · live", the staff email, or "System". */
-export function actorText(e) {
+function actorText(e) {
   if (e.actorType === 'pms')
     return [t('PMS'), e.actor?.keyId ? t('key {id}', { id: e.actor.keyId }) : null, e.actor?.mode && t(MODES[e.actor.mode] ?? e.actor.mode)]
       .filter(Boolean)

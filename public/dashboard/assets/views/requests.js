@@ -13,11 +13,11 @@ const PAGE = 50;
 /** The log keeps seconds: requests a second apart are told apart. */
 const SECONDS = { seconds: true };
 
-export const MODE_LABELS = { live: tk('live'), test: tk('test') };
+const MODE_LABELS = { live: tk('live'), test: tk('test') };
 const modeLabel = (mode) => (MODE_LABELS[mode] ? t(MODE_LABELS[mode]) : mode);
 
 /** status-2xx … status-5xx; 429 gets its own class (rate limited, not a client bug). */
-export function statusClass(code) {
+function statusClass(code) {
   if (code === 429) return 'status-429';
   if (code >= 500) return 'status-5xx';
   if (code >= 400) return 'status-4xx';
@@ -289,7 +289,7 @@ function payload(title, name, body, note) {
 const CAP = 64 * 1024;
 
 /** 812 bytes, 64 KiB, 7.4 MiB. */
-export function formatBytes(n) {
+function formatBytes(n) {
   if (n < 1024) return t('{n} bytes', { n });
   const number = (v, digits) => v.toLocaleString(currentLanguage(), { minimumFractionDigits: digits, maximumFractionDigits: digits });
   if (n < 1024 * 1024) return t('{size} KiB', { size: number(n / 1024, n % 1024 === 0 ? 0 : 1) });
@@ -306,14 +306,14 @@ function cutNote(bytes, sha256) {
   return t('Cut: the first {shown} of {size} are shown; SHA-256 of the whole: {sha256}.', { shown: formatBytes(CAP), size: formatBytes(bytes), sha256 });
 }
 
-export function requestNote(r) {
+function requestNote(r) {
   const withheld = withheldNote(r, r.requestBytes);
   if (withheld) return withheld;
   if (r.requestCut) return cutNote(r.requestBytes, r.requestSha256);
   return null;
 }
 
-export function responseNote(r) {
+function responseNote(r) {
   const withheld = withheldNote(r, r.responseBytes);
   if (withheld) return withheld;
   if (r.responseDigest === 'count-and-ids') {
