@@ -108,7 +108,7 @@ describe('accessibility of every page (axe-core)', () => {
   async function seed(): Promise<void> {
     const admin = await DashboardClient.loggedIn(t, ADMIN, PASSWORD);
     await adminSeed(admin);
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const stays = [
       { pmsGuestId: 'A11Y-ARRIVE', roomNumber: '101', lastName: 'Arrival', checkInDate: today, checkOutDate: plusDays(2), adults: 2, children: 1 },
       { pmsGuestId: 'A11Y-DEPART', roomNumber: '102', lastName: 'Departure', checkInDate: plusDays(-3), checkOutDate: today },

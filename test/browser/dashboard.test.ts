@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchBrowser, logInToDashboard } from '../support/browser.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer, databaseEnv } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
@@ -35,12 +35,8 @@ async function newPage(browser: Browser): Promise<{ context: BrowserContext; pag
   return { context, page, errors };
 }
 
-async function logIn(page: Page, baseUrl: string, email: string): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard/#/login`);
-  await page.locator('input[name=email]').fill(email);
-  await page.locator('input[name=password]').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await expect.poll(() => page.url()).toMatch(/#\/board$/);
+function logIn(page: Page, baseUrl: string, email: string): Promise<void> {
+  return logInToDashboard(page, baseUrl, email, PASSWORD);
 }
 
 describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
@@ -145,9 +141,9 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       // The test-key check-in is sent first: when the live one's tile is there, the
       // test one's event would have been delivered before it, had there been one.
-      const sandbox = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-TEST-1', '701', 'Sandbox'), { key: t.keys.test });
+      const sandbox = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-TEST-1', '701', 'Sandbox'), { key: t.keys.test });
       expect(sandbox.status).toBe(200);
-      const live = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIVE-1', '702', 'Lovelace'), {});
+      const live = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-LIVE-1', '702', 'Lovelace'), {});
       expect(live.status).toBe(200);
 
       const tile = page.locator('[data-room="702"]');
@@ -207,7 +203,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('a receptionist adds a walk-in guest; a taken room shows the conflict next to the room field, naming who holds it', async () => {
-    const held = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-HOLD-1', '801', 'Holder'), {});
+    const held = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-HOLD-1', '801', 'Holder'), {});
     expect(held.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -245,7 +241,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('staff check out a PMS guest only after a confirmation saying the PMS will send it again on its next sync', async () => {
-    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-OUT-1', '851', 'Departing'), {});
+    const pms = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-OUT-1', '851', 'Departing'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -257,7 +253,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await dialog.waitFor();
       expect(await dialog.innerText()).toMatch(/send this guest again on its next sync/);
       await dialog.getByRole('button', { name: 'Cancel' }).click();
-      const listed = async () => ((await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=P-OUT-1`)).body.guests as unknown[]).length;
+      const listed = async () => ((await t.api('GET', `${t.pmsBase}/guests?pmsGuestId=P-OUT-1`)).body.guests as unknown[]).length;
       expect(await listed()).toBe(1);
 
       await page.locator('button[data-action="checkout"]').click();
@@ -270,7 +266,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('Craft: works with the keyboard alone: log in, reach a room tile with Tab, open it with Enter, open and close the check-out dialog with Escape', async () => {
-    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-KEY-1', '861', 'Keyboard'), {});
+    const pms = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-KEY-1', '861', 'Keyboard'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -302,7 +298,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await page.locator('dialog[open]').waitFor();
       await page.keyboard.press('Escape');
       await expect.poll(() => page.locator('dialog[open]').count()).toBe(0);
-      const listed = await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=P-KEY-1`);
+      const listed = await t.api('GET', `${t.pmsBase}/guests?pmsGuestId=P-KEY-1`);
       expect(listed.body.guests).toHaveLength(1);
       expect(errors).toEqual([]);
     } finally {
@@ -311,7 +307,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('Craft: readable at 1280 px and on a tablet (820 px): no page scrolls sideways, tiles keep their size', async () => {
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-WIDE-1', '871', 'Wide'), {})).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, guest('P-WIDE-1', '871', 'Wide'), {})).status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
       await logIn(page, t.baseUrl, admin);
@@ -341,7 +337,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   it('the list sorts by a column both ways and filters as the receptionist types; a guest detail shows every field and the room history of a move made by the PMS', async () => {
     const tag = engine === 'sqlite' ? 'Sq' : 'Pg';
     const a = await t.post(
-      `/api/pms/v1/${t.slug}/guests/checkin`,
+      `${t.pmsBase}/guests/checkin`,
       {
         ...guest('P-LIST-A', '1201', `Aardvark${tag}`),
         email: 'aardvark@guest.example',
@@ -353,9 +349,9 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       },
       {},
     );
-    const z = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIST-Z', '1202', `Zebra${tag}`), {});
+    const z = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-LIST-Z', '1202', `Zebra${tag}`), {});
     expect([a.status, z.status]).toEqual([200, 200]);
-    const moved = await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'P-LIST-A', roomNumber: '1203' }, {});
+    const moved = await t.post(`${t.pmsBase}/guests/update`, { pmsGuestId: 'P-LIST-A', roomNumber: '1203' }, {});
     expect(moved.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -421,7 +417,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       page.on('framenavigated', (frame) => {
         if (frame === page.mainFrame()) navigations++;
       });
-      expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-LIVELOG-1', '1302', 'Livelog'), {})).status).toBe(200);
+      expect((await t.post(`${t.pmsBase}/guests/checkin`, guest('P-LIVELOG-1', '1302', 'Livelog'), {})).status).toBe(200);
       const entry = page.locator('li.activity-entry[data-actor-type="pms"]', { hasText: 'Livelog' });
       await entry.waitFor({ timeout: scaled(5_000) });
       expect(await page.locator('li.activity-entry').first().innerText()).toContain('Livelog');
@@ -435,7 +431,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('the activity log shows a pms entry (key id, live) and a staff entry (the user) side by side', async () => {
-    const pms = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest('P-ACT-1', '901', 'Activity'), {});
+    const pms = await t.post(`${t.pmsBase}/guests/checkin`, guest('P-ACT-1', '901', 'Activity'), {});
     expect(pms.status).toBe(200);
     const { context, page, errors } = await newPage(browser);
     try {
@@ -476,7 +472,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       const testKey = (await page.locator('code[data-key="test"]').innerText()).trim();
       expect(liveKey).toMatch(/^pms_live_/);
       expect(testKey).toMatch(/^pms_test_/);
-      const listed = await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: liveKey });
+      const listed = await t.api('GET', `${t.pmsBase}/guests`, { key: liveKey });
       expect(listed.status).toBe(200);
 
       // Shown once: after leaving the page and coming back, no plain key is on it.
@@ -491,8 +487,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await row.getByRole('button', { name: 'Revoke' }).click();
       await page.getByRole('button', { name: 'Revoke key pair' }).click();
       await expect.poll(() => row.getAttribute('data-status')).toBe('revoked');
-      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: liveKey })).status).toBe(401);
-      expect((await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: testKey })).status).toBe(401);
+      expect((await t.api('GET', `${t.pmsBase}/guests`, { key: liveKey })).status).toBe(401);
+      expect((await t.api('GET', `${t.pmsBase}/guests`, { key: testKey })).status).toBe(401);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
@@ -500,7 +496,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   });
 
   it('the request-log explorer shows a 422 check-in with its payload and response', async () => {
-    const bad = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, {
+    const bad = await t.api('POST', `${t.pmsBase}/guests/checkin`, {
       idempotencyKey: uniqueKey(),
       body: { pmsGuestId: 'P-BAD-1', lastName: 'Broken', roomNumber: '990', checkInDate: '2026-02-30', checkOutDate: '2026-03-02' },
     });
@@ -534,9 +530,9 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   it('the request-log explorer marks an idempotent replay "replay", and its link leads to the original request\'s row', async () => {
     const idempotencyKey = uniqueKey('replay');
     const body = { pmsGuestId: `P-REPLAY-${engine}`, lastName: 'Again', roomNumber: `RP-${engine}`, checkInDate: '2026-11-23', checkOutDate: '2026-11-25' };
-    const first = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, { idempotencyKey, body });
+    const first = await t.api('POST', `${t.pmsBase}/guests/checkin`, { idempotencyKey, body });
     expect(first.status).toBe(200);
-    const again = await t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, { idempotencyKey, body });
+    const again = await t.api('POST', `${t.pmsBase}/guests/checkin`, { idempotencyKey, body });
     expect(again.body._idempotent).toBe(true);
     const originalId = first.body.requestId as string;
     // The replay's own id is its row's: the answer repeats the original's requestId.
@@ -576,7 +572,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
   it('the request-log explorer lists a request no valid key sent only under "No valid key", marked, with its cut User-Agent and full size', async () => {
     const ua = `explorer-${'u'.repeat(400)}`;
-    const denied = await t.api('GET', `/api/pms/v1/${t.slug}/guests`, { key: 'not-a-key', headers: { 'user-agent': ua } });
+    const denied = await t.api('GET', `${t.pmsBase}/guests`, { key: 'not-a-key', headers: { 'user-agent': ua } });
     expect(denied.status).toBe(401);
     await loggedRows(t.server.database.db, [denied.body.requestId as string]);
     const { context, page, errors } = await newPage(browser);

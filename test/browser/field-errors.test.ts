@@ -71,7 +71,7 @@ describe('field errors in plain words (walk-in, guest edit, staff)', { timeout: 
   }
 
   const storedGuest = async (roomNumber: string) => {
-    const list = await t.api('GET', `/api/pms/v1/${t.slug}/guests?roomNumber=${encodeURIComponent(roomNumber)}`);
+    const list = await t.api('GET', `${t.pmsBase}/guests?roomNumber=${encodeURIComponent(roomNumber)}`);
     return list.body.guests[0] as Record<string, unknown> | undefined;
   };
 

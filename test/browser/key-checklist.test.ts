@@ -26,7 +26,7 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
   });
 
   it('shows the base URL, a curl line without the real key, the API reference and what the test key has shown', async () => {
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const g = guest();
     const key = { key: t.keys.test };
     expect((await t.post(`${base}/guests/checkin`, g, key)).status).toBe(200);

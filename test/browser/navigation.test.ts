@@ -17,7 +17,7 @@ describe('going back from a guest', () => {
     browser = await launchBrowser();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, 'desk@nav.example', 'receptionist', PASSWORD);
-    await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: 'NAV-1', lastName: 'Navigator', roomNumber: '12' }));
+    await t.post(`${t.pmsBase}/guests/checkin`, guest({ pmsGuestId: 'NAV-1', lastName: 'Navigator', roomNumber: '12' }));
   });
   afterAll(async () => {
     await browser?.close();

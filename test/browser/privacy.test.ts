@@ -53,7 +53,7 @@ describe.each(testEngines())('personal data in the browser (%s)', (engine) => {
       phone: '+4930555123',
       email: `p.${id.toLowerCase()}@example.org`,
     };
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const checkedIn = await t.post(`${base}/guests/checkin`, guest({ ...p, roomNumber: `B${id}` }));
     const guestId = checkedIn.body.guestId as string;
     await t.post(`${base}/guests/update`, { pmsGuestId: p.pmsGuestId, phone: '+4930555999' });

@@ -30,9 +30,9 @@ describe("the guest page's room history", () => {
     const arrival = plusDays(today, -3);
     const departure = plusDays(today, 2);
     const stay = guest({ pmsGuestId: 'H-1', roomNumber: '305', checkInDate: arrival, checkOutDate: departure });
-    const checkedIn = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, stay);
+    const checkedIn = await t.post(`${t.pmsBase}/guests/checkin`, stay);
     expect(checkedIn.status).toBe(200);
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'H-1', roomNumber: '401' })).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/update`, { pmsGuestId: 'H-1', roomNumber: '401' })).status).toBe(200);
     const moves = (await t.server.database.db.selectFrom('room_assignments').select(['room_number', 'assigned_at']).orderBy('assigned_at').execute()).map(
       (r) => r.assigned_at,
     );

@@ -36,7 +36,7 @@ describe("the board's day", () => {
       { pmsGuestId: 'LATE', roomNumber: '103', lastName: 'Overdue', checkInDate: plusDays(today, -4), checkOutDate: plusDays(today, -1) },
       { pmsGuestId: 'STAY', roomNumber: '104', lastName: 'Staying', checkInDate: plusDays(today, -1), checkOutDate: plusDays(today, 3), adults: 1 },
     ];
-    for (const s of stays) expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest(s))).status).toBe(200);
+    for (const s of stays) expect((await t.post(`${t.pmsBase}/guests/checkin`, guest(s))).status).toBe(200);
   });
   afterAll(async () => {
     await browser?.close();

@@ -65,7 +65,7 @@ describe('the walk-in form sends the code of the language and country typed, or 
   }
 
   const storedGuest = async (roomNumber: string) => {
-    const list = await t.api('GET', `/api/pms/v1/${t.slug}/guests?roomNumber=${roomNumber}`);
+    const list = await t.api('GET', `${t.pmsBase}/guests?roomNumber=${roomNumber}`);
     return list.body.guests[0] as { language: string | null; nationality: string | null } | undefined;
   };
 

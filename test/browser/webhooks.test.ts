@@ -64,7 +64,7 @@ describe.each(testEngines())('the Webhooks page (%s)', (engine) => {
       await panel.getByRole('button', { name: 'Send a test event' }).click();
       await expect.poll(() => receiver.accepted().map((r) => r.body.type)).toEqual(['webhook.test']);
 
-      await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: 'BROWSER-HOOK' }));
+      await t.post(`${t.pmsBase}/guests/checkin`, guest({ pmsGuestId: 'BROWSER-HOOK' }));
       await expect.poll(() => receiver.accepted().map((r) => r.body.type)).toEqual(['webhook.test', 'guest.checked_in']);
 
       // The list shows both deliveries; "Send again" on the check-in delivers it once more, same webhook-id.

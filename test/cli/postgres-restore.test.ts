@@ -53,7 +53,7 @@ describe.runIf(testEngines().includes('postgres'))('PostgreSQL restore as docs/b
       // The source: a server on PostgreSQL, filled through the HTTPS API.
       const t = await startTestServer('postgres');
       const sourceUrl = directDatabaseUrl(t.config);
-      const base = `/api/pms/v1/${t.slug}`;
+      const base = `${t.pmsBase}`;
       const stays = [guest({ pmsGuestId: 'PMS-STAYING' }), guest({ pmsGuestId: 'PMS-UPDATED' }), guest({ pmsGuestId: 'PMS-LEFT' })];
       for (const g of stays) expect((await t.post(`${base}/guests/checkin`, g)).status).toBe(200);
       expect((await t.post(`${base}/guests/update`, { pmsGuestId: 'PMS-UPDATED', firstName: 'Grace' })).status).toBe(200);

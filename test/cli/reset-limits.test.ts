@@ -13,7 +13,7 @@ describe.each(testEngines())('innsync key reset-limits (%s)', (engine) => {
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 

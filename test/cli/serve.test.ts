@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
-import { createTestStorage, guest, testEngines } from '../support/harness.js';
+import { createTestStorage, guest, testEngines, pmsBase } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
 import { lines, postJson, spawnServe, storageEnv, trustingAgent, waitForExit, waitForHttps, type ServeProcess, type Storage } from './cli-helpers.js';
 
@@ -98,7 +98,7 @@ function checkInConnectionClose(port: number, ca: string, slug: string, key: str
         ca,
         agent: false,
         method: 'POST',
-        path: `/api/pms/v1/${slug}/guests/checkin`,
+        path: `${pmsBase(slug)}/guests/checkin`,
         headers: { connection: 'close', authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': `close-${Date.now()}` },
       },
       (res) => {

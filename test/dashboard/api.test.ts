@@ -27,7 +27,7 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     admin = await addStaffUser(db(), t.slug, `admin-${engine}@api.example`, 'admin');
     desk = await addStaffUser(db(), t.slug, `desk-${engine}@api.example`, 'receptionist');
     adminClient = await DashboardClient.loggedIn(t, admin.email);

@@ -38,7 +38,7 @@ describe.each(testEngines())('the front-desk display session (%s)', (engine) => 
     t = await startTestServer(engine);
     await addStaffUser(db(), t.slug, 'admin@display.example', 'admin');
     display = await displayLogin('admin@display.example');
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: 'D-1', roomNumber: '101', lastName: 'Shown' }))).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, guest({ pmsGuestId: 'D-1', roomNumber: '101', lastName: 'Shown' }))).status).toBe(200);
   });
   afterAll(async () => {
     await t?.close();
@@ -69,7 +69,7 @@ describe.each(testEngines())('the front-desk display session (%s)', (engine) => 
       adults: 2,
       children: 1,
     });
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, full)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, full)).status).toBe(200);
     const boardFields = [
       'adults',
       'anonymisedAt',
@@ -96,7 +96,7 @@ describe.each(testEngines())('the front-desk display session (%s)', (engine) => 
     const stream = await display.events();
     try {
       expect((await stream.next()).event).toBe('ready');
-      expect((await t.post(`/api/pms/v1/${t.slug}/guests/update`, { pmsGuestId: 'D-2', phone: '+4930999999' })).status).toBe(200);
+      expect((await t.post(`${t.pmsBase}/guests/update`, { pmsGuestId: 'D-2', phone: '+4930999999' })).status).toBe(200);
       const event = await stream.next();
       expect(event.event).toBe('roster');
       for (const change of event.data.changes) expect(Object.keys(change).sort()).toEqual(['action', 'guestId', 'pmsGuestId', 'roomNumber']);

@@ -31,14 +31,14 @@ describe.each(testEngines())('dashboard hardening (%s)', (engine) => {
       await admin.post('/keys/a%00b/revoke'),
       await admin.post('/guests', { lastName: 'A\u0000B', roomNumber: '1', checkInDate: '2026-11-23', checkOutDate: '2026-11-24' }),
       await send(t, 'POST', `${DASHBOARD_API}/login`, { body: { email: 'x\u0000@y.example', password: 'whatever-password' } }),
-      await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, {
+      await t.post(`${t.pmsBase}/guests/checkin`, {
         pmsGuestId: 'NUL-1',
         lastName: 'A\u0000B',
         roomNumber: '1',
         checkInDate: '2026-11-23',
         checkOutDate: '2026-11-24',
       }),
-      await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=a%00b`),
+      await t.api('GET', `${t.pmsBase}/guests?pmsGuestId=a%00b`),
     ];
     for (const res of answers) {
       expect(res.status, res.text).toBeGreaterThanOrEqual(400);

@@ -12,7 +12,7 @@ import {
   type EventStream,
   type SseEvent,
 } from '../support/dashboard-client.js';
-import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { startTestServer, testEngines, type TestServer, pmsBase } from '../support/harness.js';
 
 // docs/dashboard.md Security, Isolation: every query is
 // scoped to the session user's hotel; another hotel's guest, key pair, request or user
@@ -58,7 +58,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
     adminB = await DashboardClient.loggedIn(t, adminBUser.email);
 
     // B's records: a PMS guest and a walk-in (in rooms A uses too), a key pair, logged requests, a user.
-    const baseB = `/api/pms/v1/${slugB}`;
+    const baseB = `${pmsBase(slugB)}`;
     const pmsB = await t.post(`${baseB}/guests/checkin`, pmsGuest('ISO-B-1', '1', 'Bravo'), { key: keysB.live });
     expect(pmsB.status).toBe(200);
     b.pmsGuest = pmsB.body.guestId as string;
@@ -74,7 +74,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
     b.pair = pairB.body.keyId as string;
 
     // A's records, in the same room numbers: rooms are per hotel.
-    const baseA = `/api/pms/v1/${t.slug}`;
+    const baseA = `${t.pmsBase}`;
     const pmsA = await t.post(`${baseA}/guests/checkin`, pmsGuest('ISO-A-1', '2', 'Alpha'), { key: t.keys.live });
     expect(pmsA.status).toBe(200);
     a.pmsGuest = pmsA.body.guestId as string;
@@ -141,7 +141,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
 
     expect(await snapshotB()).toEqual(before);
     // B works as before: its keys, its session, its guests.
-    const baseB = `/api/pms/v1/${slugB}`;
+    const baseB = `${pmsBase(slugB)}`;
     for (const key of [keysB.live, keysB.test]) expect((await t.api('GET', `${baseB}/guests`, { key })).status).toBe(200);
     expect((await adminB.get('/session')).status).toBe(200);
     expect((await adminB.get(`/guests/${b.walkIn}`)).body.guest).toMatchObject({ lastName: 'Bwalker', roomNumber: '2', status: 'active' });
@@ -237,7 +237,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       expect((await streamB.next()).event).toBe('ready');
 
       // B changes its roster three ways; B's stream hears each.
-      const baseB = `/api/pms/v1/${slugB}`;
+      const baseB = `${pmsBase(slugB)}`;
       const inB = await t.post(`${baseB}/guests/checkin`, pmsGuest('ISO-B-LIVE', '5', 'Bravolive'), { key: keysB.live });
       expect(inB.status).toBe(200);
       const walkB = await adminB.post('/guests', walkIn('6', 'Bwalklive'));
@@ -256,7 +256,7 @@ describe.each(testEngines())('dashboard isolation between hotels (%s)', (engine)
       ]);
 
       // Then A changes its roster: A hears its own change, and nothing of B before or after it.
-      const inA = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, pmsGuest('ISO-A-LIVE', '5', 'Alphalive'), { key: t.keys.live });
+      const inA = await t.post(`${t.pmsBase}/guests/checkin`, pmsGuest('ISO-A-LIVE', '5', 'Alphalive'), { key: t.keys.live });
       expect(inA.status).toBe(200);
       const heardA: SseEvent[] = [];
       while (!heardA.some((e) => e.event === 'roster' && e.data.changes[0].guestId === inA.body.guestId)) heardA.push(await streamA.next());

@@ -46,7 +46,7 @@ describe('go-live checklist of a key pair (dashboard JSON API)', () => {
 });
 
 async function checklistScenario(t: TestServer, engine: string, expect: ExpectStatic): Promise<void> {
-  const base = `/api/pms/v1/${t.slug}`;
+  const base = `${t.pmsBase}`;
   const { keyId, test: testKey, live: liveKey } = t.keys;
   const admin = await DashboardClient.loggedIn(t, (await addStaffUser(t.server.database.db, t.slug, `admin-${engine}@keys.example`, 'admin')).email);
   const desk = await DashboardClient.loggedIn(t, (await addStaffUser(t.server.database.db, t.slug, `desk-${engine}@keys.example`, 'receptionist')).email);

@@ -38,7 +38,7 @@ describe.each(testEngines())('dashboard live events and security headers (%s)', 
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     const user = await addStaffUser(db(), t.slug, `desk-${engine}@live.example`, 'receptionist');
     desk = await DashboardClient.loggedIn(t, user.email);
     const adminUser = await addStaffUser(db(), t.slug, `admin-${engine}@live.example`, 'admin');

@@ -155,13 +155,13 @@ describe.each(testEngines())('the room list (%s)', (engine) => {
 
   it('adopt: the rooms the roster has held that the list lacks are listed, then added; the PMS may still use any room', async () => {
     // A PMS guest in a room not on the list: accepted as before.
-    const inRoom = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ roomNumber: '777' }));
+    const inRoom = await t.post(`${t.pmsBase}/guests/checkin`, guest({ roomNumber: '777' }));
     expect(inRoom.status, inRoom.text).toBe(200);
-    const moved = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ roomNumber: '101' }));
+    const moved = await t.post(`${t.pmsBase}/guests/checkin`, guest({ roomNumber: '101' }));
     expect(moved.status, moved.text).toBe(200);
     const gone = guest({ roomNumber: 'Annex 2' });
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, gone)).status).toBe(200);
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: gone.pmsGuestId })).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, gone)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: gone.pmsGuestId })).status).toBe(200);
 
     const seen = await admin.get('/rooms/unlisted');
     expect(seen.status, seen.text).toBe(200);

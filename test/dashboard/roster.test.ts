@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import type { IssuedKeyPair } from '../../src/operations.js';
 import { addStaffUser, DashboardClient, type DashboardResponse } from '../support/dashboard-client.js';
-import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer, pmsBase } from '../support/harness.js';
 
 // docs/dashboard.md JSON API: walk-in guests (the PMS API's field rules and room
 // invariant), staff edits and check-outs, sync beside walk-ins, and the activity log,
@@ -55,7 +55,7 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     const user = await addStaffUser(db(), t.slug, `desk-${engine}@roster.example`, 'receptionist');
     desk = await DashboardClient.loggedIn(t, user.email);
   });
@@ -315,7 +315,7 @@ describe.each(testEngines())('dashboard roster beside the PMS: sync and the acti
     const slug = `${name}-${engine}`;
     const keys = await t.addHotel(slug);
     const user = await addStaffUser(db(), slug, `staff@${slug}.example`, 'receptionist');
-    return { slug, base: `/api/pms/v1/${slug}`, keys, staff: await DashboardClient.loggedIn(t, user.email), userId: user.id, email: user.email };
+    return { slug, base: `${pmsBase(slug)}`, keys, staff: await DashboardClient.loggedIn(t, user.email), userId: user.id, email: user.email };
   }
 
   beforeAll(async () => {

@@ -282,7 +282,7 @@ describe.each(testEngines())('dashboard sessions and login (%s)', (engine) => {
 
   it('docs/dashboard.md Security: the PMS API never reads cookies: a PMS request with only a session cookie is 401 UNAUTHORIZED; with its key it needs no CSRF token', async () => {
     const client = await DashboardClient.loggedIn(t, admin.email);
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const list = await send(t, 'GET', `${base}/guests`, { cookie: client.cookie });
     expect(list.status).toBe(401);
     expect(list.body.code).toBe('UNAUTHORIZED');

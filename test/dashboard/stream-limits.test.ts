@@ -63,7 +63,7 @@ describe.each(testEngines())('limits on open event streams (%s)', (engine) => {
     expect(refused.body).toMatchObject({ status: 'error', code: 'TOO_MANY_STREAMS', limit: 'user', max: 10 });
     expect(refused.body.message).toMatch(/close dashboard tabs and log out on screens no longer in use/);
     expect(open.map((s) => s.hasEnded)).toEqual(Array<boolean>(10).fill(false));
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest({ pmsGuestId: `S-${engine}` }))).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, guest({ pmsGuestId: `S-${engine}` }))).status).toBe(200);
     for (const s of open) expect((await s.next()).data.changes[0].pmsGuestId).toBe(`S-${engine}`);
     // A sixth of the first session closes its oldest: the user still holds ten.
     const sixth = await openStream(first);

@@ -83,7 +83,7 @@ describe('the service answers as its OpenAPI document says', () => {
   const body = fc.record(field, { requiredKeys: [] });
 
   const post = (path: string, payload: unknown, headers: { key?: string; idem?: string | null; type?: string } = {}): Promise<ApiResponse> =>
-    t.api('POST', `/api/pms/v1/${t.slug}${path}`, {
+    t.api('POST', `${t.pmsBase}${path}`, {
       key: headers.key ?? keys[0],
       rawBody: JSON.stringify(payload),
       headers: { 'content-type': headers.type ?? 'application/json' },
@@ -119,7 +119,7 @@ describe('the service answers as its OpenAPI document says', () => {
       conforms(op, await post(path, valid, { type: 'text/plain' }), `${id} text/plain`);
       conforms(
         op,
-        await t.api('POST', `/api/pms/v1/${t.slug}${path}`, { rawBody: '{"pmsGuestId":', headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey() }),
+        await t.api('POST', `${t.pmsBase}${path}`, { rawBody: '{"pmsGuestId":', headers: { 'content-type': 'application/json' }, idempotencyKey: uniqueKey() }),
         `${id} broken JSON`,
       );
     }
@@ -144,7 +144,7 @@ describe('the service answers as its OpenAPI document says', () => {
       { numRuns: 25, seed: 7 },
     );
     for (const [i, q] of queries.entries()) {
-      const res = await t.api('GET', `/api/pms/v1/${t.slug}/guests?${new URLSearchParams(q as Record<string, string>).toString()}`, { key: keys[i % keys.length] });
+      const res = await t.api('GET', `${t.pmsBase}/guests?${new URLSearchParams(q as Record<string, string>).toString()}`, { key: keys[i % keys.length] });
       conforms(list, res, `list ${JSON.stringify(q)}`);
     }
     expect([...(seen.get('syncGuests') ?? [])]).toEqual(expect.arrayContaining([200, 422]));

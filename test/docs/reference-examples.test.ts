@@ -7,7 +7,7 @@ import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair } from '../../src/operations.js';
 import { readResponse } from '../../scripts/http-response.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer, pmsBase } from '../support/harness.js';
 
 // The API reference a PMS developer works from: its table of contents leads somewhere,
 // every operation shows a request and every answer it can give, each example is valid
@@ -195,7 +195,7 @@ describe.each(testEngines())('the API reference: its story is what the service a
     const slug = `reference-${randomId(8)}`;
     hotel = { slug, key: (await t.addHotel(slug)).live };
   });
-  const post = (path: string, body: unknown): Promise<ApiResponse> => t.post(`/api/pms/v1/${hotel.slug}/guests/${path}`, body, { key: hotel.key });
+  const post = (path: string, body: unknown): Promise<ApiResponse> => t.post(`${pmsBase(hotel.slug)}/guests/${path}`, body, { key: hotel.key });
   async function expectAnswer(res: ApiResponse, id: string, status: number, name: string): Promise<void> {
     expect(res.status, res.text).toBe(status);
     expect(masked(res.body)).toEqual(answer(id, status, name));
@@ -226,7 +226,7 @@ describe.each(testEngines())('the API reference: its story is what the service a
     for (const g of [guests[0], { ...guests.find((x) => x.pmsGuestId === moved.pmsGuestId), roomNumber: moved.changes.roomNumber.from }, { ...guests[0], ...babbage, firstName: null }])
       expect((await post('checkin', g)).status).toBe(200);
     await expectAnswer(await post('sync', request('syncGuests', 'fullList')), 'syncGuests', 200, 'fullList');
-    await expectAnswer(await t.api('GET', `/api/pms/v1/${hotel.slug}/guests`, { key: hotel.key }), 'listGuests', 200, 'list');
+    await expectAnswer(await t.api('GET', `${pmsBase(hotel.slug)}/guests`, { key: hotel.key }), 'listGuests', 200, 'list');
     const turing = guests.at(-1);
     const intoWalkIn = await post('sync', { syncMode: 'full', guests: [{ ...turing, roomNumber: walkIn.roomNumber }] });
     await expectAnswer(intoWalkIn, 'syncGuests', 409, 'ROOM_OCCUPIED');

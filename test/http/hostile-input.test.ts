@@ -49,7 +49,7 @@ describe.each(testEngines())('hostile input (%s)', (engine) => {
   /** One raw JSON body to `route` (a PMS path or a dashboard API path). */
   async function sendRaw(route: Route, rawBody: string): Promise<ApiResponse> {
     if (route.pms) {
-      return t.api('POST', `/api/pms/v1/${t.slug}${route.pms}`, {
+      return t.api('POST', `${t.pmsBase}${route.pms}`, {
         key: await pmsKey(),
         rawBody,
         headers: { 'content-type': 'application/json' },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { H2_ERROR, RawH2 } from '../../scripts/h2-frames.js';
 import { MAX_RESETS_PER_ADDRESS, MAX_RESETS_PER_CONNECTION } from '../../src/http/transport.js';
-import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { startTestServer, testEngines, type TestServer, pmsBase } from '../support/harness.js';
 
 // README "Connections": an HTTP/2 client that resets the streams it opens before their
 // answer (HEADERS then RST_STREAM, the "rapid reset" pattern) has its connection closed
@@ -29,7 +29,7 @@ async function rapidReset(t: TestServer, conn: RawH2, count: number, target: { s
     [':method', 'GET'],
     [':scheme', 'https'],
     [':authority', `127.0.0.1:${t.server.httpsPort}`],
-    [':path', `/api/pms/v1/${target.slug}/guests`],
+    [':path', `${pmsBase(target.slug)}/guests`],
     ['authorization', `Bearer ${target.key}`],
   ];
   let sent = 0;
@@ -49,7 +49,7 @@ async function rapidReset(t: TestServer, conn: RawH2, count: number, target: { s
 
 /** Request-log rows of one client address, once a row written after them is there (rows are written in batches, in order). */
 async function rowsFrom(t: TestServer, clientIp: string): Promise<number> {
-  const marker = await t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+  const marker = await t.api('GET', `${t.pmsBase}/guests`);
   expect(marker.status).toBe(200);
   const db = t.server.database.db;
   await expect
@@ -78,7 +78,7 @@ describe.each(testEngines())('HTTP/2 rapid reset (%s)', (engine) => {
       let answered = 0;
       const normal = (async () => {
         while (!stop && answered < 20) {
-          const res = await t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+          const res = await t.api('GET', `${t.pmsBase}/guests`);
           expect(res.status).toBe(200);
           answered++;
           await new Promise((resolve) => setTimeout(resolve, 200));

@@ -119,7 +119,7 @@ describe.each(testEngines())('plain HTTP: the dashboard redirects to HTTPS, ever
       ['POST /dashboard/', plainRequest(httpPort, `POST /dashboard/ HTTP/1.1\r\nHost: 127.0.0.1:${httpPort}`, '{}')],
       ['GET an unknown dashboard path', get('/dashboard/no-such-page')],
       ['GET /api/pms/v1/x/guests', get('/api/pms/v1/x/guests')],
-      ['GET guests with a key', get(`/api/pms/v1/${t.slug}/guests`, undefined, 'GET', `\r\nAuthorization: Bearer ${t.keys.live}`)],
+      ['GET guests with a key', get(`${t.pmsBase}/guests`, undefined, 'GET', `\r\nAuthorization: Bearer ${t.keys.live}`)],
       ['GET /api/pms/v1/docs', get('/api/pms/v1/docs')],
       ['GET /dashboard/ through a proxy', get('/dashboard/', undefined, 'GET', '\r\nX-Forwarded-Proto: http')],
     ];
@@ -142,9 +142,9 @@ describe.each(testEngines())('two Host headers, and the 404 of a path outside th
     const cases: Array<[string, Promise<RawResponse>]> = [
       ['plain HTTP, a redirected page', twoHosts(httpPort, '/dashboard/', 'evil.example', `127.0.0.1:${httpPort}`)],
       ['plain HTTP, the other order', twoHosts(httpPort, '/dashboard/', `127.0.0.1:${httpPort}`, 'evil.example')],
-      ['plain HTTP, the PMS API', twoHosts(httpPort, `/api/pms/v1/${t.slug}/guests`, 'evil.example', '127.0.0.1')],
+      ['plain HTTP, the PMS API', twoHosts(httpPort, `${t.pmsBase}/guests`, 'evil.example', '127.0.0.1')],
       ['HTTPS, a page', twoHosts(httpsPort, '/dashboard/', 'evil.example', 'localhost', true)],
-      ['HTTPS, the PMS API', twoHosts(httpsPort, `/api/pms/v1/${t.slug}/guests`, 'localhost', 'localhost', true)],
+      ['HTTPS, the PMS API', twoHosts(httpsPort, `${t.pmsBase}/guests`, 'localhost', 'localhost', true)],
       ['HTTPS, /', twoHosts(httpsPort, '/', 'evil.example', 'localhost', true)],
     ];
     for (const [name, sent] of cases) {

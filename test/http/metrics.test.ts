@@ -58,7 +58,7 @@ describe.each(testEngines())('Prometheus metrics (%s)', (engine) => {
 
   beforeAll(async () => {
     t = await startTestServer(engine, { METRICS_PORT: '0' });
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     // A check-in, its replay (same Idempotency-Key, same body) and a live sync of two guests.
     const created = await t.post(`${base}/guests/checkin`, ada, { idempotencyKey });
     const replay = await t.post(`${base}/guests/checkin`, ada, { idempotencyKey });

@@ -44,7 +44,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
   });
 
   it('every PMS API and dashboard API answer carries Cache-Control: no-store (personal data, fresh keys), errors and replays included', async () => {
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const g = guest();
     const created = await t.post(`${base}/guests/checkin`, g, { idempotencyKey: 'cache-1' });
     const replay = await t.post(`${base}/guests/checkin`, g, { idempotencyKey: 'cache-1' });
@@ -59,7 +59,7 @@ describe.each(testEngines())('probes, caching and methods (%s)', (engine) => {
   it.each(['TRACE', 'PROPFIND', 'PURGE', 'DELETE'])(
     '%s on a known path is 405 METHOD_NOT_ALLOWED naming the methods it serves; on an unknown path 404',
     async (method) => {
-      const known = await t.api(method, `/api/pms/v1/${t.slug}/guests`, { key: null });
+      const known = await t.api(method, `${t.pmsBase}/guests`, { key: null });
       expect(known.status, known.text).toBe(405);
       expect(known.body).toMatchObject({ status: 'error', code: 'METHOD_NOT_ALLOWED' });
       expect(known.headers.allow).toBe('GET, HEAD');

@@ -17,7 +17,7 @@ describe.each(testEngines())('shutdown (%s)', (engine) => {
     const closedByServer = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.on('error', () => undefined);
     // A request in flight during the shutdown is still answered.
-    const inFlight = t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+    const inFlight = t.api('GET', `${t.pmsBase}/guests`);
     await t.close();
     await closedByServer;
     expect((await inFlight).status).toBe(200);

@@ -81,7 +81,7 @@ describe.each(testEngines())('transport (%s)', (engine) => {
   const http = new Agent({ keepAliveTimeout: 1000 });
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     cert = fs.readFileSync(path.join(t.config.dataDir, 'tls', 'cert.pem'), 'utf8');
     key = fs.readFileSync(path.join(t.config.dataDir, 'tls', 'key.pem'), 'utf8');
   });
@@ -232,7 +232,7 @@ describe.each(testEngines())('transport behind a trusted proxy (%s)', (engine) =
   const http = new Agent({ keepAliveTimeout: 1000 });
   beforeAll(async () => {
     t = await startTestServer(engine, { TRUST_PROXY: '127.0.0.1' });
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(async () => {
     await http.close();

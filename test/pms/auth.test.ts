@@ -27,7 +27,7 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 

@@ -6,7 +6,7 @@ describe.each(testEngines())('guest lifecycle over HTTPS (%s)', (engine) => {
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 

@@ -31,7 +31,7 @@ describe.runIf(testEngines().includes('postgres'))('a hotel lock held elsewhere 
       const g = guest();
       const key = uniqueKey();
       let answered = false;
-      const pending = t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: key }).finally(() => (answered = true));
+      const pending = t.post(`${t.pmsBase}/guests/checkin`, g, { idempotencyKey: key }).finally(() => (answered = true));
       // The check-in waits for the hotel's lock (PostgreSQL shows its wait) before it is answered.
       const waiting = async () =>
         Number(
@@ -45,10 +45,10 @@ describe.runIf(testEngines().includes('postgres'))('a hotel lock held elsewhere 
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect(await waiting()).toBe(0);
       await holder.query('rollback');
-      const again = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: key });
+      const again = await t.post(`${t.pmsBase}/guests/checkin`, g, { idempotencyKey: key });
       expect(again.status).toBe(200);
       expect(again.body.status).toBe('created');
-      const list = await t.api('GET', `/api/pms/v1/${t.slug}/guests?pmsGuestId=${String(g.pmsGuestId)}`);
+      const list = await t.api('GET', `${t.pmsBase}/guests?pmsGuestId=${String(g.pmsGuestId)}`);
       expect(list.body.count).toBe(1);
     } finally {
       await holder.end();

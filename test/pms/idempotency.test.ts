@@ -6,7 +6,7 @@ import { randomId } from '../../src/domain/ids.js';
 import { runRetention } from '../../src/jobs/retention.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { requestFingerprint } from '../../src/pms/idempotency.js';
-import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer, pmsBase } from '../support/harness.js';
 
 // Idempotency (docs/pms-interface.md, "Idempotency"; a 4xx does not use the key up),
 // proven through real HTTPS requests on both engines.
@@ -51,7 +51,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
   beforeEach(async () => {
@@ -422,7 +422,7 @@ describe.each(testEngines())('idempotency over HTTPS (%s)', (engine) => {
     const key = uniqueKey();
     const g = guest();
     const here = await checkin(g, key);
-    const there = await t.api('POST', `/api/pms/v1/${slug2}/guests/checkin`, { key: other.live, body: g, idempotencyKey: key });
+    const there = await t.api('POST', `${pmsBase(slug2)}/guests/checkin`, { key: other.live, body: g, idempotencyKey: key });
     expectOriginal(here);
     expectOriginal(there);
     expect(there.body.guestId).not.toBe(here.body.guestId);

@@ -15,7 +15,7 @@ describe.each(testEngines())('identifiers in one form (%s)', (engine) => {
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 

@@ -15,7 +15,7 @@ describe.each(testEngines())('request log, activity log and roster events (%s)',
   let hotelId: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     hotelId = (await t.server.database.db.selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
   });
   afterAll(() => t.close());

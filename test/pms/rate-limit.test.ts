@@ -11,7 +11,7 @@ describe.each(testEngines())('rate limits per key and endpoint (%s)', (engine) =
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 
@@ -235,7 +235,7 @@ describe.each(testEngines())('per-IP limit for requests without a valid key (%s)
   let base: string;
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
 

@@ -10,7 +10,7 @@ import { capBody } from '../../src/pms/request-log-body.js';
 import { guestKey, holderRef, type GuestRef } from '../../src/pms/request-log-guests.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
+import { createTestStorage, testConfig, testEngines, pmsBase } from '../support/harness.js';
 
 // Migration 0016: a database of the previous release (migrated to 0015, request-log rows
 // holding their bodies as text) is upgraded: every body moves to request_log_bodies, each
@@ -58,14 +58,14 @@ describe.each(testEngines())('migration 0016_request_log_bodies (%s)', (engine) 
       await sql`insert into hotels (id, slug, name, created_at) values ('hotel_old', ${slug}, 'Old', '2026-11-01T00:00:00.000Z')`.execute(handle.db);
       for (const r of old) {
         await sql`insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, request_body, response_body, client_ip, duration_ms, request_bytes, response_bytes)
-          values (${r.id}, ${r.created_at}, 'hotel_old', ${slug}, 'key_old', 'live', ${r.request_body === null ? 'GET' : 'POST'}, ${`/api/pms/v1/${slug}/guests${r.request_body === null ? '' : '/sync'}`},
+          values (${r.id}, ${r.created_at}, 'hotel_old', ${slug}, 'key_old', 'live', ${r.request_body === null ? 'GET' : 'POST'}, ${`${pmsBase(slug)}/guests${r.request_body === null ? '' : '/sync'}`},
             200, ${r.request_body}, ${r.response_body}, '127.0.0.1', 1.5, ${r.request_body === null ? null : Buffer.byteLength(r.request_body)}, ${r.response_body === null ? null : Buffer.byteLength(r.response_body)})`.execute(
           handle.db,
         );
       }
       // A row no key sent: no body, only sizes.
       await sql`insert into request_log (id, created_at, hotel_id, slug, method, path, status_code, client_ip, duration_ms, request_bytes)
-        values ('req_old_401', '2026-11-20T10:30:00.000Z', null, ${slug}, 'POST', ${`/api/pms/v1/${slug}/guests/checkin`}, 401, '127.0.0.1', 1, 80)`.execute(
+        values ('req_old_401', '2026-11-20T10:30:00.000Z', null, ${slug}, 'POST', ${`${pmsBase(slug)}/guests/checkin`}, 401, '127.0.0.1', 1, 80)`.execute(
         handle.db,
       );
 

@@ -77,7 +77,7 @@ describe.each(testEngines())('request-log bodies stored once, guests indexed (%s
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     hotelId = (await db().selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
     const user = await addStaffUser(db(), t.slug, `bodies-admin-${engine}@api.example`, 'admin');
     admin = await DashboardClient.loggedIn(t, user.email);

@@ -129,7 +129,7 @@ describe.each(testEngines())('request-log caps (%s)', (engine) => {
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     hotelId = (await db().selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
     const user = await addStaffUser(db(), t.slug, `caps-admin-${engine}-${run}@api.example`, 'admin');
     admin = await DashboardClient.loggedIn(t, user.email);

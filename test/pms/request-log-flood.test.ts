@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKeyPair } from '../../src/operations.js';
 import { UNATTRIBUTED_ROWS_PER_ADDRESS } from '../../src/pms/request-log-budget.js';
 import { addStaffUser, DashboardClient, sleep } from '../support/dashboard-client.js';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, pmsBase } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 
 // README.md "Logs": what one request no valid key sent may cost the request log. The path
@@ -117,7 +117,7 @@ describe.each(testEngines())('request log under requests without a valid key (%s
 
   beforeAll(async () => {
     t = await startTestServer(engine, { METRICS_PORT: '0' });
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     const user = await addStaffUser(t.server.database.db, t.slug, `flood-admin-${engine}@api.example`, 'admin');
     admin = await DashboardClient.loggedIn(t, user.email);
   }, 60_000);
@@ -135,7 +135,7 @@ describe.each(testEngines())('request log under requests without a valid key (%s
     const [valid, wrong, longSlug] = await Promise.all([
       overHttp2(t, 1, 1, () => ({ ':path': `${base}/guests?${query}`, 'user-agent': ua, 'idempotency-key': idem, authorization: `Bearer ${pair.live}` })),
       overHttp2(t, 1, 1, () => ({ ':path': `${base}/guests?${query}`, 'user-agent': ua, 'idempotency-key': idem, authorization: 'Bearer wrong' })),
-      overHttp2(t, 1, 1, () => ({ ':path': `/api/pms/v1/${slug}/guests`, 'user-agent': 'short' })),
+      overHttp2(t, 1, 1, () => ({ ':path': `${pmsBase(slug)}/guests`, 'user-agent': 'short' })),
     ]);
     // The valid key's request is refused for its unknown query member (422), still by the hotel's key.
     expect([valid[0]?.status, wrong[0]?.status, longSlug[0]?.status]).toEqual([422, 401, 401]);
@@ -157,7 +157,7 @@ describe.each(testEngines())('request log under requests without a valid key (%s
     expect(rows.get(ids[1] ?? '')?.hotel_id).toBeNull();
     const slugRow = rows.get(ids[2] ?? '');
     expect(slugRow?.slug).toBe(`${slug.slice(0, 64)}…`);
-    expect(Number(slugRow?.path_bytes)).toBe(bytes(`/api/pms/v1/${slug}/guests`));
+    expect(Number(slugRow?.path_bytes)).toBe(bytes(`${pmsBase(slug)}/guests`));
     expect(slugRow?.user_agent).toBe('short');
     expect(slugRow?.user_agent_bytes).toBeNull();
 
@@ -188,7 +188,7 @@ describe.each(testEngines())('request log under requests without a valid key (%s
     // A server of its own: the budget is per address and minute, and this uses it up.
     const s = await startTestServer(engine, { METRICS_PORT: '0' });
     try {
-      const sBase = `/api/pms/v1/${s.slug}`;
+      const sBase = `${pmsBase(s.slug)}`;
       // Logged in first: the dashboard's login shares the address's per-IP limit the flood uses up.
       const user = await addStaffUser(s.server.database.db, s.slug, `flood-budget-${engine}@api.example`, 'admin');
       const sAdmin = await DashboardClient.loggedIn(s, user.email);
@@ -230,7 +230,7 @@ describe.each(testEngines())('request log under requests without a valid key (%s
   it('the flood of one address (2,000 requests of a 19 KB query, User-Agent and Idempotency-Key, a wrong key, 50 streams on one HTTP/2 connection) grows storage by far less than 1 MiB', async () => {
     const s = await startTestServer(engine);
     try {
-      const sBase = `/api/pms/v1/${s.slug}`;
+      const sBase = `${pmsBase(s.slug)}`;
       await sleep(300);
       const before = await storageBytes(s);
       const rowsBefore = await unattributedRows(s);

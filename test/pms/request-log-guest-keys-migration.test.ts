@@ -12,7 +12,7 @@ import { capBody, packBody } from '../../src/pms/request-log-body.js';
 import { guestKey, guestRefs, holderRef } from '../../src/pms/request-log-guests.js';
 import { startServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
+import { createTestStorage, testConfig, testEngines, pmsBase } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
 
 // Migration 0020: a database of the previous release (migrated to 0019, the guest index in
@@ -84,7 +84,7 @@ describe.each(testEngines())('migration 0020_compact_guest_index (%s)', (engine)
           entries++;
         }
         await sql`insert into request_log (id, created_at, hotel_id, slug, api_key_id, key_mode, method, path, status_code, client_ip, duration_ms, request_sha256, request_bytes)
-          values (${r.id}, ${now}, ${hotelId}, ${slug}, 'key_old', 'live', 'POST', ${`/api/pms/v1/${slug}/guests/sync`}, 200, '127.0.0.1', 1.5, ${packed.sha256}, ${packed.bytes})`.execute(
+          values (${r.id}, ${now}, ${hotelId}, ${slug}, 'key_old', 'live', 'POST', ${`${pmsBase(slug)}/guests/sync`}, 200, '127.0.0.1', 1.5, ${packed.sha256}, ${packed.bytes})`.execute(
           db,
         );
       }

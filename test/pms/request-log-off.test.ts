@@ -14,7 +14,7 @@ describe.each(testEngines())('REQUEST_LOG (%s)', (engine) => {
   /** A check-in on a server with `env`, then a stop (it writes every row queued); the rows and the key's last use, read afterwards. */
   async function checkInThenStop(env: Record<string, string>): Promise<{ rows: number; lastUsed: string | null; requestId: string }> {
     t = await startTestServer(engine, env);
-    const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest());
+    const res = await t.post(`${t.pmsBase}/guests/checkin`, guest());
     expect(res.status).toBe(200);
     await t.server.close();
     const again = openDatabase({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir });

@@ -12,7 +12,7 @@ import { REQUEST_LOG_RETENTION_MS, runRetention } from '../../src/jobs/retention
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
-import { createTestStorage, testConfig, testEngines } from '../support/harness.js';
+import { createTestStorage, testConfig, testEngines, pmsBase } from '../support/harness.js';
 import { awaitLoggedForPair, insertRowsBeforeGuestKeys } from '../support/request-log.js';
 
 // The request log by the day (docs/architecture.md, "Request log storage": retention by
@@ -30,7 +30,7 @@ function loggedRow(id: string, at: string, hotelId: string, slug: string, body: 
     keyId: 'key_part',
     mode: 'live',
     method: 'POST',
-    path: `/api/pms/v1/${slug}/guests/sync`,
+    path: `${pmsBase(slug)}/guests/sync`,
     statusCode: 200,
     requestBody: body,
     responseBody: `{"requestId":"${id}"}`,

@@ -48,7 +48,7 @@ describe.runIf(testEngines().includes('postgres'))('round trips of a roster writ
   /** Sends a write and returns the statements of its transaction, one list per round trip. */
   async function roundTripsOf(path: string, body: Record<string, unknown>): Promise<string[][]> {
     trips = [];
-    const res = await t.post(`/api/pms/v1/${t.slug}${path}`, body);
+    const res = await t.post(`${t.pmsBase}${path}`, body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const rt = claimingTransaction(trips).map((trip) => trip.statements);
     console.log(
@@ -123,18 +123,18 @@ describe.runIf(testEngines().includes('postgres'))('round trips of a roster writ
 
   it('a check-in whose insert breaks a unique index in a later round trip is still answered 409, and its key stays free', async () => {
     const g = guest();
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, g)).status).toBe(200);
     const key = `dup-${String(g.pmsGuestId)}`;
     const again = { ...g, roomNumber: `${String(g.roomNumber)}-2` };
-    const refused = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, again, { idempotencyKey: key });
+    const refused = await t.post(`${t.pmsBase}/guests/checkin`, again, { idempotencyKey: key });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: 'GUEST_ALREADY_CHECKED_IN' });
-    const occupied = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, { ...guest(), roomNumber: g.roomNumber });
+    const occupied = await t.post(`${t.pmsBase}/guests/checkin`, { ...guest(), roomNumber: g.roomNumber });
     expect(occupied.status).toBe(409);
     expect(occupied.body).toMatchObject({ code: 'ROOM_OCCUPIED', currentGuest: { pmsGuestId: g.pmsGuestId } });
     // The refusal rolled its claim back: once the guest has left, the same key checks the guest in anew.
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: g.pmsGuestId })).status).toBe(200);
-    const later = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, again, { idempotencyKey: key });
+    expect((await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: g.pmsGuestId })).status).toBe(200);
+    const later = await t.post(`${t.pmsBase}/guests/checkin`, again, { idempotencyKey: key });
     expect(later.status).toBe(200);
     expect(later.body).toMatchObject({ status: 'created' });
     expect(later.headers['idempotent-replayed']).toBeUndefined();

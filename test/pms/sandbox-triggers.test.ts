@@ -52,7 +52,7 @@ describe.each(testEngines())('test-mode trigger values answer as live (%s)', (en
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     hotelId = (await t.server.database.db.selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
   });
   afterAll(() => t.close());

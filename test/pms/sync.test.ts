@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceptionistGuest } from '../../src/roster/receptionist-service.js';
 import type { RosterChange } from '../../src/events/roster-events.js';
-import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer, pmsBase } from '../support/harness.js';
 
 describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
   let t: TestServer;
@@ -18,7 +18,7 @@ describe.each(testEngines())('POST /guests/sync over HTTPS (%s)', (engine) => {
   async function hotel() {
     const slug = `sync-${engine}-${++n}`;
     const keys = await t.addHotel(slug);
-    const base = `/api/pms/v1/${slug}`;
+    const base = `${pmsBase(slug)}`;
     const row = await t.server.database.db.selectFrom('hotels').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
     return {
       hotelId: row.id,

@@ -26,7 +26,7 @@ describe.each(testEngines())('test mode over HTTPS (%s)', (engine) => {
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     const row = await t.server.database.db.selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow();
     hotelId = row.id;
   });

@@ -40,7 +40,7 @@ describe.each(testEngines())('a hostile sync body does not stall the service (%s
       }
     })();
     last = performance.now();
-    const res = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, {
+    const res = await t.api('POST', `${t.pmsBase}/guests/sync`, {
       key: pair.test,
       rawBody,
       headers: { 'content-type': 'application/json' },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
-import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type ApiResponse, type RequestOptions, type TestServer, pmsBase } from '../support/harness.js';
 
 // docs/pms-interface.md, "Guest fields", "Request bodies", "Errors" and "Order of checks",
 // proven through real HTTPS requests.
@@ -51,7 +51,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
   });
   afterAll(() => t.close());
   beforeEach(async () => {
@@ -688,7 +688,7 @@ describe.each(testEngines())('field and envelope validation over HTTPS (%s)', (e
     beforeEach(async () => {
       const slug = `sync-${randomId(10)}`;
       syncKeys = await t.addHotel(slug);
-      syncBase = `/api/pms/v1/${slug}`;
+      syncBase = `${pmsBase(slug)}`;
     });
     const sync = (body: unknown, opts: RequestOptions = {}): Promise<ApiResponse> => t.post(`${syncBase}/guests/sync`, body, { key: syncKeys.live, ...opts });
     /** A valid sync body passes validation and is applied. */

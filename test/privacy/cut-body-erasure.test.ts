@@ -42,7 +42,7 @@ describe.each(testEngines())('erasure of a guest in a body cut at 64 KiB (%s)', 
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     hotelId = (await t.server.database.db.selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
   }, 60_000);
   afterAll(() => t?.close());

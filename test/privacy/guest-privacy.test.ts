@@ -6,7 +6,7 @@ import { sqliteFile } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { parseJsonOutput, runCli, storageEnv } from '../cli/cli-helpers.js';
 import { addStaffUser, DashboardClient, eventually } from '../support/dashboard-client.js';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer, directDatabaseUrl } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, directDatabaseUrl, pmsBase } from '../support/harness.js';
 import { scaled } from '../support/test-run.js';
 
 // README.md, "Personal data": a guest's personal data is anonymised after
@@ -56,7 +56,7 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
 
   beforeAll(async () => {
     t = await startTestServer(engine);
-    base = `/api/pms/v1/${t.slug}`;
+    base = `${t.pmsBase}`;
     await addStaffUser(t.server.database.db, t.slug, `admin-${engine}@example.org`, 'admin');
     await addStaffUser(t.server.database.db, t.slug, `desk-${engine}@example.org`, 'receptionist');
     admin = await DashboardClient.loggedIn(t, `admin-${engine}@example.org`);
@@ -269,8 +269,8 @@ describe.each(testEngines())('guest personal data (%s)', (engine) => {
     // A PMS guest erased the moment after its check-out: the request-log rows still queued
     // in memory are written first and erased with the rest.
     const q = person('quick');
-    const quick = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, guest(q));
-    await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: q.pmsGuestId });
+    const quick = await t.post(`${t.pmsBase}/guests/checkin`, guest(q));
+    await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: q.pmsGuestId });
     const quickErased = await admin.post(`/guests/${quick.body.guestId as string}/erase`, {});
     expect(quickErased.body.erased).toMatchObject({ guests: 1, requestLog: 2 });
     const stored = await storedText(t);
@@ -293,7 +293,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
   });
 
   it('a guest checked out a moment ago is kept under the default 90 days and off, and anonymised with 0; its timeline still reads', async () => {
-    const base = `/api/pms/v1/${t.slug}`;
+    const base = `${t.pmsBase}`;
     const env = storageEnv(t.config);
     const gone = person('ret');
     const stays = person('stay');
@@ -346,7 +346,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
   it('the periodic job anonymises too (a server started with GUEST_RETENTION_DAYS=0)', async () => {
     const other = await startTestServer(engine, { GUEST_RETENTION_DAYS: '0' });
     try {
-      const base = `/api/pms/v1/${other.slug}`;
+      const base = `${pmsBase(other.slug)}`;
       const p = person('job');
       await other.post(`${base}/guests/checkin`, guest(p));
       await other.post(`${base}/guests/checkout`, { pmsGuestId: p.pmsGuestId });

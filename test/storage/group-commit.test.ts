@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKeyPair } from '../../src/operations.js';
 import { testEngines } from '../support/engines.js';
-import { guest, startTestServer, uniqueKey, type ApiResponse, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, uniqueKey, type ApiResponse, type TestServer, pmsBase } from '../support/harness.js';
 
 // SQLite's group commit (docs/architecture.md, "SQLite: group commit"): check-ins that reach
 // the writer while another's commit is pending share one COMMIT, each in a savepoint of its
@@ -38,7 +38,7 @@ run('group commit (sqlite)', () => {
   }
 
   const checkIn = (body: Record<string, unknown>, idempotencyKey: string, key: string): Promise<ApiResponse> =>
-    t.api('POST', `/api/pms/v1/${t.slug}/guests/checkin`, { body, idempotencyKey, key });
+    t.api('POST', `${t.pmsBase}/guests/checkin`, { body, idempotencyKey, key });
 
   it('in bursts of concurrent check-ins, a room taken twice gets one 200 and one 409, a key sent twice one change and one replay, and the rest 200; the writer shares commits meanwhile', async () => {
     // Every connection open before the bursts, so their requests arrive together.
@@ -113,7 +113,7 @@ run('group commit (sqlite)', () => {
     expect(after.transactions - before.transactions).toBeGreaterThan(after.commits - before.commits);
 
     // The roster holds every winner once, in its room, and no loser.
-    const roster = await t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+    const roster = await t.api('GET', `${t.pmsBase}/guests`);
     expect(roster.status).toBe(200);
     const listed = new Map<string, { guestId: string; roomNumber: string }>(
       roster.body.guests.map((g: { pmsGuestId: string; guestId: string; roomNumber: string }) => [g.pmsGuestId, g]),
@@ -162,7 +162,7 @@ run('group commit (sqlite)', () => {
       expect(s.answer.headers['retry-after']).toBeDefined();
     }
 
-    const roster = await t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+    const roster = await t.api('GET', `${t.pmsBase}/guests`);
     const listed = new Set<string>(roster.body.guests.map((g: { pmsGuestId: string }) => g.pmsGuestId));
     for (const s of sent) expect(listed.has(String(s.body.pmsGuestId))).toBe(s.answer.status === 200);
 
@@ -174,7 +174,7 @@ run('group commit (sqlite)', () => {
       expect(r.headers['idempotent-replayed']).toBe(s.answer.status === 200 ? 'true' : undefined);
       if (s.answer.status === 200) expect(r.body.guestId).toBe(s.answer.body.guestId);
     });
-    const after = await t.api('GET', `/api/pms/v1/${t.slug}/guests`);
+    const after = await t.api('GET', `${t.pmsBase}/guests`);
     const count = new Map<string, number>();
     for (const g of after.body.guests as Array<{ pmsGuestId: string }>) count.set(g.pmsGuestId, (count.get(g.pmsGuestId) ?? 0) + 1);
     for (const s of sent) expect(count.get(String(s.body.pmsGuestId))).toBe(1);
@@ -190,7 +190,7 @@ run('group commit (sqlite)', () => {
     const alone = await startTestServer('sqlite', { METRICS_PORT: '0', SQLITE_GROUP_COMMIT_MS: '0' });
     try {
       const url = `http://127.0.0.1:${alone.server.metricsPort ?? 0}/metrics`;
-      const answers = await Promise.all(Array.from({ length: BURST }, () => alone.post(`/api/pms/v1/${alone.slug}/guests/checkin`, guest())));
+      const answers = await Promise.all(Array.from({ length: BURST }, () => alone.post(`${pmsBase(alone.slug)}/guests/checkin`, guest())));
       expect(answers.map((a) => a.status)).toEqual(Array.from({ length: BURST }, () => 200));
       const text = await (await request(url)).body.text();
       const commits = Number(/^innsync_sqlite_commits_total (\d+)/m.exec(text)?.[1]);

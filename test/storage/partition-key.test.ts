@@ -6,7 +6,7 @@ import { hotelBySlug, listHotels, listKeys, listStaff, resetKeyLimits, revokeKey
 import { eraseGuest, exportGuest } from '../../src/privacy/guest-privacy.js';
 import { recentDeliveries, removeEndpoint, setEnabled } from '../../src/webhooks/endpoints.js';
 import { addStaffUser, DashboardClient, hotelIdOf, STAFF_PASSWORD } from '../support/dashboard-client.js';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, pmsBase } from '../support/harness.js';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { scaled } from '../support/test-run.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -325,7 +325,7 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
     'a broad workload: every statement on a hotel-owned table constrains hotel_id, but for the named fleet-wide ones',
     async () => {
       const db = t.server.database.db;
-      const base = `/api/pms/v1/${t.slug}`;
+      const base = `${t.pmsBase}`;
       const otherSlug = `other-${randomId(6).toLowerCase()}`;
       const other = await t.addHotel(otherSlug);
 
@@ -350,9 +350,9 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
       await ok(t.api('GET', `${base}/guests`));
       await ok(t.api('GET', `${base}/guests?pmsGuestId=${encodeURIComponent(cyd.pmsGuestId as string)}`));
       expect((await t.api('GET', `${base}/guests`, { key: 'pms_live_not-a-key' })).status).toBe(401);
-      expect((await t.api('GET', `/api/pms/v1/${t.slug}/nothing-here`)).status).toBe(404);
+      expect((await t.api('GET', `${t.pmsBase}/nothing-here`)).status).toBe(404);
       // The other hotel works too, so its rows stand beside the first one's.
-      await ok(t.post(`/api/pms/v1/${otherSlug}/guests/checkin`, guest({ roomNumber: '101' }), { key: other.live }));
+      await ok(t.post(`${pmsBase(otherSlug)}/guests/checkin`, guest({ roomNumber: '101' }), { key: other.live }));
 
       // The dashboard: an admin and a receptionist.
       await addStaffUser(db, t.slug, 'admin@partition.example', 'admin');

@@ -102,7 +102,7 @@ run('SQLite: long work beside short requests', () => {
     let syncing = false;
     const probes = startProbes(t, desk, 1, () => syncing && writeLocked());
     syncing = true;
-    const res = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync') });
+    const res = await t.api('POST', `${t.pmsBase}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync') });
     syncing = false;
     const seen = await probes.stop();
 
@@ -139,7 +139,7 @@ run('SQLite: long work beside short requests', () => {
     let syncing = false;
     const probes = startProbes(t, desk, 1, () => syncing && writeLocked());
     syncing = true;
-    const res = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
+    const res = await t.api('POST', `${t.pmsBase}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
     syncing = false;
     const seen = await probes.stop();
 
@@ -159,7 +159,7 @@ run('SQLite: long work beside short requests', () => {
     expect(seen.during.dashboard).toBeGreaterThanOrEqual(3);
 
     // The replay sends the stored answer: the first answer's text, marked as a replay.
-    const replay = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
+    const replay = await t.api('POST', `${t.pmsBase}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey });
     expect(replay.status).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.text).toBe(`${res.text.slice(0, -1)},"_idempotent":true}`);
@@ -176,7 +176,7 @@ run('SQLite: long work beside short requests', () => {
       checkInDate: '2026-11-23',
       checkOutDate: '2026-11-27',
     }));
-    const left = await t.api('POST', `/api/pms/v1/${t.slug}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync-leave') });
+    const left = await t.api('POST', `${t.pmsBase}/guests/sync`, { body: { syncMode: 'full', guests }, idempotencyKey: uniqueKey('sync-leave') });
     expect(left.status).toBe(200);
     expect(left.body.summary).toMatchObject({ checkedOut: 1, unchanged: SYNC_GUESTS - 1 });
     const g0 = observer

@@ -43,14 +43,14 @@ run('WAL checkpoints off the service thread (sqlite)', () => {
 
   it('a committed check-in reaches the database file itself within seconds, though the WAL holds far fewer than 1,000 pages', async () => {
     const g = guest({ pmsGuestId: `WAL-${uniqueKey('g')}`, roomNumber: `W${Date.now() % 100000}` });
-    const res = await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal') });
+    const res = await t.post(`${t.pmsBase}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal') });
     expect(res.status).toBe(200);
     await expect.poll(() => inDatabaseFile(g.pmsGuestId as string), { timeout: 15_000, interval: 250 }).toBe(g.pmsGuestId);
   });
 
   it('a truncating checkpoint the service asks for (after an erasure) runs in that thread: the event loop turns while it copies, and the WAL ends empty', async () => {
     const g = guest({ pmsGuestId: `WAL-T-${uniqueKey('g')}`, roomNumber: `T${Date.now() % 100000}` });
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal-t') })).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, g, { idempotencyKey: uniqueKey('wal-t') })).status).toBe(200);
     let turned = false;
     setImmediate(() => {
       turned = true;

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { request, type Agent } from 'undici';
 import { vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
+import { SESSION_COOKIE } from '../../src/dashboard/session.js';
 import { newId } from '../../src/domain/ids.js';
 import { verifyPassword } from '../../src/operations.js';
 import { flatHeaders, readResponse } from '../../scripts/http-response.js';
@@ -14,7 +15,7 @@ import type { ApiResponse } from './harness.js';
 // session's X-CSRF-Token on writes, like the dashboard's own script does.
 
 export const DASHBOARD_API = '/dashboard/api';
-export const SESSION_COOKIE = '__Host-innsync_session';
+export { SESSION_COOKIE };
 /** The password of every user made by addStaffUser. */
 export const STAFF_PASSWORD = 'front-desk-password-1';
 

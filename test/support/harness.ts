@@ -83,6 +83,8 @@ export interface TestServer {
   baseUrl: string;
   httpUrl: string;
   slug: string;
+  /** The hotel's PMS API path, `/api/pms/v1/<slug>` (pmsBase). */
+  pmsBase: string;
   keys: IssuedKeyPair;
   /** An HTTPS client that trusts the server's generated certificate. */
   agent: Agent;
@@ -93,6 +95,9 @@ export interface TestServer {
   addHotel(slug: string): Promise<IssuedKeyPair>;
   close(): Promise<void>;
 }
+
+/** A hotel's PMS API path (docs/pms-interface.md): every endpoint is under it. */
+export const pmsBase = (slug: string): string => `/api/pms/v1/${slug}`;
 
 let counter = 0;
 export const uniqueKey = (prefix = 'idem'): string => `${prefix}_${process.pid}_${++counter}_${randomId(6)}`;
@@ -147,6 +152,7 @@ export async function startTestServer(engine: Engine, env: Record<string, string
     baseUrl,
     httpUrl: `http://127.0.0.1:${server.httpPort ?? 0}`,
     slug,
+    pmsBase: pmsBase(slug),
     keys,
     agent,
     api,

@@ -28,8 +28,8 @@ describe.each(testEngines())('webhooks, personal data and addresses (%s)', (engi
 
   it('erasing a guest sends guest.erased (ids and counts only) and leaves no name, phone or e-mail in the outbox', async () => {
     const g = guest({ pmsGuestId: 'ERASE-ME', lastName: 'Eraseme', phone: '+4930555123', email: 'erase.me@mail.example' });
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, g)).status).toBe(200);
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: 'ERASE-ME' })).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, g)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: 'ERASE-ME' })).status).toBe(200);
     await vi.waitFor(() => expect(receiver.accepted().length).toBe(2), { timeout: scaled(10_000) });
     const stay = await db().selectFrom('guests').select('id').where('pms_guest_id', '=', 'ERASE-ME').executeTakeFirstOrThrow();
     const erased = await admin.post(`/guests/${stay.id}/erase`, {});

@@ -75,8 +75,8 @@ describe.each(testEngines())('receivers that echo the guest back (%s)', (engine)
 
   /** Checks the guest in and out, and waits until both events were answered 200. */
   async function stayAndLeave(p: ReturnType<typeof person>): Promise<string> {
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, p)).status).toBe(200);
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkout`, { pmsGuestId: p.pmsGuestId })).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, p)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: p.pmsGuestId })).status).toBe(200);
     await vi.waitFor(
       async () => {
         const { deliveries } = (await admin.get(`/webhooks/${endpointId}/deliveries`)).body;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, uniqueKey, type TestServer, pmsBase } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver, type Received } from '../support/webhook-receiver.js';
 import { scaled } from '../support/test-run.js';
@@ -34,7 +34,7 @@ describe.each(testEngines())('roster changes as webhook events (%s)', (engine) =
     const created = await admin.post('/webhooks', { url: await receiver.listen(), ...(events ? { events } : {}) });
     expect(created.status).toBe(201);
     receiver.trust(created.body.endpoint.secret);
-    const base = `/api/pms/v1/${slug}`;
+    const base = `${pmsBase(slug)}`;
     return {
       slug,
       keys,
@@ -143,11 +143,7 @@ describe.each(testEngines())('roster changes as webhook events (%s)', (engine) =
       guest({ pmsGuestId: 'S-MOVE', roomNumber: '20', lastName: 'S-MOVE' }),
       guest({ pmsGuestId: 'S-NEW', roomNumber: '4', lastName: 'S-NEW' }),
     ];
-    const synced = await t.post(
-      `/api/pms/v1/${h.slug}/guests/sync`,
-      { syncMode: 'full', guests: list },
-      { key: h.keys.live, idempotencyKey: uniqueKey('sync') },
-    );
+    const synced = await t.post(`${pmsBase(h.slug)}/guests/sync`, { syncMode: 'full', guests: list }, { key: h.keys.live, idempotencyKey: uniqueKey('sync') });
     expect(synced.status).toBe(200);
     const fromSync = (await h.arrived(7)).slice(3);
     expect(fromSync.map((r) => r.body.type)).toEqual(['guest.checked_out', 'guest.room_moved', 'guest.checked_in', 'sync.completed']);

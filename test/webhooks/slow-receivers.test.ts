@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { insertEndpoint } from '../../src/db/repositories/webhook.repository.js';
-import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { guest, startTestServer, testEngines, type TestServer, pmsBase } from '../support/harness.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { scaled } from '../support/test-run.js';
@@ -65,12 +65,12 @@ describe.each(testEngines())('slow webhook receivers of one hotel (%s)', (engine
     const now = new Date().toISOString();
     for (let i = 0; i < DEAD_ENDPOINTS; i++)
       await insertEndpoint(db(), { hotelId: hotelA.id, url: `${deadUrl}/${i}`, eventTypes: null, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', now });
-    expect((await t.post(`/api/pms/v1/${slugA}/guests/checkin`, guest(), { key: keysA.live })).status).toBe(200);
+    expect((await t.post(`${pmsBase(slugA)}/guests/checkin`, guest(), { key: keysA.live })).status).toBe(200);
     await vi.waitFor(() => expect(dead.open).toBe(PER_HOTEL), { timeout: scaled(10_000) });
 
     // The other hotel's check-in: its event arrives while hotel A's deliveries still hang.
     const checkIn = guest({ pmsGuestId: 'B-WHILE-A-HANGS' });
-    expect((await t.post(`/api/pms/v1/${t.slug}/guests/checkin`, checkIn)).status).toBe(200);
+    expect((await t.post(`${t.pmsBase}/guests/checkin`, checkIn)).status).toBe(200);
     await vi.waitFor(
       () => expect(healthy.accepted().map((r) => r.body.data.guest)).toContainEqual(expect.objectContaining({ pmsGuestId: 'B-WHILE-A-HANGS' })),
       {
