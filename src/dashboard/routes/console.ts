@@ -46,9 +46,9 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
   });
 
-  app.post('/keys/:keyId/revoke', { schema: hidden }, async (req) => {
+  app.post('/keys/:keyId/revoke', { schema: { ...hidden, params: KeyIdParams } }, async (req) => {
     const s = session(req);
-    const { keyId } = req.params as { keyId: string };
+    const { keyId } = req.params;
     const pairs = await listKeyPairs(db, s.hotel.id);
     if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
     await revokeKeyPair(db, keyId, new Date().toISOString(), s.hotel.id);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listActivity } from '../../db/repositories/activity.repository.js';
 import { findGuestById, listRoomHistory } from '../../db/repositories/guest.repository.js';
-import { refineGuestFields } from '../../domain/guest.js';
+import { guestDataFromCheckin, refineGuestFields } from '../../domain/guest.js';
 import { ApiError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest } from '../../roster/receptionist-service.js';
@@ -44,20 +44,8 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
 
   app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {
     const s = session(req);
-    const b = req.body;
-    const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), {
-      firstName: b.firstName ?? null,
-      lastName: b.lastName,
-      phone: b.phone ?? null,
-      email: b.email ?? null,
-      language: b.language ?? null,
-      nationality: b.nationality ?? null,
-      adults: b.adults ?? null,
-      children: b.children ?? null,
-      checkInDate: b.checkInDate,
-      checkOutDate: b.checkOutDate,
-      roomNumber: b.roomNumber,
-    });
+    // The walk-in's body is a check-in's fields: absent optional ones become null, as for the PMS.
+    const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), guestDataFromCheckin(req.body));
     return reply.code(201).send({ guest: guestView(guest) });
   });
 
