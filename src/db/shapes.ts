@@ -88,12 +88,12 @@ export function compiledInsertRows<T extends keyof Database & string>(
   };
   return (db, rows) => {
     const out: CompiledQuery[] = [];
+    const names = rows.map((row) => Object.keys(row).join());
     let i = 0;
     while (i < rows.length) {
       const columns = Object.keys(rows[i]!);
-      const names = columns.join();
       let same = 1;
-      while (same < ROWS_PER_SHAPE && i + same < rows.length && Object.keys(rows[i + same]!).join() === names) same++;
+      while (same < ROWS_PER_SHAPE && names[i + same] === names[i]) same++;
       const count = 2 ** Math.floor(Math.log2(same));
       const values: unknown[] = [];
       for (const row of rows.slice(i, i + count)) for (const c of columns) values.push((row as Record<string, unknown>)[c]);

@@ -219,10 +219,14 @@ const insertGuestKeys = compiledInsertRows('request_log_guest_keys', (q) => q.on
 
 /** SQLite: new bodies, then one entry per guest key in request_log_guest_keys. */
 async function storeSqliteBodies(trx: DbOrTrx, fresh: BodyToStore[]): Promise<void> {
-  const prepared = fresh.map((b) => ({ body: b, prepared: (b.prepared ??= prepareBody(b.hotelId, b.text)) }));
-  const rows = prepared.map(({ body: b, prepared: p }) => ({ hotel_id: b.hotelId, sha256: b.sha256, bytes: p.bytes, body: p.data, last_used_at: b.at }));
+  const rows = [];
+  const keys = [];
+  for (const b of fresh) {
+    const p = (b.prepared ??= prepareBody(b.hotelId, b.text));
+    rows.push({ hotel_id: b.hotelId, sha256: b.sha256, bytes: p.bytes, body: p.data, last_used_at: b.at });
+    for (const key of p.keys) keys.push({ key, hotel_id: b.hotelId, sha256: b.sha256 });
+  }
   for (const statement of insertSqliteBodies(trx, rows)) await trx.executeQuery(statement);
-  const keys = prepared.flatMap(({ body: b, prepared: p }) => p.keys.map((key) => ({ key, hotel_id: b.hotelId, sha256: b.sha256 })));
   for (const statement of insertGuestKeys(trx, keys)) await trx.executeQuery(statement);
 }
 
@@ -317,14 +321,14 @@ async function purgeUnusedBodies(db: Db, cutoff: string): Promise<number> {
   }
 }
 
+/** Guest keys a delete names at most (well under SQLite's bound-value limit). */
+const KEYS_PER_STATEMENT = 500;
+
 /**
  * Deletes a stored body with its guest keys: on PostgreSQL they are in its row; on SQLite
  * the entries of request_log_guest_keys its text gave (found again from the text, by the
  * index's whole key).
  */
-/** Guest keys a delete names at most (well under SQLite's bound-value limit). */
-const KEYS_PER_STATEMENT = 500;
-
 export async function deleteBody(trx: DbOrTrx, hotelId: string, sha256: string): Promise<void> {
   if (!isPostgres(trx)) {
     const stored = await trx.selectFrom('request_log_bodies').select('body').where('hotel_id', '=', hotelId).where('sha256', '=', sha256).executeTakeFirst();
