@@ -41,6 +41,7 @@ export async function setUpFirstHotel(
 /** The setup link once a hotel exists: why it is dead, and what to do instead. */
 export function setupDone(): ApiError {
   return new ApiError('SETUP_LINK_INVALID', {
+    extra: { hotelExists: true },
     message:
       'A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).',
   });

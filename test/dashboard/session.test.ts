@@ -403,7 +403,8 @@ describe.each(testEngines())('first-run setup link (%s)', (engine) => {
       const dead = await send(target, 'GET', `${DASHBOARD_API}/setup/${token}`);
       expect(dead.status).toBe(404);
       expect(dead.body.code).toBe('SETUP_LINK_INVALID');
-      // It says why, and what to do instead.
+      // It says why, and what to do instead; hotelExists lets the dashboard word it by code and case.
+      expect(dead.body.hotelExists).toBe(true);
       expect(dead.body.message).toBe(
         'A hotel already exists, so the setup link no longer works: sign in, or ask an admin of your hotel for an account (operators: innsync user create).',
       );

@@ -31,7 +31,7 @@ export function setCsrfRefresher(fn) {
 /** An error answer of the API (or a network failure, status 0), with the envelope's members. */
 class ApiError extends Error {
   constructor(status, body, retryAfter) {
-    super(body?.message ? serverMessage(body.message) : t('The server answered HTTP {status}.', { status }));
+    super(body?.message ? serverMessage(body) : t('The server answered HTTP {status}.', { status }));
     this.name = 'ApiError';
     this.status = status;
     this.code = body?.code ?? null;
@@ -75,7 +75,7 @@ async function request(method, path, { body, signal, authRedirect = true, retrie
     res = await fetch(BASE + path, init);
   } catch (err) {
     if (err?.name === 'AbortError') throw err;
-    throw new ApiError(0, { code: 'NETWORK_ERROR', message: t('The server cannot be reached. Check the connection and try again.') });
+    throw new ApiError(0, { code: 'NETWORK_ERROR', message: 'The server cannot be reached.' });
   }
   const data = await readJson(res);
   if (res.ok) return data ?? {};

@@ -1,7 +1,8 @@
-// Small DOM and formatting helpers. Everything the dashboard shows is built with
+// Small DOM helpers and calendar arithmetic (values are formatted by format.js). Everything the dashboard shows is built with
 // createElement/textContent (never innerHTML), so guest data can never become markup.
 
-import { formatDate, formatDateTime as formatMoment, t } from './i18n.js';
+import { EMPTY, formatDate, formatDateTime } from './format.js';
+import { t } from './i18n.js';
 
 /**
  * h('a', { href: '#/board', class: 'tile', dataset: { room: '101' }, onclick: fn }, 'text', child)
@@ -77,26 +78,10 @@ export function byRoom(guests) {
   return keyed.map((k) => k.g);
 }
 
-/** "Smith, Ada" (or just "Smith"). */
-export function guestName(g) {
-  if (!g) return '';
-  if (g.anonymisedAt) return t('Anonymised guest');
-  return g.firstName ? `${g.lastName}, ${g.firstName}` : (g.lastName ?? '');
-}
-
 const sourceLabel = (source) => (source === 'pms' ? t('PMS') : t('Walk-in'));
 
 export function sourceBadge(source) {
   return h('span', { class: ['badge', source === 'pms' ? 'badge-pms' : 'badge-walkin'] }, sourceLabel(source));
-}
-
-/** Placeholder for an absent value. */
-export const EMPTY = '—';
-export const orEmpty = (v) => (v === null || v === undefined || v === '' ? EMPTY : String(v));
-
-/** An ISO timestamp in the browser's local time: "Mon 23 Nov, 14:02". */
-export function formatDateTime(iso, options) {
-  return iso ? formatMoment(iso, options) : EMPTY;
 }
 
 /** <time datetime="…">local time</time> */
@@ -124,17 +109,6 @@ export function localInputToIso(value) {
 /** Heading that receives focus after navigation (tabindex -1: focusable, not in tab order). */
 export function pageHeading(text) {
   return h('h1', { tabindex: '-1', class: 'page-title' }, text);
-}
-
-/** Pretty-prints JSON text when it parses; otherwise returns it unchanged. */
-export function prettyJson(text) {
-  if (text === null || text === undefined) return EMPTY;
-  if (typeof text !== 'string') return JSON.stringify(text, null, 2);
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
 }
 
 const dayFormats = new Map();

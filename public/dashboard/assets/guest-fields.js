@@ -5,7 +5,8 @@
 import { h, uid } from './dom.js';
 import { field, controlFor } from './ui.js';
 import { GUEST_RULES } from './guest-rules.js';
-import { countryName, englishName, languageName, t, tk } from './i18n.js';
+import { t, tk } from './i18n.js';
+import { countryName, englishName, languageName } from './format.js';
 
 // How each field is presented; what it must hold (required, input type, limits) comes from
 // the server (guest-rules.js is generated from the schema it validates guests with).

@@ -3,7 +3,8 @@
 // /dashboard/assets/i18n/<lang>.json, mapping the English texts to its own. A translator
 // edits that file only. A text with a count ({n}) may be an object of plural forms
 // ({ "one": "…", "other": "…" }, the categories of Intl.PluralRules).
-// Dates, languages and countries are named by the browser's Intl in the chosen language.
+// Dates, languages and countries are named by the browser's Intl in the chosen language
+// (format.js).
 
 export const LANGUAGES = [
   ['en', 'English'],
@@ -60,7 +61,7 @@ export async function setLanguage(lang, { remember = false } = {}) {
 
 function pick(entry, params) {
   if (entry === null || typeof entry !== 'object') return entry;
-  const category = formatter('plural', (loc) => new Intl.PluralRules(loc)).select(Number(params?.n ?? 0));
+  const category = intl('plural', (loc) => new Intl.PluralRules(loc)).select(Number(params?.n ?? 0));
   return entry[category] ?? entry.other;
 }
 
@@ -73,82 +74,14 @@ export function t(text, params) {
 }
 
 // ---------------------------------------------------------------------------
-// Dates and names
+// The language's Intl objects (format.js formats with them)
 
 const cache = new Map();
-function formatter(kind, make) {
+/** An Intl object for the current language, made once per language and kind (`make` gets the locale). */
+export function intl(kind, make) {
   const key = `${state.lang}:${kind}`;
   if (!cache.has(key)) cache.set(key, make(LOCALES[state.lang] ?? state.lang));
   return cache.get(key);
-}
-
-const dateOptions = { weekday: 'short', day: 'numeric', month: 'short' };
-
-/** A calendar date (YYYY-MM-DD) as "Mon 23 Nov" (with the year when it is not this year). */
-export function formatDate(isoDate) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDate ?? '');
-  if (!m) return isoDate ?? '';
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  const sameYear = Number(m[1]) === new Date().getFullYear();
-  const f = formatter(
-    sameYear ? 'date' : 'date-year',
-    (loc) => new Intl.DateTimeFormat(loc, { ...dateOptions, ...(sameYear ? {} : { year: 'numeric' }), timeZone: 'UTC' }),
-  );
-  return f.format(d);
-}
-
-/** A moment (ISO timestamp) in the browser's time: "Mon 23 Nov, 14:02" (with seconds when asked). */
-export function formatDateTime(iso, { seconds = false } = {}) {
-  const d = new Date(iso);
-  if (!iso || Number.isNaN(d.getTime())) return iso ?? '';
-  const sameYear = d.getFullYear() === new Date().getFullYear();
-  const kind = `datetime-${sameYear}-${seconds}`;
-  const f = formatter(
-    kind,
-    (loc) =>
-      new Intl.DateTimeFormat(loc, {
-        ...dateOptions,
-        ...(sameYear ? {} : { year: 'numeric' }),
-        hour: '2-digit',
-        minute: '2-digit',
-        ...(seconds ? { second: '2-digit' } : {}),
-        hourCycle: 'h23',
-      }),
-  );
-  return f.format(d);
-}
-
-/** "14:02" in the browser's time. */
-export function formatTime(iso) {
-  const d = new Date(iso);
-  if (!iso || Number.isNaN(d.getTime())) return iso ?? '';
-  return formatter('time', (loc) => new Intl.DateTimeFormat(loc, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })).format(d);
-}
-
-function displayName(type, code) {
-  if (!code) return '';
-  try {
-    return formatter(`names-${type}`, (loc) => new Intl.DisplayNames([loc], { type, fallback: 'code' })).of(code) ?? code;
-  } catch {
-    return code; // not a well-formed code: show it as stored
-  }
-}
-
-/** A language's or country's name in English ("region", "DE" → "Germany"), whatever the current language. */
-export function englishName(type, code) {
-  const key = `names-en-${type}`;
-  if (!cache.has(key)) cache.set(key, new Intl.DisplayNames(['en'], { type, fallback: 'code' }));
-  return cache.get(key).of(code) ?? code;
-}
-
-/** "de" → "German" (in the current language). */
-export const languageName = (code) => displayName('language', code);
-/** "DE" → "Germany" (in the current language). */
-export const countryName = (code) => displayName('region', code);
-
-/** Joins a list the way the language does: "a, b and c". */
-export function formatList(items) {
-  return formatter('list', (loc) => new Intl.ListFormat(loc, { style: 'long', type: 'conjunction' })).format(items);
 }
 
 /** Marks a text for the catalogue where it is stored to be translated later with t(). */

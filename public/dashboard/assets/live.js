@@ -4,38 +4,10 @@
 // loses a change and a PMS check-in reaches the board in one round trip.
 
 import { api } from './api.js';
+import { coalescing } from './flow.js';
 
 /** A live event naming more guests than this refetches the whole roster instead. */
 const PARTIAL_MAX = 100;
-
-/**
- * Runs `fetch` now; a call while it runs is coalesced into one more run right after it (no
- * timer), so a burst of calls costs at most two fetches and the last one sees the latest.
- */
-function coalescing(fetch) {
-  let inFlight = null;
-  let again = false;
-  return {
-    busy: () => inFlight !== null,
-    run() {
-      if (inFlight) {
-        again = true;
-        return inFlight;
-      }
-      inFlight = (async () => {
-        try {
-          do {
-            again = false;
-            await fetch();
-          } while (again);
-        } finally {
-          inFlight = null;
-        }
-      })();
-      return inFlight;
-    },
-  };
-}
 
 /** The active guests, refetched on demand; listeners get (guests, changedIds). */
 export function createRoster() {

@@ -2,9 +2,9 @@
 // fields that can show the API's field errors next to the input they concern.
 
 import { h, append, uid } from './dom.js';
-import { formatDate, t, tk } from './i18n.js';
+import { t, tk } from './i18n.js';
 import { PASSWORD_RULE } from './guest-rules.js';
-import { SERVER_MESSAGES } from './server-messages.js';
+import { formatDate } from './format.js';
 
 // ---------------------------------------------------------------------------
 // Alert (errors, role="alert") and status (polite confirmations, role="status").
@@ -231,7 +231,10 @@ const FORM_MESSAGES = {
   'roomNumber:INVALID_FORMAT': tk('{field} holds an invisible character (such as a zero-width space): clear the field and type the room number again.'),
   'hotelSlug:INVALID_FORMAT': tk('{field} must be 2 to 63 characters of a–z, 0–9 and “-”, starting with a letter, e.g. grand-hotel.'),
   'timeZone:INVALID_VALUE': tk('{field}: the server does not know this time zone. Pick another one of the same place.'),
-  'url:INVALID_FORMAT': tk('{field} must be an https:// address on the public internet, e.g. https://locks.example.com/innsync.'),
+  // The server's URL rules in one sentence: a full https:// address, no user name or password in it, not a private or local network, at most 2,000 characters.
+  'url:INVALID_FORMAT': tk(
+    '{field} must be an https:// address on the public internet, without a user name or password and at most 2,000 characters, e.g. https://locks.example.com/innsync.',
+  ),
 };
 
 /** A field error in the user's language: "Check-out must be on or after check-in.", "Last name is required." */
@@ -241,9 +244,6 @@ function fieldMessage(form, control, e) {
   // An empty required input: the server says "is required", "must not be blank" or "must be text, got null" (an edit that clears it).
   if (control.value.trim() === '' && ['REQUIRED', 'INVALID_TYPE', 'TOO_SHORT'].includes(e.code)) return t(FIELD_MESSAGES.REQUIRED, { field: label });
   const own = FORM_MESSAGES[`${e.field}:${e.code}`];
-  // A sentence the server words for the field's case ("url: The URL must start with https://…"), translated when known.
-  const sentence = typeof e.message === 'string' && e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : null;
-  if (sentence && SERVER_MESSAGES.has(sentence)) return t(sentence);
   if (own) return t(own, { field: label });
   const { min, max, minLength, maxLength } = control;
   if (control.type === 'number' && ['INVALID_TYPE', 'OUT_OF_RANGE'].includes(e.code) && min !== '' && max !== '')
@@ -318,4 +318,31 @@ export async function busy(button, work) {
     button.disabled = false;
     button.removeAttribute('aria-busy');
   }
+}
+
+/**
+ * A staff action, the one way every button that changes something works: asks first when
+ * `confirm` is given (a confirmDialog's options), keeps `button` busy while `run` works, then
+ * announces `done` (a text, or a function of run's result giving one) and runs `after` (a
+ * reload). A refusal shows next to `form`'s fields when there is a form, else in the alert,
+ * after `failed` ("Could not save: …"). Resolves run's result, or null when cancelled or refused.
+ */
+export async function act({ button, confirm, run, done, after, failed, form }) {
+  clearAlert();
+  if (form) clearFieldErrors(form);
+  if (confirm && !(await confirmDialog(confirm))) return null;
+  return busy(button, async () => {
+    let result;
+    try {
+      result = await run();
+    } catch (err) {
+      if (form) showFormErrors(form, err, { prefix: failed });
+      else showError(err, failed);
+      return null;
+    }
+    const message = typeof done === 'function' ? done(result) : done;
+    if (message) announce(message);
+    await after?.(result);
+    return result ?? true;
+  });
 }

@@ -2,21 +2,14 @@
 // back with `next`; a live change refetches the first page and puts new entries on top.
 
 import { api, query } from '../api.js';
-import { h, pageHeading, replaceChildren, timeEl, EMPTY } from '../dom.js';
+import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { field, showError } from '../ui.js';
 import { fieldLabel } from '../guest-fields.js';
-import { formatList, formatTime, t, tk } from '../i18n.js';
+import { ACTIVITY_EVENTS, eventLabel } from '../event-names.js';
+import { t, tk } from '../i18n.js';
+import { EMPTY, formatList, formatTime } from '../format.js';
 
 const PAGE = 50;
-
-const ACTION_LABELS = {
-  'guest.checked_in': tk('Checked in'),
-  'guest.updated': tk('Updated'),
-  'guest.room_moved': tk('Room moved'),
-  'guest.checked_out': tk('Checked out'),
-  'sync.completed': tk('Sync completed'),
-  'guest.erased': tk('Personal data erased'),
-};
 
 export function activityView(ctx) {
   ctx.setTitle(t('Activity'));
@@ -41,7 +34,7 @@ export function activityView(ctx) {
         ['system', t('System')],
       ],
     }),
-    field({ name: 'action', label: t('What'), options: [['', t('All')], ...Object.entries(ACTION_LABELS).map(([v, l]) => [v, t(l)])] }),
+    field({ name: 'action', label: t('What'), options: [['', t('All')], ...ACTIVITY_EVENTS.map((name) => [name, eventLabel(name)])] }),
     field({ name: 'guest', label: t('Guest'), type: 'search', hint: t('Name, PMS guest id or guest id'), attrs: { autocomplete: 'off' } }),
   );
   const list = h('ol', { class: 'activity-list', 'aria-label': t('Activity entries') });

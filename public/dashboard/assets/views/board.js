@@ -4,21 +4,10 @@
 // vacant ones plainly, those out of order with their reason, and a guest in a room not
 // on the list marked so.
 
-import {
-  h,
-  pageHeading,
-  replaceChildren,
-  syncChildren,
-  guestName,
-  sourceBadge,
-  byRoom,
-  hotelToday,
-  daysBetween as days,
-  stayDates,
-  naturalCompare,
-} from '../dom.js';
+import { h, pageHeading, replaceChildren, syncChildren, sourceBadge, byRoom, hotelToday, daysBetween as days, stayDates, naturalCompare } from '../dom.js';
 import { showError } from '../ui.js';
-import { formatList, t, tk } from '../i18n.js';
+import { t, tk } from '../i18n.js';
+import { formatList, guestName } from '../format.js';
 
 // The day's views of the roster, each a filter of the board; "today" is the hotel's own day.
 const FILTERS = [

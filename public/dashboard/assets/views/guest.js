@@ -3,11 +3,12 @@
 // because the PMS would otherwise send the guest again on its next sync).
 
 import { api, enc } from '../api.js';
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, orEmpty, timeEl, formatDateTime, stayDates, dateEl, EMPTY } from '../dom.js';
+import { h, pageHeading, replaceChildren, sourceBadge, timeEl, stayDates, dateEl } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, showError, showFormErrors } from '../ui.js';
 import { guestFieldsets, readGuestForm, patchPayload } from '../guest-fields.js';
-import { countryName, formatDate, languageName, t, tk } from '../i18n.js';
+import { t, tk } from '../i18n.js';
 import { roomHelp } from '../room-help.js';
+import { EMPTY, countryName, formatDate, formatDateTime, guestName, languageName, orEmpty } from '../format.js';
 
 // Each field's label and how its value reads ("de" → "German", a date → "Mon 23 Nov").
 const DETAIL_FIELDS = [

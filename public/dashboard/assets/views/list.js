@@ -2,9 +2,10 @@
 // Sort and search live in this view; only the table body is rebuilt on live changes,
 // so the search box keeps its text and focus.
 
-import { h, pageHeading, replaceChildren, guestName, sourceBadge, naturalCompare, orEmpty, dateEl } from '../dom.js';
+import { h, pageHeading, replaceChildren, sourceBadge, naturalCompare, dateEl } from '../dom.js';
 import { field, showError } from '../ui.js';
-import { languageName, t, tk } from '../i18n.js';
+import { t, tk } from '../i18n.js';
+import { guestName, languageName, orEmpty } from '../format.js';
 
 const COLUMNS = [
   { key: 'roomNumber', label: tk('Room'), value: (g) => g.roomNumber, compare: naturalCompare },

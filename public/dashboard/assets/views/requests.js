@@ -4,9 +4,10 @@
 // log with that request's row picked out (or, when the list does not hold it, its panel).
 
 import { api, enc, query } from '../api.js';
-import { h, pageHeading, replaceChildren, timeEl, formatDateTime, localInputToIso, prettyJson, orEmpty, uid } from '../dom.js';
+import { h, pageHeading, replaceChildren, timeEl, localInputToIso, uid } from '../dom.js';
 import { field, openPanel, showError, announce, busy } from '../ui.js';
 import { currentLanguage, t, tk } from '../i18n.js';
+import { formatDateTime, orEmpty, prettyJson } from '../format.js';
 
 const PAGE = 50;
 

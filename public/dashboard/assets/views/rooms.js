@@ -4,9 +4,10 @@
 // holds no personal data: an out-of-order reason is about the room.
 
 import { api, enc } from '../api.js';
-import { byRoom, h, orEmpty, pageHeading, replaceChildren } from '../dom.js';
+import { byRoom, h, pageHeading, replaceChildren } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, showError, showFormErrors } from '../ui.js';
 import { currentLanguage, t, tk } from '../i18n.js';
+import { orEmpty } from '../format.js';
 
 const CSV_HEADER = 'room,floor,type,out_of_order_reason';
 const CSV_EXAMPLE = `${CSV_HEADER}\n101,1,Double,\n102,1,Single,Water damage in the bathroom\n"Suite A",7,"Suite, sea view",`;

@@ -3,11 +3,12 @@
 // answers every problem of the form at once.
 
 import { api } from '../api.js';
-import { h, pageHeading, guestName, hotelToday, addDays, replaceChildren } from '../dom.js';
+import { h, pageHeading, hotelToday, addDays, replaceChildren } from '../dom.js';
 import { busy, clearAlert, clearFieldErrors, showFormErrors } from '../ui.js';
 import { guestFieldsets, readGuestForm, createPayload } from '../guest-fields.js';
 import { t } from '../i18n.js';
 import { roomHelp } from '../room-help.js';
+import { guestName } from '../format.js';
 
 /** A walk-in usually stays from today (the hotel's day) to tomorrow. */
 function defaults(ctx, roomNumber) {

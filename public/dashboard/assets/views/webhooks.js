@@ -3,20 +3,11 @@
 // secret exists only in this view's memory: it is shown once.
 
 import { api, enc } from '../api.js';
-import { EMPTY, formatDateTime, h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
+import { h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
 import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, showError, showFormErrors } from '../ui.js';
-import { formatList, t, tk } from '../i18n.js';
-
-const TYPE_LABELS = {
-  'guest.checked_in': tk('Check-in'),
-  'guest.updated': tk('Guest updated'),
-  'guest.room_moved': tk('Room move'),
-  'guest.checked_out': tk('Check-out'),
-  'sync.completed': tk('Sync completed'),
-  'guest.erased': tk('Personal data erased'),
-  'webhook.test': tk('Test event'),
-};
-const typeLabel = (type) => (TYPE_LABELS[type] ? t(TYPE_LABELS[type]) : type);
+import { t, tk } from '../i18n.js';
+import { EMPTY, formatDateTime, formatList } from '../format.js';
+import { eventLabel } from '../event-names.js';
 
 const STATE_LABELS = { delivered: tk('delivered'), failed: tk('given up'), retrying: tk('retrying'), queued: tk('queued') };
 
@@ -75,7 +66,7 @@ export function webhooksView(ctx) {
           'div',
           { class: 'check' },
           h('input', { type: 'checkbox', id, name: 'events', value: type }),
-          h('label', { for: id }, `${typeLabel(type)} (${type})`),
+          h('label', { for: id }, `${eventLabel(type)} (${type})`),
         ),
       );
     }
@@ -98,7 +89,7 @@ export function webhooksView(ctx) {
         null,
         h('span', { class: ['status-pill', e.enabled ? 'status-active' : 'status-revoked'] }, e.enabled ? t('enabled') : t('disabled')),
         ' ',
-        e.events === 'all' ? t('Events: all') : t('Events: {list}', { list: formatList(e.events.map(typeLabel)) }),
+        e.events === 'all' ? t('Events: all') : t('Events: {list}', { list: formatList(e.events.map(eventLabel)) }),
         e.previousSecretUntil ? [' · ', t('The previous secret also signs until {time}.', { time: formatDateTime(e.previousSecretUntil) })] : null,
       ),
       e.disabledReason ? h('p', { class: 'warning', role: 'note' }, e.disabledReason) : null,
@@ -148,13 +139,13 @@ export function webhooksView(ctx) {
     const state = d.status === 'succeeded' ? 'delivered' : d.status === 'failed' ? 'failed' : d.attempts > 0 ? 'retrying' : 'queued';
     const again = action(t('Send again'), 'resend', async () => {
       await api.post(`/webhooks/${enc(endpointId)}/deliveries/${enc(d.id)}/resend`, {});
-      announce(t('{event} queued again.', { event: typeLabel(d.eventType) }));
+      announce(t('{event} queued again.', { event: eventLabel(d.eventType) }));
       await loadDeliveries(endpointId);
     });
     return h(
       'tr',
       { dataset: { deliveryId: d.id, status: d.status } },
-      h('td', null, typeLabel(d.eventType)),
+      h('td', null, eventLabel(d.eventType)),
       h('td', null, timeEl(d.createdAt)),
       h('td', null, String(d.attempts)),
       h('td', null, `${answer} (${t(STATE_LABELS[state])})`),
