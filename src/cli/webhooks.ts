@@ -46,19 +46,7 @@ export function addWebhookCommands(program: Command, json: JsonFlag): void {
       'after',
       '\nWEBHOOK_ALLOW_PRIVATE_NETWORKS is read from the environment of this command, not from the running server: to add an http:// URL, another port or a private address, set it here too (the server checks again at each delivery with its own).',
     )
-    .action(async (slug: string, url: string, opts: { events?: string }) => {
-      const config = await configFromEnv();
-      const { addEndpoint } = await service();
-      const events = opts.events
-        ?.split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      const rules = { allowPrivateNetworks: config.webhookAllowPrivateNetworks, maxEndpointsPerHotel: config.webhookMaxEndpointsPerHotel };
-      const e = await withDb(config, async (db) => addEndpoint(db, (await hotelOf(db, slug)).id, { url, events }, rules)).catch(async (err: unknown) => {
-        throw await privateNetworkHint(err, url, rules.allowPrivateNetworks);
-      });
-      print(json(), e, `${describe(e)}\n  secret: ${e.secret}\nStore the secret now: it is not shown again (rotate it with innsync webhook rotate-secret).`);
-    });
+    .action((slug: string, url: string, opts: { events?: string }) => addEndpointFromCli(slug, url, opts.events, json()));
   webhook
     .command('list <slug>')
     .description("list a hotel's endpoints")
@@ -110,38 +98,7 @@ export function addWebhookCommands(program: Command, json: JsonFlag): void {
       'after',
       '\nThe running server (innsync serve) delivers the event, signed and retried like any other, within about a second. Exit 0: the receiver answered 2xx (or, with --wait 0, the event was queued); exit 1: the attempt failed (the answer or error is printed; the server retries it) or none was made in time.',
     )
-    .action(async (endpointId: string, opts: { wait: number }) => {
-      const { sendTestEvent, recentDeliveries } = await service();
-      const outcome = await withDb(await configFromEnv(), async (db) => {
-        const { eventId } = await sendTestEvent(db, null, endpointId, 'cli');
-        const deadline = Date.now() + opts.wait * 1000;
-        for (;;) {
-          const d = (await recentDeliveries(db, null, endpointId, MAX_DELIVERIES)).find((x) => x.eventId === eventId) ?? null;
-          if (opts.wait === 0 || (d !== null && (d.status !== 'pending' || d.attempts > 0)) || Date.now() >= deadline) return { eventId, delivery: d };
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      });
-      const d = outcome.delivery;
-      if (opts.wait === 0 || d?.status === 'succeeded') {
-        const text =
-          d?.status === 'succeeded'
-            ? `test event ${outcome.eventId} delivered: the endpoint answered HTTP ${d.lastStatus ?? ''}${d.lastLatencyMs !== null ? ` in ${d.lastLatencyMs} ms` : ''}`
-            : `test event ${outcome.eventId} queued; the running server sends it (innsync webhook deliveries ${endpointId} shows how it went)`;
-        print(json(), outcome, text);
-        return;
-      }
-      if (d === null || d.attempts === 0)
-        throw new CliError(
-          'WEBHOOK_TEST_PENDING',
-          `test event ${outcome.eventId} is queued, but no delivery was attempted within ${opts.wait} s: check that the server runs (innsync serve), then see innsync webhook deliveries ${endpointId}`,
-        );
-      const answer = d.lastStatus !== null ? `the endpoint answered HTTP ${d.lastStatus}` : `the delivery failed: ${d.lastError ?? 'no answer'}`;
-      const then = d.status === 'pending' ? `; the server tries again${d.nextAttemptAt ? ` at ${d.nextAttemptAt}` : ''}` : '';
-      throw new CliError(
-        'WEBHOOK_TEST_FAILED',
-        `test event ${outcome.eventId} not delivered: ${answer}${then}. Fix the receiver, then run innsync webhook test again`,
-      );
-    });
+    .action((endpointId: string, opts: { wait: number }) => sendTestEventAndWait(endpointId, opts.wait, json()));
   webhook
     .command('deliveries <endpointId>')
     .description(`list an endpoint's most recent deliveries, newest first (as the Webhooks page shows them)`)
@@ -151,6 +108,55 @@ export function addWebhookCommands(program: Command, json: JsonFlag): void {
       const deliveries = await withDb(await configFromEnv(), (db) => recentDeliveries(db, null, endpointId, opts.limit));
       print(json(), { deliveries }, deliveries.length ? deliveries.map(deliveryLine).join('\n') : `no deliveries yet for ${endpointId}`);
     });
+}
+
+/** `innsync webhook add`: the endpoint, judged by this command's own WEBHOOK_ALLOW_PRIVATE_NETWORKS; its secret printed this once. */
+async function addEndpointFromCli(slug: string, url: string, eventList: string | undefined, asJson: boolean): Promise<void> {
+  const config = await configFromEnv();
+  const { addEndpoint } = await service();
+  const events = eventList
+    ?.split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const rules = { allowPrivateNetworks: config.webhookAllowPrivateNetworks, maxEndpointsPerHotel: config.webhookMaxEndpointsPerHotel };
+  const e = await withDb(config, async (db) => addEndpoint(db, (await hotelOf(db, slug)).id, { url, events }, rules)).catch(async (err: unknown) => {
+    throw await privateNetworkHint(err, url, rules.allowPrivateNetworks);
+  });
+  print(asJson, e, `${describe(e)}\n  secret: ${e.secret}\nStore the secret now: it is not shown again (rotate it with innsync webhook rotate-secret).`);
+}
+
+/** `innsync webhook test`: queues a test event for one endpoint and waits up to `wait` seconds for the running server's first attempt. */
+async function sendTestEventAndWait(endpointId: string, wait: number, asJson: boolean): Promise<void> {
+  const { sendTestEvent, recentDeliveries } = await service();
+  const outcome = await withDb(await configFromEnv(), async (db) => {
+    const { eventId } = await sendTestEvent(db, null, endpointId, 'cli');
+    const deadline = Date.now() + wait * 1000;
+    for (;;) {
+      const d = (await recentDeliveries(db, null, endpointId, MAX_DELIVERIES)).find((x) => x.eventId === eventId) ?? null;
+      if (wait === 0 || (d !== null && (d.status !== 'pending' || d.attempts > 0)) || Date.now() >= deadline) return { eventId, delivery: d };
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+  const d = outcome.delivery;
+  if (wait === 0 || d?.status === 'succeeded') {
+    const text =
+      d?.status === 'succeeded'
+        ? `test event ${outcome.eventId} delivered: the endpoint answered HTTP ${d.lastStatus ?? ''}${d.lastLatencyMs !== null ? ` in ${d.lastLatencyMs} ms` : ''}`
+        : `test event ${outcome.eventId} queued; the running server sends it (innsync webhook deliveries ${endpointId} shows how it went)`;
+    print(asJson, outcome, text);
+    return;
+  }
+  if (d === null || d.attempts === 0)
+    throw new CliError(
+      'WEBHOOK_TEST_PENDING',
+      `test event ${outcome.eventId} is queued, but no delivery was attempted within ${wait} s: check that the server runs (innsync serve), then see innsync webhook deliveries ${endpointId}`,
+    );
+  const answer = d.lastStatus !== null ? `the endpoint answered HTTP ${d.lastStatus}` : `the delivery failed: ${d.lastError ?? 'no answer'}`;
+  const then = d.status === 'pending' ? `; the server tries again${d.nextAttemptAt ? ` at ${d.nextAttemptAt}` : ''}` : '';
+  throw new CliError(
+    'WEBHOOK_TEST_FAILED',
+    `test event ${outcome.eventId} not delivered: ${answer}${then}. Fix the receiver, then run innsync webhook test again`,
+  );
 }
 
 /**

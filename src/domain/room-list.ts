@@ -103,13 +103,15 @@ interface CsvLineError {
 
 const COLUMN_OF: Record<RoomProblem['field'], CsvColumn> = { roomNumber: 'room', floor: 'floor', type: 'type', outOfOrderReason: 'out_of_order_reason' };
 
+type CsvRecord = { line: number; fields: string[] };
+
 /**
  * The records of a CSV (RFC 4180: fields separated by `sep`, double quotes around a field
  * that holds the separator, a quote or a line break, `""` for a quote inside it), each
  * with the line it starts on. Blank lines are skipped. One pass over the text.
  */
-function csvRecords(text: string, sep: string): { records: Array<{ line: number; fields: string[] }>; unclosedQuoteAt: number | null } {
-  const records: Array<{ line: number; fields: string[] }> = [];
+function csvRecords(text: string, sep: string): { records: CsvRecord[]; unclosedQuoteAt: number | null } {
+  const records: CsvRecord[] = [];
   let fields: string[] = [];
   let field = '';
   let quoted = false;
@@ -177,63 +179,60 @@ export function parseRoomCsv(raw: string): CsvOutcome {
   const firstLine = text.split(/\r?\n/, 1)[0] ?? '';
   const sep = firstLine.includes(';') && !firstLine.includes(',') ? ';' : ',';
   const { records, unclosedQuoteAt } = csvRecords(text, sep);
-  const errors: CsvLineError[] = [];
-  const stop = () => errors.length >= MAX_FOUND_LINE_ERRORS;
   if (unclosedQuoteAt !== null) {
-    errors.push({
-      line: unclosedQuoteAt,
-      column: null,
-      code: 'INVALID_FORMAT',
-      message: `Line ${unclosedQuoteAt}: a quoted field is never closed: add the closing double quote (") or remove the opening one.`,
-    });
-    return { ok: false, errors, stopped: false };
+    const message = `Line ${unclosedQuoteAt}: a quoted field is never closed: add the closing double quote (") or remove the opening one.`;
+    return { ok: false, errors: [{ line: unclosedQuoteAt, column: null, code: 'INVALID_FORMAT', message }], stopped: false };
   }
   const header = records[0];
   if (!header) {
-    errors.push({
-      line: 1,
-      column: null,
-      code: 'REQUIRED',
-      message: `The CSV is empty: start with the header line ${CSV_COLUMNS.join(',')}, then one room a line (e.g. 305,3,Double,).`,
-    });
-    return { ok: false, errors, stopped: false };
+    const message = `The CSV is empty: start with the header line ${CSV_COLUMNS.join(',')}, then one room a line (e.g. 305,3,Double,).`;
+    return { ok: false, errors: [{ line: 1, column: null, code: 'REQUIRED', message }], stopped: false };
   }
+  const columns = readHeader(header);
+  if (!columns.ok) return { ok: false, errors: columns.errors, stopped: false };
+  return readRoomLines(records.slice(1), columns, sep);
+}
+
+type CsvHeader = { ok: true; count: number; index: Map<CsvColumn, number> } | { ok: false; errors: CsvLineError[] };
+
+/** Which field of a line holds which column, from the header line; or what is wrong with the header. */
+function readHeader(header: CsvRecord): CsvHeader {
+  const errors: CsvLineError[] = [];
   const names = header.fields.map((f) => f.trim().toLowerCase());
   const index = new Map<CsvColumn, number>();
+  const { line } = header;
   names.forEach((name, i) => {
     if ((CSV_COLUMNS as readonly string[]).includes(name)) {
-      if (index.has(name as CsvColumn)) {
-        errors.push({
-          line: header.line,
-          column: name,
-          code: 'DUPLICATE',
-          message: `Line ${header.line}: the column ${name} appears twice in the header: keep one.`,
-        });
-      } else index.set(name as CsvColumn, i);
+      if (!index.has(name as CsvColumn)) index.set(name as CsvColumn, i);
+      else errors.push({ line, column: name, code: 'DUPLICATE', message: `Line ${line}: the column ${name} appears twice in the header: keep one.` });
     } else if (name !== '' || header.fields.length > 1) {
       errors.push({
-        line: header.line,
+        line,
         column: name || null,
         code: 'UNKNOWN_FIELD',
-        message: `Line ${header.line}: the header has a column "${name.slice(0, 40)}" that a room list does not have: the columns are ${CSV_COLUMNS.join(', ')} (only room is required); rename or remove it.`,
+        message: `Line ${line}: the header has a column "${name.slice(0, 40)}" that a room list does not have: the columns are ${CSV_COLUMNS.join(', ')} (only room is required); rename or remove it.`,
       });
     }
   });
   if (!index.has('room')) {
     errors.push({
-      line: header.line,
+      line,
       column: 'room',
       code: 'REQUIRED',
-      message: `Line ${header.line}: the header has no column room: the first line must name the columns, e.g. ${CSV_COLUMNS.join(',')}.`,
+      message: `Line ${line}: the header has no column room: the first line must name the columns, e.g. ${CSV_COLUMNS.join(',')}.`,
     });
   }
-  if (errors.length > 0) return { ok: false, errors, stopped: false };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, count: names.length, index };
+}
 
+/** The rooms of the lines after the header, or every problem found (at most MAX_FOUND_LINE_ERRORS). */
+function readRoomLines(records: CsvRecord[], { count, index }: { count: number; index: Map<CsvColumn, number> }, sep: string): CsvOutcome {
+  const errors: CsvLineError[] = [];
+  const stop = () => errors.length >= MAX_FOUND_LINE_ERRORS;
   const rooms: RoomFields[] = [];
   const seen = new Map<string, number>();
-  for (const record of records.slice(1)) {
+  for (const { line, fields } of records) {
     if (stop()) break;
-    const { line, fields } = record;
     if (rooms.length >= MAX_ROOMS_PER_HOTEL) {
       errors.push({
         line,
@@ -243,13 +242,9 @@ export function parseRoomCsv(raw: string): CsvOutcome {
       });
       break;
     }
-    if (fields.length > names.length) {
-      errors.push({
-        line,
-        column: null,
-        code: 'INVALID_FORMAT',
-        message: `Line ${line}: ${fields.length} fields where the header names ${names.length}: put a field holding "${sep}" in double quotes, or remove the extra fields.`,
-      });
+    if (fields.length > count) {
+      const message = `Line ${line}: ${fields.length} fields where the header names ${count}: put a field holding "${sep}" in double quotes, or remove the extra fields.`;
+      errors.push({ line, column: null, code: 'INVALID_FORMAT', message });
       continue;
     }
     const at = (c: CsvColumn) => {
@@ -264,12 +259,8 @@ export function parseRoomCsv(raw: string): CsvOutcome {
     if (!room) continue;
     const earlier = seen.get(room.roomNumber);
     if (earlier !== undefined) {
-      errors.push({
-        line,
-        column: 'room',
-        code: 'DUPLICATE',
-        message: `Line ${line}: room ${room.roomNumber} is already on line ${earlier}: keep one of the two lines.`,
-      });
+      const message = `Line ${line}: room ${room.roomNumber} is already on line ${earlier}: keep one of the two lines.`;
+      errors.push({ line, column: 'room', code: 'DUPLICATE', message });
       continue;
     }
     seen.set(room.roomNumber, line);

@@ -1,4 +1,4 @@
-import { asLongWork, uniqueViolation } from '../db/database.js';
+import { asLongWork, uniqueViolation, type DbOrTrx } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { planSync, planSyncSteps, summarize, type ListedGuest, type RoomConflict, type SyncPlan } from '../domain/sync-plan.js';
 import type { ActivityEntry, Actor } from '../db/repositories/activity.repository.js';
@@ -82,42 +82,7 @@ export async function syncRoster(
         if (conflict) throw syncRoomConflictError(conflict);
         await turns.turn();
 
-        await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
-          checkOutMany(
-            trx,
-            hotelId,
-            part.map((g) => g.id),
-            now,
-          ),
-        );
-
-        await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
-          updateManyGuestData(
-            trx,
-            hotelId,
-            part.map((u) => ({ id: u.guest.id, data: u.next })),
-            now,
-          ),
-        );
-        const movers = plan.update.filter((u) => u.changes.roomNumber);
-        await turns.inParts(movers, ROWS_PER_PART, (part) =>
-          releaseRoomsOf(
-            trx,
-            hotelId,
-            part.map((u) => u.guest.id),
-            now,
-          ),
-        );
-        await turns.inParts(movers, ROWS_PER_PART, (part) =>
-          insertAssignments(
-            trx,
-            hotelId,
-            part.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
-            now,
-          ),
-        );
-
-        const checkedInIds = (await turns.inParts(plan.checkIn, ROWS_PER_PART, (part) => insertManyPmsGuests(trx, hotelId, part, now))).flat();
+        const checkedInIds = await applySyncPlan(trx, hotelId, plan, now, turns);
 
         const summary = summarize(plan, list.length);
         const result: SyncResult = { plan, summary, checkedInIds };
@@ -142,6 +107,46 @@ export async function syncRoster(
     }
     throw err;
   }
+}
+
+/** The plan's writes, in its order: check-outs, updates, the movers' old rooms freed, their new rooms taken, check-ins; the new guests' ids. */
+async function applySyncPlan(trx: DbOrTrx, hotelId: string, plan: SyncPlan, now: string, turns: Turns): Promise<string[]> {
+  await turns.inParts(plan.checkOut, ROWS_PER_PART, (part) =>
+    checkOutMany(
+      trx,
+      hotelId,
+      part.map((g) => g.id),
+      now,
+    ),
+  );
+
+  await turns.inParts(plan.update, ROWS_PER_PART, (part) =>
+    updateManyGuestData(
+      trx,
+      hotelId,
+      part.map((u) => ({ id: u.guest.id, data: u.next })),
+      now,
+    ),
+  );
+  const movers = plan.update.filter((u) => u.changes.roomNumber);
+  await turns.inParts(movers, ROWS_PER_PART, (part) =>
+    releaseRoomsOf(
+      trx,
+      hotelId,
+      part.map((u) => u.guest.id),
+      now,
+    ),
+  );
+  await turns.inParts(movers, ROWS_PER_PART, (part) =>
+    insertAssignments(
+      trx,
+      hotelId,
+      part.map((u) => ({ guestId: u.guest.id, roomNumber: u.next.roomNumber })),
+      now,
+    ),
+  );
+
+  return (await turns.inParts(plan.checkIn, ROWS_PER_PART, (part) => insertManyPmsGuests(trx, hotelId, part, now))).flat();
 }
 
 /** The guests a sync changed, as they are after it (their creation time is read only if an event needs it). */

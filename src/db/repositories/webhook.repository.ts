@@ -286,6 +286,12 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   // Most polls find nothing due: a read says so without taking the write lock (on SQLite
   // the one lock every writer of the database, another process's too, waits for).
+  if (!(await anyDeliveryDue(db, now))) return [];
+  const ids = await claimHeads(db, owner, now, leaseUntil, limit, perHotel);
+  return ids.length === 0 ? [] : readClaimed(db, owner, now, ids);
+}
+
+async function anyDeliveryDue(db: DbOrTrx, now: string): Promise<boolean> {
   const anyDue = await db
     .selectFrom('webhook_deliveries')
     .select('id')
@@ -294,7 +300,11 @@ export async function claimDueDeliveries(
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
     .limit(1)
     .executeTakeFirst();
-  if (!anyDue) return [];
+  return anyDue !== undefined;
+}
+
+/** The claim itself: the due heads, within each hotel's share, marked as `owner`'s until `leaseUntil`; their ids. */
+async function claimHeads(db: DbOrTrx, owner: string, now: string, leaseUntil: string, limit: number, perHotel: number): Promise<string[]> {
   // Each enabled endpoint's head (its oldest pending delivery, by the index of migration
   // 0013), ranked per hotel: the cost follows the number of endpoints, not the backlog. A
   // window function cannot share its SELECT with FOR UPDATE: the chosen rows are locked
@@ -335,7 +345,11 @@ export async function claimDueDeliveries(
     update webhook_deliveries set claimed_by = ${owner}, claimed_until = ${leaseUntil}
     where id in (select id from due)
     returning id`.execute(db);
-  if (claimed.rows.length === 0) return [];
+  return claimed.rows.map((r) => r.id);
+}
+
+/** What a sender needs of each claimed delivery: its endpoint, secrets and event. */
+async function readClaimed(db: DbOrTrx, owner: string, now: string, ids: string[]): Promise<ClaimedDelivery[]> {
   const rows = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
@@ -353,11 +367,7 @@ export async function claimDueDeliveries(
       'v.id as event_id',
       'v.payload',
     ])
-    .where(
-      'd.id',
-      'in',
-      claimed.rows.map((r) => r.id),
-    )
+    .where('d.id', 'in', ids)
     .where('d.claimed_by', '=', owner)
     .execute();
   return rows.map((r) => ({
