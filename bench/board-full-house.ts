@@ -37,7 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Agent, request } from 'undici';
-import { launchChromium, logInToDashboard } from '../scripts/chromium.js';
+import { launchChromium, logInToDashboard } from '../test/support/chromium.js';
 import { DashboardStream } from './drill/event-stream.js';
 import { Instance, sleep, type InstanceStorage } from './drill/instance.js';
 import { innsync } from './lib/cli.js';

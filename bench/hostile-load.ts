@@ -43,7 +43,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import type { Engine } from '../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../scripts/postgres-cluster.js';
+import { startPostgresCluster, type PostgresCluster } from '../test/support/postgres-cluster.js';
 import { pmsPost } from './drill/http.js';
 import { Instance, SERVER_BIN, sleep } from './drill/instance.js';
 import { percentile, round } from './drill/report.js';

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from '../../test/support/http-response.js';
 import { drillAgent } from './instance.js';
 
 /** One answer of the service, or none (status 0: the connection failed or timed out). */

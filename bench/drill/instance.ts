@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../../test/support/postgres-cluster.js';
 
 /** The checkout this file belongs to (the drills run from bench/ in tests and from dist/bench/ when built). */
 function projectRoot(): string {

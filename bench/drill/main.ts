@@ -12,7 +12,7 @@
  * build (a baseline). Exit status 1 when any drill saw a violation.
  */
 import type { Engine } from '../../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
+import { startPostgresCluster, type PostgresCluster } from '../../test/support/postgres-cluster.js';
 import { drillAgent } from './instance.js';
 import { eventsDrill } from './events.js';
 import { failoverDrill } from './failover.js';

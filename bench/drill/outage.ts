@@ -1,4 +1,4 @@
-import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
+import { startPostgresCluster } from '../../test/support/postgres-cluster.js';
 import { DashboardStream } from './event-stream.js';
 import { isReplay } from './http.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck } from './hotel-load.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../../test/support/postgres-cluster.js';
 import { sleep } from './instance.js';
 
 // A throwaway highly available PostgreSQL for the failover drill (bench/README.md, Drills:

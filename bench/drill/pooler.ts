@@ -2,7 +2,7 @@ import pg from 'pg';
 import { randomId } from '../../src/domain/ids.js';
 import { LOCK_TIMEOUT_MS } from '../../src/db/postgres-driver.js';
 import { HOTEL_LOCK_SPACE } from '../../src/db/repositories/hotel.repository.js';
-import { pgBouncerInstalled, startPgBouncer } from '../../scripts/pgbouncer.js';
+import { pgBouncerInstalled, startPgBouncer } from '../../test/support/pgbouncer.js';
 import { describeAnswer, pmsPost } from './http.js';
 import { startOn } from './instance.js';
 import { killDrill } from './kill.js';

@@ -10,7 +10,7 @@ import { sha256Hex } from '../../src/domain/ids.js';
 import { createHotel as createHotelInProcess, createStaffUser, issueKeyPair, verifyPassword } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
 import { createTestStorage, guest, testEngines, databaseEnv } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { ensureDaysOf } from '../../src/db/partitions.js';
 import { getJson, lines, parseJsonOutput, postJson, runCli, storageEnv, trustingAgent, type CliResult, type Storage } from './cli-helpers.js';
 

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueKeyPair, revokeKeys } from '../../src/operations.js';
 import { guest, startTestServer, testEngines, directDatabaseUrl } from '../support/harness.js';
-import { freePort, startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
+import { freePort, startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { getJson, parseJsonOutput, postJson, runCli, spawnServe, waitForExit, waitForHttps } from './cli-helpers.js';
 
 // docs/backup-restore.md, PostgreSQL: the procedure run exactly as the page writes it.

@@ -9,7 +9,7 @@ import { holdExclusive } from '../../src/db/data-dir-lock.js';
 import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { guest, testEngines } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { getJson, parseJsonOutput, postJson, runCli, spawnServe, waitForExit, waitForHttps, type ServeProcess } from './cli-helpers.js';
 
 // `innsync restore <file>` (README "Operating it", docs/backup-restore.md): the counterpart

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStorage } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { lines, spawnServe, storageEnv, waitForExit, waitForHttps, type Storage } from './cli-helpers.js';
 
 // The start log names the address the service listens on with the scheme it serves:

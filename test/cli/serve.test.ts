@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { createTestStorage, guest, testEngines, pmsBase } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { lines, postJson, spawnServe, storageEnv, trustingAgent, waitForExit, waitForHttps, type ServeProcess, type Storage } from './cli-helpers.js';
 
 // README.md, "Operating it": `innsync serve` is what `npm start` runs: HTTPS on PORT, the

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { BIN, PROJECT_ROOT, childEnv, getJson, runCli, waitForHttps, type ServeProcess } from '../cli/cli-helpers.js';
 import { scaled } from '../support/test-run.js';
 

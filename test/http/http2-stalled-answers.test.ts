@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { H2_ERROR, RawH2 } from '../../scripts/h2-frames.js';
+import { H2_ERROR, RawH2 } from '../support/h2-frames.js';
 import { MAX_UNSENT_BYTES_PER_CONNECTION } from '../../src/http/transport.js';
 import { spawnServe, storageEnv, waitForExit, waitForHttps } from '../cli/cli-helpers.js';
 import { createTestStorage, startTestServer, testEngines } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 
 // README "Connections": an HTTP/2 client may take an answer as slowly as flow control
 // lets it, or not at all (INITIAL_WINDOW_SIZE 0): the answer then waits in the server's

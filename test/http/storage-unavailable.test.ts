@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { testEngines } from '../support/engines.js';
 
 // docs/pms-interface.md, "Errors": 503 SERVICE_UNAVAILABLE when storage is unreachable,

@@ -7,7 +7,7 @@ import { eraseGuest, exportGuest } from '../../src/privacy/guest-privacy.js';
 import { recentDeliveries, removeEndpoint, setEnabled } from '../../src/webhooks/endpoints.js';
 import { addStaffUser, DashboardClient, hotelIdOf, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer, pmsBase } from '../support/harness.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { scaled } from '../support/test-run.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 

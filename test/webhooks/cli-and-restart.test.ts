@@ -4,7 +4,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations.js';
 import { createHotel, issueKeyPair } from '../../src/operations.js';
 import { createTestStorage, guest, testEngines } from '../support/harness.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { parseJsonOutput, postJson, runCli, spawnServe, storageEnv, waitForExit, waitForHttps, type Storage } from '../cli/cli-helpers.js';
 import { scaled } from '../support/test-run.js';
