@@ -7,8 +7,8 @@ import { insertUser } from '../../src/db/repositories/staff.repository.js';
 import { startSession } from '../../src/dashboard/session.js';
 import { newId, randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
-import { throughPgBouncer } from '../../test/support/pgbouncer.js';
-import { createDatabase } from '../../test/support/postgres-cluster.js';
+import { throughPgBouncer } from './pgbouncer.js';
+import { createDatabase } from './postgres-cluster.js';
 
 /**
  * The storage a drill runs on: a fresh DATA_DIR, and for PostgreSQL a fresh database in
