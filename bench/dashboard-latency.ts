@@ -23,7 +23,7 @@ import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
-import { launchChromium, logInToDashboard } from '../scripts/chromium.js';
+import { launchChromium, logInToDashboard } from '../test/support/chromium.js';
 import { describe, intEnv, now } from './lib/stats.js';
 
 /**

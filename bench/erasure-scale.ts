@@ -45,7 +45,7 @@ import { startSession, SESSION_COOKIE } from '../src/dashboard/session.js';
 import { bodyAddress } from '../src/pms/request-log-body.js';
 import { guestKey, guestRefs, type GuestRef } from '../src/pms/request-log-guests.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { startPostgresCluster, type PostgresCluster } from '../scripts/postgres-cluster.js';
+import { startPostgresCluster, type PostgresCluster } from '../test/support/postgres-cluster.js';
 import { innsync } from './lib/cli.js';
 import { describe, intEnv } from './lib/stats.js';
 

@@ -16,7 +16,7 @@
  *
  * Processes: the servers (`node bin/innsync.js serve`, HTTPS with the certificate the
  * service generated in its DATA_DIR, which this client trusts), a throwaway PostgreSQL
- * cluster (scripts/postgres-cluster.ts), and this one: every hotel's PMS (one ordered
+ * cluster (test/support/postgres-cluster.ts), and this one: every hotel's PMS (one ordered
  * queue per hotel, as a PMS's outbound queue is), the staff's dashboards (logged in, reading
  * /dashboard/api/events) and one webhook receiver (plain HTTP on loopback, so the servers
  * run with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). The first hotel is set up with the
@@ -39,10 +39,10 @@ import type { Engine } from '../src/db/database.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { startSession } from '../src/dashboard/session.js';
 import { addEndpoint } from '../src/webhooks/endpoints.js';
-import { startPostgresCluster, type PostgresCluster } from '../scripts/postgres-cluster.js';
-import { SseParser } from '../scripts/sse.js';
-import { Instance, sleep } from './drill/instance.js';
-import { createStorage, type DrillStorage } from './drill/storage.js';
+import { startPostgresCluster, type PostgresCluster } from '../test/support/postgres-cluster.js';
+import { SseParser } from '../test/support/sse.js';
+import { Instance, sleep } from '../test/support/drill-instance.js';
+import { createStorage, type DrillStorage } from '../test/support/drill-storage.js';
 import { innsync } from './lib/cli.js';
 import { addDays } from './lib/full-house.js';
 import { DEFAULT_MODEL, hotelDay, hotelSizes, keyPairsNeeded, KEY_LIMITS, seeded, type FleetModel } from './lib/fleet-model.js';

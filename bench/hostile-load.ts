@@ -30,7 +30,7 @@
  * `--rapid-reset` runs the HTTP/2 rapid-reset scenario instead (bench/lib/rapid-reset.ts).
  *
  * Three processes: this one (the PMS client and the /proc sampler), the server
- * (`bin/innsync.js serve`, bench/drill/instance.ts) and the attacker (this file again with
+ * (`bin/innsync.js serve`, test/support/drill-instance.ts) and the attacker (this file again with
  * `--attacker`), so the attack's event loop does not delay the PMS client's. All three
  * share the machine's CPUs; the attacker's CPU time is reported.
  */
@@ -43,11 +43,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import type { Engine } from '../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../scripts/postgres-cluster.js';
-import { pmsPost } from './drill/http.js';
-import { Instance, SERVER_BIN, sleep } from './drill/instance.js';
-import { percentile, round } from './drill/report.js';
-import { addHotel, createStorage, type DrillStorage } from './drill/storage.js';
+import { startPostgresCluster, type PostgresCluster } from '../test/support/postgres-cluster.js';
+import { pmsPost } from '../test/support/drill-http.js';
+import { Instance, SERVER_BIN, sleep } from '../test/support/drill-instance.js';
+import { percentile, round } from '../test/support/drill-report.js';
+import { addHotel, createStorage, type DrillStorage } from '../test/support/drill-storage.js';
 import { cpuSeconds } from './lib/proc.js';
 import { runRapidResetScenario, runResetAttacker } from './lib/rapid-reset.js';
 

@@ -32,9 +32,9 @@ import { ensureDaysOf } from '../src/db/partitions.js';
 import { migrateToLatest } from '../src/db/migrations.js';
 import { insertLoggedRequests, type LoggedRequest } from '../src/db/repositories/request-log.repository.js';
 import { capBody } from '../src/pms/request-log-body.js';
-import { createDatabase, startPostgresCluster } from '../scripts/postgres-cluster.js';
+import { createDatabase, startPostgresCluster } from '../test/support/postgres-cluster.js';
 
-/** PostgreSQL: DATABASE_URL (a server where databases may be created), else a throwaway cluster (scripts/postgres-cluster.ts). */
+/** PostgreSQL: DATABASE_URL (a server where databases may be created), else a throwaway cluster (test/support/postgres-cluster.ts). */
 let pgAdminUrl = '';
 
 const ROOMS = Number(process.env.BENCH_ROOMS ?? 120);

@@ -57,7 +57,7 @@ import { canonicalJson } from '../src/pms/idempotency.js';
 import { newId, randomId } from '../src/domain/ids.js';
 import { createHotel, issueKeyPair } from '../src/operations.js';
 import { startServer } from '../src/server.js';
-import { createDatabase, startPostgresCluster } from '../scripts/postgres-cluster.js';
+import { createDatabase, startPostgresCluster } from '../test/support/postgres-cluster.js';
 
 // ---------------------------------------------------------------- settings
 
@@ -463,7 +463,7 @@ interface PgServer {
   stop(): void;
 }
 
-/** A throwaway cluster (scripts/postgres-cluster.ts). */
+/** A throwaway cluster (test/support/postgres-cluster.ts). */
 async function startPgCluster(): Promise<PgServer> {
   const cluster = await startPostgresCluster();
   return { adminUrl: cluster.adminUrl, origin: `throwaway cluster (${cluster.description})`, stop: () => cluster.stop() };

@@ -22,7 +22,7 @@ import { loadConfig } from '../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../src/operations.js';
 import { createReceptionistGuest } from '../src/roster/receptionist-service.js';
 import { startServer } from '../src/server.js';
-import { launchChromium, logInToDashboard } from './chromium.js';
+import { launchChromium, logInToDashboard } from '../test/support/chromium.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DOCS = path.join(ROOT, 'docs');

@@ -27,10 +27,10 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import type { Engine } from '../../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
-import { Instance, sleep } from '../drill/instance.js';
-import { round } from '../drill/report.js';
-import { addHotel, createStorage, type DrillStorage } from '../drill/storage.js';
+import { startPostgresCluster, type PostgresCluster } from '../../test/support/postgres-cluster.js';
+import { Instance, sleep } from '../../test/support/drill-instance.js';
+import { round } from '../../test/support/drill-report.js';
+import { addHotel, createStorage, type DrillStorage } from '../../test/support/drill-storage.js';
 
 const MB = 1024 * 1024;
 const TARGET_BYTES = 5 * MB;

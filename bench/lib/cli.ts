@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { SERVER_BIN, serviceEnv, type InstanceStorage } from '../drill/instance.js';
+import { SERVER_BIN, serviceEnv, type InstanceStorage } from '../../test/support/drill-instance.js';
 
 /**
  * Runs `innsync <args> --json` on `storage` as an operator does (README.md,

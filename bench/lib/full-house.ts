@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request, type Agent } from 'undici';
-import { readResponse, type ReadResponse } from '../../scripts/http-response.js';
+import { readResponse, type ReadResponse } from '../../test/support/http-response.js';
 import { now } from './stats.js';
 
 // The PMS's side of a full hotel for the board benchmark: who is in which room, as the

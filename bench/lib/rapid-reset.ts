@@ -20,12 +20,12 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Engine } from '../../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
-import { H2_ERROR, RawH2 } from '../../scripts/h2-frames.js';
-import { pmsPost } from '../drill/http.js';
-import { Instance, sleep } from '../drill/instance.js';
-import { percentile, round } from '../drill/report.js';
-import { addHotel, createStorage, type DrillStorage } from '../drill/storage.js';
+import { startPostgresCluster, type PostgresCluster } from '../../test/support/postgres-cluster.js';
+import { H2_ERROR, RawH2 } from '../../test/support/h2-frames.js';
+import { pmsPost } from '../../test/support/drill-http.js';
+import { Instance, sleep } from '../../test/support/drill-instance.js';
+import { percentile, round } from '../../test/support/drill-report.js';
+import { addHotel, createStorage, type DrillStorage } from '../../test/support/drill-storage.js';
 
 const PMS_PER_KEY = 40;
 const ATTACKER_ADDRESS = '127.0.0.3';

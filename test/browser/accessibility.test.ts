@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createStaffUser } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { DashboardClient, eventually } from '../support/dashboard-client.js';
 import { createTestStorage, guest, startTestServer, uniqueKey, type TestServer } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -78,7 +78,7 @@ describe('accessibility of every page (axe-core)', () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
     fresh = await startBareServer();
     await createStaffUser(t.server.database.db, t.slug, ADMIN, 'admin', PASSWORD);

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
@@ -18,7 +18,7 @@ describe('the board says why a search shows nothing', () => {
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, DESK, 'receptionist', PASSWORD);
     const today = dateIn('UTC');

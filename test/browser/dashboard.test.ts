@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createHotel, createStaffUser, issueKeyPair } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { createTestStorage, startTestServer, testEngines, uniqueKey, type TestServer, databaseEnv } from '../support/harness.js';
 import { loggedRows } from '../support/request-log.js';
@@ -46,7 +46,7 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
   const receptionist = `desk-${engine}@hotel.example`;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer(engine);
     await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
     await createStaffUser(t.server.database.db, t.slug, receptionist, 'receptionist', PASSWORD);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createStaffUser } from '../../src/operations.js';
 import { startServer } from '../../src/server.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { createTestStorage, startTestServer, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, forms: every problem the server finds is shown next to its field in
@@ -28,7 +28,7 @@ describe('field errors in plain words (walk-in, guest edit, staff)', { timeout: 
   let room = 600;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, DESK, 'receptionist', PASSWORD);
     await createStaffUser(t.server.database.db, t.slug, ADMIN, 'admin', PASSWORD);

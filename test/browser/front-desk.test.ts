@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
@@ -23,7 +23,7 @@ describe("the front desk's screen", () => {
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     const db = t.server.database.db;
     await createStaffUser(db, t.slug, ADMIN, 'admin', PASSWORD);

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, go-live checklist, in a real browser: the Keys page shows the API base
@@ -16,7 +16,7 @@ describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (eng
   const admin = `admin-k-${engine}@hotel.example`;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer(engine);
     await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
   });

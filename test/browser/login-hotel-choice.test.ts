@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchChromium } from '../support/chromium.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md "Staff accounts and login": the login page in a real browser
@@ -18,7 +18,7 @@ describe.each(testEngines().slice(0, 1))('login page: the hotel choice (%s)', (e
   const email = `both-${engine}@choice.example`;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer(engine);
     slugB = `${t.slug}-b`;
     await t.addHotel(slugB);

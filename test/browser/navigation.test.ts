@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchChromium } from '../support/chromium.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
 
 // Navigation seen in a real browser: a guest's page leads back ("←") to where the user came from
@@ -14,7 +14,7 @@ describe('going back from a guest', () => {
   let t: TestServer;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, 'desk@nav.example', 'receptionist', PASSWORD);
     await t.post(`${t.pmsBase}/guests/checkin`, guest({ pmsGuestId: 'NAV-1', lastName: 'Navigator', roomNumber: '12' }));

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomId } from '../../src/domain/ids.js';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // Personal data in a real browser: a guest's page offers admins "Export personal data" and,
@@ -34,7 +34,7 @@ describe.each(testEngines())('personal data in the browser (%s)', (engine) => {
   const desk = `desk-p-${engine}@hotel.example`;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer(engine);
     await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
     await createStaffUser(t.server.database.db, t.slug, desk, 'receptionist', PASSWORD);

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
@@ -22,7 +22,7 @@ describe('the board as a room rack', () => {
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, ADMIN, 'admin', PASSWORD);
     await createStaffUser(t.server.database.db, t.slug, DESK, 'receptionist', PASSWORD);

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser } from '../support/browser.js';
+import { launchChromium } from '../support/chromium.js';
 import { dateIn, plusDays } from '../support/dates.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { guest, startTestServer, type TestServer } from '../support/harness.js';
@@ -21,7 +21,7 @@ describe("the board's day", () => {
   const today = dateIn(zone);
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, 'admin@today.example', 'admin', PASSWORD);
     const admin = await DashboardClient.loggedIn(t, 'admin@today.example', PASSWORD);

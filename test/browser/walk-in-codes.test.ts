@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, walk-in and edit forms: a language or nationality typed as a code or
@@ -44,7 +44,7 @@ describe('the walk-in form sends the code of the language and country typed, or 
   let room = 500;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer('sqlite');
     await createStaffUser(t.server.database.db, t.slug, DESK, 'receptionist', PASSWORD);
   });

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStaffUser } from '../../src/operations.js';
-import { launchBrowser, logInToDashboard } from '../support/browser.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -18,7 +18,7 @@ describe.each(testEngines())('the Webhooks page (%s)', (engine) => {
   const admin = `admin-w-${engine}@hotel.example`;
 
   beforeAll(async () => {
-    browser = await launchBrowser();
+    browser = await launchChromium();
     t = await startTestServer(engine, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
     await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
   });

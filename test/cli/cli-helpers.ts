@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { readResponse, type ReadResponse } from '../../scripts/http-response.js';
+import { readResponse, type ReadResponse } from '../support/http-response.js';
 import { scaled } from '../support/test-run.js';
 
 // Helpers for running the real `innsync` command (bin/innsync.js → dist/) as a child

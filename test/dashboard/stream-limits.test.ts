@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from '../support/http-response.js';
 import { addStaffUser, DashboardClient, DASHBOARD_API, send, SESSION_COOKIE, STAFF_PASSWORD, type EventStream } from '../support/dashboard-client.js';
 import { guest, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 

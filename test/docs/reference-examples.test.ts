@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair } from '../../src/operations.js';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from '../support/http-response.js';
 import { addStaffUser, DashboardClient } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, uniqueKey, type ApiResponse, type TestServer, pmsBase } from '../support/harness.js';
 

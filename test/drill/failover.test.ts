@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { failoverDrill } from '../../bench/drill/failover.js';
-import { missingBinaries } from '../../bench/drill/patroni-cluster.js';
-import { printResult } from '../../bench/drill/report.js';
+import { failoverDrill } from './failover.js';
+import { missingBinaries } from './patroni-cluster.js';
+import { printResult } from '../support/drill-report.js';
 import { testEngines } from '../support/engines.js';
 
 // The primary's machine may die; the service stays: Patroni (etcd) fails over to the

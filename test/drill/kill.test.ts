@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { killDrill } from '../../bench/drill/kill.js';
-import { syncKillDrill } from '../../bench/drill/sync-kill.js';
-import { printResult } from '../../bench/drill/report.js';
+import { killDrill } from './kill.js';
+import { syncKillDrill } from './sync-kill.js';
+import { printResult } from '../support/drill-report.js';
 import { testEngines, viaPgBouncer } from '../support/engines.js';
 
 // The drills live in the project: the short versions of `npm run drill`

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { outageDrill } from '../../bench/drill/outage.js';
-import { printResult } from '../../bench/drill/report.js';
+import { outageDrill } from './outage.js';
+import { printResult } from '../support/drill-report.js';
 import { testEngines } from '../support/engines.js';
 
 // The database may restart; the service stays: a PostgreSQL cluster of the

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { roomRaceDrill } from '../../bench/drill/room-race.js';
-import { sameKeyDrill } from '../../bench/drill/same-key.js';
-import { printResult } from '../../bench/drill/report.js';
+import { roomRaceDrill } from './room-race.js';
+import { sameKeyDrill } from './same-key.js';
+import { printResult } from '../support/drill-report.js';
 import { testEngines, viaPgBouncer } from '../support/engines.js';
 
 // Races across two instances on one PostgreSQL database (SQLite: one process),

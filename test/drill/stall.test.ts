@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
-import { stallDrill } from '../../bench/drill/stall.js';
-import { printResult } from '../../bench/drill/report.js';
+import { stallDrill } from './stall.js';
+import { printResult } from '../support/drill-report.js';
 import { testEngines, viaPgBouncer } from '../support/engines.js';
 
 // The claim lives and dies with the change's transaction: a request stalled

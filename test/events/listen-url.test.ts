@@ -3,8 +3,8 @@ import pino from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import { throughPgBouncer } from '../../scripts/pgbouncer.js';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { throughPgBouncer } from '../support/pgbouncer.js';
+import { freePort } from '../support/postgres-cluster.js';
 import { createTestStorage, type TestStorage } from '../support/harness.js';
 import { testEngines } from '../support/engines.js';
 

@@ -10,7 +10,7 @@ import type { RosterChange } from '../../src/events/roster-events.js';
 import { createHotel, createStaffUser, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestStorage, testEngines, databaseEnv } from '../support/harness.js';
-import { SseParser } from '../../scripts/sse.js';
+import { SseParser } from '../support/sse.js';
 
 // conventions.md 7: the dashboard's live events are fed by the roster-change
 // bus; with PostgreSQL several instances share one database, so a change made through one

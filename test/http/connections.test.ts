@@ -4,7 +4,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { SseParser, type SseMessage } from '../../scripts/sse.js';
+import { SseParser, type SseMessage } from '../support/sse.js';
 import { addStaffUser, DashboardClient, SESSION_COOKIE, STAFF_PASSWORD } from '../support/dashboard-client.js';
 import { startLoggedServer } from '../support/log-capture.js';
 import { clientKey } from '../../src/http/client-address.js';

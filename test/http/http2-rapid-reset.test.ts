@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { H2_ERROR, RawH2 } from '../../scripts/h2-frames.js';
+import { H2_ERROR, RawH2 } from '../support/h2-frames.js';
 import { MAX_RESETS_PER_ADDRESS, MAX_RESETS_PER_CONNECTION } from '../../src/http/transport.js';
 import { startTestServer, testEngines, type TestServer, pmsBase } from '../support/harness.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { H2_ERROR, RawH2 } from '../../scripts/h2-frames.js';
+import { H2_ERROR, RawH2 } from '../support/h2-frames.js';
 import { MAX_UNSENT_BYTES_PER_CONNECTION } from '../../src/http/transport.js';
 import { spawnServe, storageEnv, waitForExit, waitForHttps } from '../cli/cli-helpers.js';
 import { createTestStorage, startTestServer, testEngines } from '../support/harness.js';

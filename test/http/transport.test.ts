@@ -22,7 +22,7 @@ import {
   type TestServer,
   type TestStorage,
 } from '../support/harness.js';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from '../support/http-response.js';
 import { expectRateLimitHeaders } from '../support/rate-limit-headers.js';
 import { loggedRows } from '../support/request-log.js';
 

@@ -6,8 +6,8 @@ import type { Db } from '../../src/db/database.js';
 import { SESSION_COOKIE } from '../../src/dashboard/session.js';
 import { newId } from '../../src/domain/ids.js';
 import { verifyPassword } from '../../src/operations.js';
-import { flatHeaders, readResponse } from '../../scripts/http-response.js';
-import { SseParser } from '../../scripts/sse.js';
+import { flatHeaders, readResponse } from './http-response.js';
+import { SseParser } from './sse.js';
 import type { ApiResponse } from './harness.js';
 
 // A small cookie-keeping HTTPS client for the staff dashboard's JSON API

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
-import { pgBouncerInstalled, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.js';
+import { pgBouncerInstalled, startPgBouncer, type PgBouncer } from './pgbouncer.js';
 import { testEngines } from './engines.js';
 import { describeProcess, killAll, markedProcesses, RUN_MARK, waitGone } from './test-run.js';
 

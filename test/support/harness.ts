@@ -9,9 +9,9 @@ import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from './http-response.js';
 import { createDatabase } from './postgres-cluster.js';
-import { throughPgBouncer } from '../../scripts/pgbouncer.js';
+import { throughPgBouncer } from './pgbouncer.js';
 
 import { viaPgBouncer } from './engines.js';
 

@@ -11,7 +11,7 @@ import { recordEvents } from '../../src/webhooks/events.js';
 import { createTestStorage, databaseEnv, guest, testEngines, uniqueKey } from '../support/harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { Agent, request } from 'undici';
-import { readResponse } from '../../scripts/http-response.js';
+import { readResponse } from '../support/http-response.js';
 import { scaled } from '../support/test-run.js';
 
 // README.md, "Webhooks": several instances on one PostgreSQL share the outbox; each

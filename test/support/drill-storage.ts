@@ -7,8 +7,8 @@ import { insertUser } from '../../src/db/repositories/staff.repository.js';
 import { startSession } from '../../src/dashboard/session.js';
 import { newId, randomId } from '../../src/domain/ids.js';
 import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
-import { throughPgBouncer } from '../../scripts/pgbouncer.js';
-import { createDatabase } from '../../scripts/postgres-cluster.js';
+import { throughPgBouncer } from './pgbouncer.js';
+import { createDatabase } from './postgres-cluster.js';
 
 /**
  * The storage a drill runs on: a fresh DATA_DIR, and for PostgreSQL a fresh database in
@@ -30,7 +30,7 @@ export interface DrillStorage {
 
 /**
  * `pgBouncerPort`: the service reaches PostgreSQL through the PgBouncer on this port of
- * 127.0.0.1 (transaction mode, every database passed through: scripts/pgbouncer.ts), its
+ * 127.0.0.1 (transaction mode, every database passed through: test/support/pgbouncer.ts), its
  * LISTEN session and the drill's own handle directly.
  */
 export async function createStorage(engine: Engine, pgAdminUrl: string | null, pgBouncerPort: number | null = null): Promise<DrillStorage> {

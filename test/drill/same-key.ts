@@ -1,14 +1,14 @@
 import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
-import { describeAnswer, isReplay, pmsPost, type Answer } from './http.js';
-import { Instance, startInstances } from './instance.js';
-import type { DrillResult } from './report.js';
-import { addHotel, createStorage, invariantViolations } from './storage.js';
+import { describeAnswer, isReplay, pmsPost, type Answer } from '../support/drill-http.js';
+import { Instance, startInstances } from '../support/drill-instance.js';
+import type { DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, invariantViolations } from '../support/drill-storage.js';
 
 export interface SameKeyDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
-  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (test/support/drill-storage.ts). */
   pgBouncerPort?: number | null;
   rounds: number;
   /** PostgreSQL: the instances sharing the database (SQLite serves from one process). */

@@ -12,8 +12,8 @@
  * build (a baseline). Exit status 1 when any drill saw a violation.
  */
 import type { Engine } from '../../src/db/database.js';
-import { startPostgresCluster, type PostgresCluster } from '../../scripts/postgres-cluster.js';
-import { drillAgent } from './instance.js';
+import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
+import { drillAgent } from '../support/drill-instance.js';
 import { eventsDrill } from './events.js';
 import { failoverDrill } from './failover.js';
 import { killDrill } from './kill.js';
@@ -23,7 +23,7 @@ import { roomRaceDrill } from './room-race.js';
 import { sameKeyDrill } from './same-key.js';
 import { stallDrill } from './stall.js';
 import { syncKillDrill } from './sync-kill.js';
-import { printResult, type DrillResult } from './report.js';
+import { printResult, type DrillResult } from '../support/drill-report.js';
 
 interface DrillSpec {
   name: string;

@@ -1,15 +1,15 @@
 import type { Engine } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import { issueKeyPair } from '../../src/operations.js';
-import { describeAnswer, isReplay, pmsPost } from './http.js';
-import { sleep, startOn, type Instance } from './instance.js';
-import type { DrillResult } from './report.js';
-import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from './storage.js';
+import { describeAnswer, isReplay, pmsPost } from '../support/drill-http.js';
+import { sleep, startOn, type Instance } from '../support/drill-instance.js';
+import type { DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from '../support/drill-storage.js';
 
 export interface SyncKillDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
-  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (test/support/drill-storage.ts). */
   pgBouncerPort?: number | null;
   guests: number;
   kills: number;

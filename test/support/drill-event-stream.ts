@@ -1,6 +1,6 @@
 import https from 'node:https';
 import type { RosterChange } from '../../src/events/roster-events.js';
-import { SseParser } from '../../scripts/sse.js';
+import { SseParser } from './sse.js';
 
 /** A `roster` event as a dashboard receives it, with the time it arrived. */
 export interface ReceivedEvent {

@@ -1,6 +1,6 @@
 import { request } from 'undici';
-import { readResponse } from '../../scripts/http-response.js';
-import { drillAgent } from './instance.js';
+import { readResponse } from './http-response.js';
+import { drillAgent } from './drill-instance.js';
 
 /** One answer of the service, or none (status 0: the connection failed or timed out). */
 export interface Answer {

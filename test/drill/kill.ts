@@ -1,13 +1,13 @@
 import type { Engine } from '../../src/db/database.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck, type AnsweredRequest } from './hotel-load.js';
-import { sleep, startOn } from './instance.js';
-import { percentile, round, type DrillResult } from './report.js';
-import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from './storage.js';
+import { sleep, startOn } from '../support/drill-instance.js';
+import { percentile, round, type DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, invariantViolations, sqliteIntegrity, type DrillStorage } from '../support/drill-storage.js';
 
 export interface KillDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
-  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (test/support/drill-storage.ts). */
   pgBouncerPort?: number | null;
   /** SIGKILLs, each after a random time under load. */
   kills: number;

@@ -1,10 +1,10 @@
-import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
-import { DashboardStream } from './event-stream.js';
-import { isReplay } from './http.js';
+import { startPostgresCluster } from '../support/postgres-cluster.js';
+import { DashboardStream } from '../support/drill-event-stream.js';
+import { isReplay } from '../support/drill-http.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck } from './hotel-load.js';
-import { Instance, startInstances, sleep } from './instance.js';
-import { percentile, type DrillResult } from './report.js';
-import { addHotel, createStorage, invariantViolations, staffSessionCookie } from './storage.js';
+import { Instance, startInstances, sleep } from '../support/drill-instance.js';
+import { percentile, type DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, invariantViolations, staffSessionCookie } from '../support/drill-storage.js';
 
 export interface OutageDrillOptions {
   /** PostgreSQL stopped (fast shutdown) and started again, this many times in a row. */

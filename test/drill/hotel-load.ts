@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { randomId } from '../../src/domain/ids.js';
 import type { IssuedKeyPair } from '../../src/operations.js';
-import { describeAnswer, isReplay, pmsPost, type Answer } from './http.js';
-import { sleep } from './instance.js';
-import type { DrillHotel } from './storage.js';
+import { describeAnswer, isReplay, pmsPost, type Answer } from '../support/drill-http.js';
+import { sleep } from '../support/drill-instance.js';
+import type { DrillHotel } from '../support/drill-storage.js';
 
 // Mixed load with a client-side ledger. Each worker owns one hotel and sends one request
 // at a time (check-ins, room moves, renames, check-outs), so the hotel's expected roster

@@ -1,14 +1,14 @@
 import type { Engine } from '../../src/db/database.js';
-import { DashboardStream } from './event-stream.js';
+import { DashboardStream } from '../support/drill-event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats } from './hotel-load.js';
-import { Instance, startInstances, sleep } from './instance.js';
-import { percentile, round, type DrillResult } from './report.js';
-import { addHotel, createStorage, staffSessionCookie } from './storage.js';
+import { Instance, startInstances, sleep } from '../support/drill-instance.js';
+import { percentile, round, type DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, staffSessionCookie } from '../support/drill-storage.js';
 
 export interface EventsDrillOptions {
   engine: Engine;
   pgAdminUrl: string | null;
-  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (bench/drill/storage.ts). */
+  /** PostgreSQL reached through this PgBouncer (transaction mode) in front of that cluster (test/support/drill-storage.ts). */
   pgBouncerPort?: number | null;
   hotels: number;
   /** Changes per second across all hotels (rate limits allow about 3 per second per key). */

@@ -2,13 +2,13 @@ import pg from 'pg';
 import { randomId } from '../../src/domain/ids.js';
 import { LOCK_TIMEOUT_MS } from '../../src/db/postgres-driver.js';
 import { HOTEL_LOCK_SPACE } from '../../src/db/repositories/hotel.repository.js';
-import { pgBouncerInstalled, startPgBouncer } from '../../scripts/pgbouncer.js';
-import { describeAnswer, pmsPost } from './http.js';
-import { startOn } from './instance.js';
+import { pgBouncerInstalled, startPgBouncer } from '../support/pgbouncer.js';
+import { describeAnswer, pmsPost } from '../support/drill-http.js';
+import { startOn } from '../support/drill-instance.js';
 import { killDrill } from './kill.js';
 import { roomRaceDrill } from './room-race.js';
-import type { DrillResult } from './report.js';
-import { addHotel, createStorage } from './storage.js';
+import type { DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage } from '../support/drill-storage.js';
 
 export interface PoolerDrillOptions {
   pgAdminUrl: string;

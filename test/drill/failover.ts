@@ -3,13 +3,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { addEndpoint } from '../../src/webhooks/endpoints.js';
-import { DashboardStream } from './event-stream.js';
+import { DashboardStream } from '../support/drill-event-stream.js';
 import { compareWithModels, HotelWorker, newLoadStats, replayCheck, type LoadStats } from './hotel-load.js';
-import { isReplay, type Answer } from './http.js';
-import { Instance, startInstances, sleep } from './instance.js';
+import { isReplay, type Answer } from '../support/drill-http.js';
+import { Instance, startInstances, sleep } from '../support/drill-instance.js';
 import { canWrite, PATRONI_TIMING, PatroniCluster, type PatroniNode } from './patroni-cluster.js';
-import { round, type DrillResult } from './report.js';
-import { addHotel, createStorage, invariantViolations, staffSessionCookie } from './storage.js';
+import { round, type DrillResult } from '../support/drill-report.js';
+import { addHotel, createStorage, invariantViolations, staffSessionCookie } from '../support/drill-storage.js';
 
 export interface FailoverDrillOptions {
   /** The primary's machine killed this many times, the nodes taking turns. */

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../scripts/postgres-cluster.js';
-import { sleep } from './instance.js';
+import { freePort } from '../support/postgres-cluster.js';
+import { sleep } from '../support/drill-instance.js';
 
 // A throwaway highly available PostgreSQL for the failover drill (bench/README.md, Drills:
 // failover), built from the usual parts: two Patroni nodes (a primary and a synchronous

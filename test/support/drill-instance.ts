@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { freePort } from '../../scripts/postgres-cluster.js';
+import { freePort } from './postgres-cluster.js';
 
-/** The checkout this file belongs to (the drills run from bench/ in tests and from dist/bench/ when built). */
+/** The checkout this file belongs to (it runs from test/support/ in tests and from dist/test/support/ when built). */
 function projectRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!fs.existsSync(path.join(dir, 'bin', 'innsync.js'))) {

@@ -1,1 +1,0 @@
-export { launchChromium as launchBrowser, logInToDashboard } from '../../scripts/chromium.js';
