@@ -4,10 +4,10 @@
 import { t, tk } from './i18n.js';
 
 const EVENT_LABELS = {
-  'guest.checked_in': tk('Checked in'),
+  'guest.checked_in': tk('Check-in'),
   'guest.updated': tk('Guest updated'),
-  'guest.room_moved': tk('Room moved'),
-  'guest.checked_out': tk('Checked out'),
+  'guest.room_moved': tk('Room move'),
+  'guest.checked_out': tk('Check-out'),
   'sync.completed': tk('Sync completed'),
   'guest.erased': tk('Personal data erased'),
   'webhook.test': tk('Test event'),

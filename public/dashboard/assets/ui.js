@@ -324,25 +324,26 @@ export async function busy(button, work) {
  * A staff action, the one way every button that changes something works: asks first when
  * `confirm` is given (a confirmDialog's options), keeps `button` busy while `run` works, then
  * announces `done` (a text, or a function of run's result giving one) and runs `after` (a
- * reload). A refusal shows next to `form`'s fields when there is a form, else in the alert,
- * after `failed` ("Could not save: …"). Resolves run's result, or null when cancelled or refused.
+ * reload). A refusal (or a failed reload) shows next to `form`'s fields when there is a form,
+ * else in the alert, after `failed` ("Could not save: …"). Resolves run's result, or null when
+ * cancelled or refused.
  */
 export async function act({ button, confirm, run, done, after, failed, form }) {
   clearAlert();
   if (form) clearFieldErrors(form);
   if (confirm && !(await confirmDialog(confirm))) return null;
   return busy(button, async () => {
-    let result;
     try {
-      result = await run();
+      const result = await run();
+      const message = typeof done === 'function' ? done(result) : done;
+      if (message) announce(message);
+      // A reload that fails after the change is shown too, with the change's words.
+      await after?.(result);
+      return result ?? true;
     } catch (err) {
       if (form) showFormErrors(form, err, { prefix: failed });
       else showError(err, failed);
       return null;
     }
-    const message = typeof done === 'function' ? done(result) : done;
-    if (message) announce(message);
-    await after?.(result);
-    return result ?? true;
   });
 }
