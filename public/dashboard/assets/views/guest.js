@@ -48,6 +48,32 @@ function guestData(id, signal, { onData, onMissing }) {
 }
 
 /**
+ * Saves the edit form: its own checks first, then only the fields changed since `base` (the
+ * guest the form was filled from), nothing when none was. `saved()` runs once the server took
+ * the change, before the announcement; `after()` then reloads.
+ */
+async function saveChanges(f, submit, { base, data, saved, after }) {
+  clearFieldErrors(f);
+  clearAlert();
+  const { values, errors } = readGuestForm(f);
+  if (errors.length > 0) return showFormErrors(f, { errors }, { prefix: t('Could not save') });
+  const patch = patchPayload(base, values);
+  if (Object.keys(patch).length === 0) return announce(t('Nothing to save: no field was changed.'));
+  return act({
+    button: submit,
+    form: f,
+    failed: t('Could not save'),
+    run: async () => {
+      const result = await data.save(patch);
+      saved();
+      return result;
+    },
+    done: (result) => (result.changes?.roomNumber ? t('Saved. Moved to room {room}.', { room: result.changes.roomNumber.to }) : t('Saved.')),
+    after,
+  });
+}
+
+/**
  * The edit form of an in-house walk-in guest: the guest it was filled from (the diff's base)
  * and whether the user has typed since. A change made elsewhere replaces an untouched form;
  * one being edited keeps the typing and says so.
@@ -84,31 +110,20 @@ function guestEditor(ctx, id, data, editArea) {
     announce(t('Changes discarded.'));
   }
 
-  async function save(f, submit) {
-    clearFieldErrors(f);
-    clearAlert();
-    const { values, errors } = readGuestForm(f);
-    if (errors.length > 0) return showFormErrors(f, { errors }, { prefix: t('Could not save') });
-    const patch = patchPayload(formGuest, values);
-    if (Object.keys(patch).length === 0) return announce(t('Nothing to save: no field was changed.'));
-    await act({
-      button: submit,
-      form: f,
-      failed: t('Could not save'),
-      run: async () => {
-        const result = await data.save(patch);
+  const save = (f, submit) =>
+    saveChanges(f, submit, {
+      base: formGuest,
+      data,
+      saved: () => {
         dirty = false;
         form = null;
-        return result;
       },
-      done: (result) => (result.changes?.roomNumber ? t('Saved. Moved to room {room}.', { room: result.changes.roomNumber.to }) : t('Saved.')),
       after: async () => {
         ctx.roster.markChanged(id);
         await data.reload();
         editArea.querySelector('button[type=submit]')?.focus();
       },
     });
-  }
 
   /** After each answer: the form, the PMS's note, or nothing, as the guest now stands. */
   function update(guest) {
