@@ -375,21 +375,9 @@ function renderRack(page, view, { guests, changed, today, listed, query, tiles, 
   if (focusedRoom) rooms.querySelector(`.tile[data-room="${CSS.escape(focusedRoom)}"]`)?.focus();
 }
 
-export function boardView(ctx) {
-  ctx.setTitle(t('Board'));
-  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
-  const readOnly = Boolean(ctx.readOnly);
-  const roomList = ctx.rooms;
-  // What the board finds (kept for the tab) and the latest roster answer it shows.
-  const found = storedFind();
-  const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
-  let last = { guests: [], changed: new Set() };
-  const rerender = () => render(last.guests, last.changed);
-  const tools = findTools(view, rerender);
-  tools.search.value = found.query;
-  tools.source.value = view.source;
-  const page = boardPage({ readOnly, isAdmin: ctx.isAdmin, tools });
-  const shared = {
+/** What each render gets besides the guests: the tile caches, the grouping button, the filters' handlers. */
+function renderKit(view, tools, readOnly, rerender) {
+  return {
     tiles: tileCache(readOnly),
     roomTiles: roomTileCache(readOnly),
     grouping: tools.grouping,
@@ -404,6 +392,23 @@ export function boardView(ctx) {
       rerender();
     },
   };
+}
+
+export function boardView(ctx) {
+  ctx.setTitle(t('Board'));
+  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
+  const readOnly = Boolean(ctx.readOnly);
+  const roomList = ctx.rooms;
+  // What the board finds (kept for the tab) and the latest roster answer it shows.
+  const found = storedFind();
+  const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
+  let last = { guests: [], changed: new Set() };
+  const rerender = () => render(last.guests, last.changed);
+  const tools = findTools(view, rerender);
+  tools.search.value = found.query;
+  tools.source.value = view.source;
+  const page = boardPage({ readOnly, isAdmin: ctx.isAdmin, tools });
+  const shared = renderKit(view, tools, readOnly, rerender);
   const stopSlash = slashJumpsTo(tools.search);
 
   function render(guests, changed = new Set()) {
