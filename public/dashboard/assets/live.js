@@ -9,6 +9,25 @@ import { coalescing } from './flow.js';
 /** A live event naming more guests than this refetches the whole roster instead. */
 const PARTIAL_MAX = 100;
 
+const guestList = (data) => (Array.isArray(data.guests) ? data.guests : []);
+
+/** `guests` with each of the named `ids` replaced by its `fresh` version, added, or (not among them: no longer active) removed. */
+function mergeNamed(guests, ids, fresh) {
+  const byId = new Map(fresh.map((g) => [g.id, g]));
+  const named = new Set(ids);
+  const next = guests.filter((g) => !named.has(g.id) || byId.has(g.id)).map((g) => byId.get(g.id) ?? g);
+  const known = new Set(guests.map((g) => g.id));
+  for (const g of byId.values()) if (!known.has(g.id)) next.push(g);
+  return next;
+}
+
+/** Changed = named by an event (`named`), new, or updated since the last fetch (`previous`: id → updatedAt; null: none). */
+function changedSince(previous, guests, named) {
+  const changed = new Set(named);
+  if (previous) for (const g of guests) if (previous.get(g.id) !== g.updatedAt) changed.add(g.id);
+  return changed;
+}
+
 /** The active guests, refetched on demand; listeners get (guests, changedIds). */
 export function createRoster() {
   let guests = [];
@@ -23,17 +42,7 @@ export function createRoster() {
   /** Only the named guests: each is replaced, added, or (no longer active) removed. */
   async function fetchSome(ids) {
     const data = await api.get(`/guests?ids=${ids.map(encodeURIComponent).join(',')}`, { background });
-    const fresh = new Map((Array.isArray(data.guests) ? data.guests : []).map((g) => [g.id, g]));
-    const named = new Set(ids);
-    const next = guests.filter((g) => !named.has(g.id) || fresh.has(g.id)).map((g) => fresh.get(g.id) ?? g);
-    const known = new Set(guests.map((g) => g.id));
-    for (const g of fresh.values()) if (!known.has(g.id)) next.push(g);
-    return next;
-  }
-
-  async function fetchAll() {
-    const data = await api.get('/guests', { background });
-    return Array.isArray(data.guests) ? data.guests : [];
+    return mergeNamed(guests, ids, guestList(data));
   }
 
   async function fetchOnce() {
@@ -41,16 +50,14 @@ export function createRoster() {
     const ids = loaded && partial !== null && partial.size > 0 && partial.size <= PARTIAL_MAX ? [...partial] : null;
     partial = new Set();
     try {
-      guests = ids ? await fetchSome(ids) : await fetchAll();
+      guests = ids ? await fetchSome(ids) : guestList(await api.get('/guests', { background }));
     } catch (err) {
       partial = null; // the named guests were not fetched: the next refresh takes everyone
       throw err;
     }
-    // Changed = named by an event, new, or updated since the last fetch (only after
-    // the first load, so the initial board does not flash everywhere).
-    const changed = new Set(pendingChanged);
+    // Only after the first load, so the initial board does not flash everywhere.
+    const changed = changedSince(loaded ? previous : null, guests, pendingChanged);
     pendingChanged = new Set();
-    if (loaded) for (const g of guests) if (previous.get(g.id) !== g.updatedAt) changed.add(g.id);
     loaded = true;
     for (const fn of listeners) fn(guests, changed);
   }

@@ -203,25 +203,99 @@ function rackEntries(guests, rooms) {
 
 const isVacant = (e) => !e.guest && !e.room?.outOfOrderReason;
 
-export function boardView(ctx) {
-  ctx.setTitle(t('Board'));
-  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
-  const readOnly = Boolean(ctx.readOnly);
-  const found = storedFind();
-  const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
-  const roomList = ctx.rooms;
-  let last = { guests: [], changed: new Set() };
-  const rerender = () => render(last.guests, last.changed);
+const filterLabel = (key) => t(FILTERS.find(([k]) => k === key)[1]);
+
+/** How many guests arrive, depart, are overdue or in house today, and (with a room list) rooms vacant. */
+function dayCounts(guests, today, entries) {
+  const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0, vacant: 0 };
+  for (const g of guests) {
+    const state = stayState(g, today);
+    if (state in n) n[state]++;
+  }
+  if (entries) for (const e of entries) if (isVacant(e)) n.vacant++;
+  return n;
+}
+
+/** The guests the day's filter, the source filter and the search (`q`, lower case) let through. */
+function guestsShown(guests, view, today, q) {
+  return guests.filter((g) => (view.filter === 'all' || stayState(g, today) === view.filter) && (!view.source || g.source === view.source) && matches(g, q));
+}
+
+/** The room list's entries shown: vacant rooms for "Vacant", rooms without a guest only unfiltered, guests as guestsShown. */
+function entriesShown(entries, view, today, q) {
+  return entries.filter((e) => {
+    if (view.filter === 'vacant') return isVacant(e) && !view.source && roomMatches(e.room, q);
+    if (!e.guest) return view.filter === 'all' && !view.source && roomMatches(e.room, q);
+    return (view.filter === 'all' || stayState(e.guest, today) === view.filter) && (!view.source || e.guest.source === view.source) && matches(e.guest, q);
+  });
+}
+
+function summaryText(view, count, query) {
+  if (query) return t('{n} found for “{query}”', { n: count, query });
+  if (view.filter === 'all') return t('{n} guests in house', { n: count });
+  return `${filterLabel(view.filter)}: ${count}`;
+}
+
+/** The summary with a room list: vacant rooms counted too when nothing is filtered. */
+function rackSummary(view, { shown, guests, entries, query }) {
+  if (view.filter === 'vacant') return query ? t('{n} found for “{query}”', { n: shown.length, query }) : `${t('Vacant')}: ${shown.length}`;
+  if (view.filter === 'all' && !query && !view.source)
+    return `${t('{n} guests in house', { n: guests.length })} · ${t('{n} vacant rooms', { n: entries.filter(isVacant).length })}`;
+  return summaryText(view, shown.filter((e) => e.guest).length, query);
+}
+
+/** The filters in use besides the search, by name ("Overdue", "Walk-in"). */
+function filterNames(view) {
+  const names = [];
+  if (view.filter !== 'all') names.push(filterLabel(view.filter));
+  if (view.source) names.push(t(SOURCES.find(([key]) => key === view.source)[1]));
+  return names;
+}
+
+/**
+ * Why nothing shows, truthfully: a search that matches guests the day's filter or the
+ * source filter hides says so, names those filters and offers to clear them (`onClear`).
+ */
+function emptyContent(view, { guests, query, q, onClear }) {
+  const hidden = query ? guests.filter((g) => matches(g, q)).length : guests.length;
+  const names = filterNames(view);
+  if (names.length > 0 && hidden > 0) {
+    const clear = h('button', { type: 'button', class: 'btn btn-quiet board-clear-filters' }, t('Clear the filters'));
+    clear.addEventListener('click', onClear);
+    const text = query
+      ? t('{n} guests match “{query}” but are hidden by the filters: {filters}.', { n: hidden, query, filters: formatList(names) })
+      : t('No guest matches these filters: {filters}.', { filters: formatList(names) });
+    return [text, ' ', clear];
+  }
+  if (query) return [t('No room, name or PMS id contains “{query}”.', { query })];
+  if (names.length === 0) return [t('No guests in house. Walk-ins you add and PMS check-ins appear here.')];
+  return [t('No guest matches these filters: {filters}.', { filters: formatList(names) })];
+}
+
+/** The day's filter buttons with their counts (`n`), the chosen one pressed; `onFilter(key)`. */
+function renderCounts(counts, view, n, withVacant, onFilter) {
+  replaceChildren(
+    counts,
+    FILTERS.filter(([key]) => key !== 'vacant' || withVacant).map(([key, label]) => {
+      const b = h(
+        'button',
+        { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(view.filter === key), dataset: { filter: key } },
+        h('span', { class: 'day-count' }, String(n[key])),
+        ' ',
+        t(label),
+      );
+      b.addEventListener('click', () => onFilter(key));
+      return b;
+    }),
+  );
+}
+
+/** The page's frame: heading, the day's filters, the finding tools, the summary and the rooms. */
+function boardPage({ readOnly, isAdmin, tools }) {
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' });
-  const tools = findTools(view, rerender);
-  const { search, grouping } = tools;
-  search.value = found.query;
-  tools.source.value = view.source;
   const counts = h('div', { class: 'day-filters', role: 'group', 'aria-label': t('Today at a glance') });
-  const tiles = tileCache(readOnly);
-  const roomTiles = roomTileCache(readOnly);
   // Without a room list, the board shows guests only; an admin is pointed to the Rooms page.
-  const noList = ctx.isAdmin
+  const noList = isAdmin
     ? h(
         'p',
         { class: 'hint board-no-room-list', hidden: true },
@@ -232,8 +306,6 @@ export function boardView(ctx) {
       )
     : null;
   const rooms = h('div', { class: 'board-rooms' });
-  const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
-  const floorSections = new Map(); // floor → its section, kept across renders like the tiles
   const node = h(
     'section',
     { class: 'view view-board' },
@@ -243,156 +315,112 @@ export function boardView(ctx) {
     noList,
     rooms,
   );
-  const stopSlash = slashJumpsTo(search);
+  // The one list of all rooms, and a section per floor: kept across renders like the tiles.
+  const allRooms = h('ul', { class: 'board', 'aria-label': t('Rooms') });
+  return { node, summary, counts, noList, rooms, allRooms, floorSections: new Map() };
+}
 
-  function renderCounts(guests, today, entries) {
-    const n = { all: guests.length, arriving: 0, departing: 0, overdue: 0, vacant: 0 };
-    for (const g of guests) {
-      const state = stayState(g, today);
-      if (state in n) n[state]++;
-    }
-    if (entries) for (const e of entries) if (isVacant(e)) n.vacant++;
-    replaceChildren(
-      counts,
-      FILTERS.filter(([key]) => key !== 'vacant' || entries).map(([key, label]) => {
-        const b = h(
-          'button',
-          { type: 'button', class: ['day-filter', `day-filter-${key}`], 'aria-pressed': String(view.filter === key), dataset: { filter: key } },
-          h('span', { class: 'day-count' }, String(n[key])),
-          ' ',
-          t(label),
-        );
-        b.addEventListener('click', () => {
-          view.filter = view.filter === key ? 'all' : key;
-          rerender();
-        });
-        return b;
-      }),
+/** Nothing to show: the list says why (`content`). */
+function renderEmpty(page, content) {
+  syncChildren(page.allRooms, [h('li', { class: 'empty' }, content)]);
+  syncChildren(page.rooms, [page.allRooms]);
+}
+
+/** The board without a room list: the guests' tiles, grouped by floor when chosen and possible. */
+function renderGuests(page, view, { guests, changed, today, query, tiles, grouping, onFilter, onClear }) {
+  const { rooms } = page;
+  renderCounts(page.counts, view, dayCounts(guests, today, null), false, onFilter);
+  // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
+  const focusedId = rooms.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
+  const q = query.toLowerCase();
+  const sorted = byRoom(guestsShown(guests, view, today, q));
+  page.summary.textContent = summaryText(view, sorted.length, query);
+  const allowFloors = floorsAllowed(guests);
+  grouping.hidden = !allowFloors;
+  if (sorted.length === 0) return renderEmpty(page, emptyContent(view, { guests, query, q, onClear }));
+  const items = (list) => list.map((g) => tiles.item(g, changed.has(g.id), today));
+  tiles.prune(guests);
+  if (allowFloors && view.byFloor)
+    syncChildren(
+      rooms,
+      floorGroups(sorted, items, page.floorSections, (g) => floorOf(g.roomNumber), false),
     );
-  }
+  else syncChildren(rooms, [syncChildren(page.allRooms, items(sorted))]);
+  if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
+}
 
-  function summaryText(count, query) {
-    if (query) return t('{n} found for “{query}”', { n: count, query });
-    if (view.filter === 'all') return t('{n} guests in house', { n: count });
-    return `${t(FILTERS.find(([key]) => key === view.filter)[1])}: ${count}`;
-  }
+/** The board with a room list: every room by floor, vacant and out-of-order ones too. */
+function renderRack(page, view, { guests, changed, today, listed, query, tiles, roomTiles, grouping, onFilter, onClear }) {
+  const { rooms } = page;
+  const entries = rackEntries(guests, listed);
+  renderCounts(page.counts, view, dayCounts(guests, today, entries), true, onFilter);
+  const focusedRoom = rooms.contains(document.activeElement) ? document.activeElement.dataset.room : null;
+  const q = query.toLowerCase();
+  grouping.hidden = true;
+  const shown = entriesShown(entries, view, today, q);
+  page.summary.textContent = rackSummary(view, { shown, guests, entries, query });
+  if (shown.length === 0) return renderEmpty(page, view.filter === 'vacant' ? [t('No room is vacant.')] : emptyContent(view, { guests, query, q, onClear }));
+  tiles.prune(guests);
+  roomTiles.prune(listed);
+  const items = (list) =>
+    list.map((e) =>
+      e.guest
+        ? tiles.item(e.guest, changed.has(e.guest.id), today, { unlisted: !e.room, outOfOrder: e.room?.outOfOrderReason ?? null })
+        : roomTiles.item(e.room),
+    );
+  syncChildren(
+    rooms,
+    floorGroups(byRoom(shown), items, page.floorSections, (e) => e.floor, true),
+  );
+  if (focusedRoom) rooms.querySelector(`.tile[data-room="${CSS.escape(focusedRoom)}"]`)?.focus();
+}
 
-  /** The filters in use besides the search, by name ("Overdue", "Walk-in"). */
-  function filterNames() {
-    const names = [];
-    if (view.filter !== 'all') names.push(t(FILTERS.find(([key]) => key === view.filter)[1]));
-    if (view.source) names.push(t(SOURCES.find(([key]) => key === view.source)[1]));
-    return names;
-  }
+/** What each render gets besides the guests: the tile caches, the grouping button, the filters' handlers. */
+function renderKit(view, tools, readOnly, rerender) {
+  return {
+    tiles: tileCache(readOnly),
+    roomTiles: roomTileCache(readOnly),
+    grouping: tools.grouping,
+    onFilter: (key) => {
+      view.filter = view.filter === key ? 'all' : key;
+      rerender();
+    },
+    onClear: () => {
+      view.filter = 'all';
+      view.source = '';
+      tools.source.value = '';
+      rerender();
+    },
+  };
+}
 
-  function clearFilters() {
-    view.filter = 'all';
-    view.source = '';
-    tools.source.value = '';
-    rerender();
-  }
-
-  /**
-   * Why nothing shows, truthfully: a search that matches guests the day's filter or the
-   * source filter hides says so, names those filters and offers to clear them.
-   */
-  function emptyContent(guests, query, q) {
-    const hidden = query ? guests.filter((g) => matches(g, q)).length : guests.length;
-    const names = filterNames();
-    if (names.length > 0 && hidden > 0) {
-      const clear = h('button', { type: 'button', class: 'btn btn-quiet board-clear-filters' }, t('Clear the filters'));
-      clear.addEventListener('click', clearFilters);
-      const text = query
-        ? t('{n} guests match “{query}” but are hidden by the filters: {filters}.', { n: hidden, query, filters: formatList(names) })
-        : t('No guest matches these filters: {filters}.', { filters: formatList(names) });
-      return [text, ' ', clear];
-    }
-    if (query) return [t('No room, name or PMS id contains “{query}”.', { query })];
-    if (names.length === 0) return [t('No guests in house. Walk-ins you add and PMS check-ins appear here.')];
-    return [t('No guest matches these filters: {filters}.', { filters: formatList(names) })];
-  }
+export function boardView(ctx) {
+  ctx.setTitle(t('Board'));
+  const timeZone = ctx.session?.hotel?.timeZone ?? 'UTC';
+  const readOnly = Boolean(ctx.readOnly);
+  const roomList = ctx.rooms;
+  // What the board finds (kept for the tab) and the latest roster answer it shows.
+  const found = storedFind();
+  const view = { filter: found.filter, source: found.source, byFloor: storedGrouping() };
+  let last = { guests: [], changed: new Set() };
+  const rerender = () => render(last.guests, last.changed);
+  const tools = findTools(view, rerender);
+  tools.search.value = found.query;
+  tools.source.value = view.source;
+  const page = boardPage({ readOnly, isAdmin: ctx.isAdmin, tools });
+  const shared = renderKit(view, tools, readOnly, rerender);
+  const stopSlash = slashJumpsTo(tools.search);
 
   function render(guests, changed = new Set()) {
     last = { guests, changed };
     const today = hotelToday(timeZone);
     const listed = roomList?.loaded ? roomList.rooms : [];
-    if (noList) noList.hidden = !roomList?.loaded || listed.length > 0;
-    if (listed.length > 0) {
-      renderRack(guests, changed, today, listed);
-      return;
-    }
-    if (view.filter === 'vacant') view.filter = 'all';
-    renderCounts(guests, today, null);
-    // Re-rendering replaces the tiles; keep keyboard focus on the same guest's tile.
-    const focusedId = rooms.contains(document.activeElement) ? document.activeElement.dataset.guestId : null;
-    const query = search.value.trim();
-    const q = query.toLowerCase();
-    storeFind(view, search.value);
-    const shown = guests.filter(
-      (g) => (view.filter === 'all' || stayState(g, today) === view.filter) && (!view.source || g.source === view.source) && matches(g, q),
-    );
-    const sorted = byRoom(shown);
-    summary.textContent = summaryText(sorted.length, query);
-    const allowFloors = floorsAllowed(guests);
-    grouping.hidden = !allowFloors;
-    if (sorted.length === 0) {
-      syncChildren(allRooms, [h('li', { class: 'empty' }, emptyContent(guests, query, q))]);
-      syncChildren(rooms, [allRooms]);
-      return;
-    }
-    const items = (list) => list.map((g) => tiles.item(g, changed.has(g.id), today));
-    tiles.prune(guests);
-    if (allowFloors && view.byFloor)
-      syncChildren(
-        rooms,
-        floorGroups(sorted, items, floorSections, (g) => floorOf(g.roomNumber), false),
-      );
-    else syncChildren(rooms, [syncChildren(allRooms, items(sorted))]);
-    if (focusedId) rooms.querySelector(`[data-guest-id="${CSS.escape(focusedId)}"]`)?.focus();
-  }
-
-  /** The board with a room list: every room by floor, vacant and out-of-order ones too. */
-  function renderRack(guests, changed, today, listed) {
-    const entries = rackEntries(guests, listed);
-    renderCounts(guests, today, entries);
-    const focusedRoom = rooms.contains(document.activeElement) ? document.activeElement.dataset.room : null;
-    const query = search.value.trim();
-    const q = query.toLowerCase();
-    storeFind(view, search.value);
-    grouping.hidden = true;
-    const shown = entries.filter((e) => {
-      if (view.filter === 'vacant') return isVacant(e) && !view.source && roomMatches(e.room, q);
-      if (!e.guest) return view.filter === 'all' && !view.source && roomMatches(e.room, q);
-      return (view.filter === 'all' || stayState(e.guest, today) === view.filter) && (!view.source || e.guest.source === view.source) && matches(e.guest, q);
-    });
-    const vacant = entries.filter(isVacant).length;
-    summary.textContent =
-      view.filter === 'vacant'
-        ? query
-          ? t('{n} found for “{query}”', { n: shown.length, query })
-          : `${t('Vacant')}: ${shown.length}`
-        : view.filter === 'all' && !query && !view.source
-          ? `${t('{n} guests in house', { n: guests.length })} · ${t('{n} vacant rooms', { n: vacant })}`
-          : summaryText(shown.filter((e) => e.guest).length, query);
-    if (shown.length === 0) {
-      const text = view.filter === 'vacant' ? [t('No room is vacant.')] : emptyContent(guests, query, q);
-      syncChildren(allRooms, [h('li', { class: 'empty' }, text)]);
-      syncChildren(rooms, [allRooms]);
-      return;
-    }
-    tiles.prune(guests);
-    roomTiles.prune(listed);
-    const items = (list) =>
-      list.map((e) =>
-        e.guest
-          ? tiles.item(e.guest, changed.has(e.guest.id), today, { unlisted: !e.room, outOfOrder: e.room?.outOfOrderReason ?? null })
-          : roomTiles.item(e.room),
-      );
-    syncChildren(
-      rooms,
-      floorGroups(byRoom(shown), items, floorSections, (e) => e.floor, true),
-    );
-    if (focusedRoom) rooms.querySelector(`.tile[data-room="${CSS.escape(focusedRoom)}"]`)?.focus();
+    if (page.noList) page.noList.hidden = !roomList?.loaded || listed.length > 0;
+    const query = tools.search.value.trim();
+    if (listed.length === 0 && view.filter === 'vacant') view.filter = 'all';
+    storeFind(view, tools.search.value);
+    if (listed.length > 0) renderRack(page, view, { ...shared, guests, changed, today, listed, query });
+    else renderGuests(page, view, { ...shared, guests, changed, today, query });
   }
 
   // A new room list redraws the board once the guests are known (until then it says "Loading…").
@@ -400,7 +428,7 @@ export function boardView(ctx) {
     if (ctx.roster.loaded) render(ctx.roster.guests, new Set());
   };
   if (ctx.roster.loaded) render(ctx.roster.guests);
-  else summary.textContent = t('Loading…');
+  else page.summary.textContent = t('Loading…');
   const unsubscribe = ctx.roster.subscribe(render);
   const unsubscribeRooms = roomList?.subscribe(rerenderLast);
   // Fresh data on every visit; the live stream keeps it fresh afterwards.
@@ -408,7 +436,7 @@ export function boardView(ctx) {
   roomList?.refresh().catch((err) => showError(err, t('Could not load the room list')));
 
   return {
-    node,
+    node: page.node,
     destroy: () => {
       unsubscribe();
       unsubscribeRooms?.();

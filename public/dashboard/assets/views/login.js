@@ -5,11 +5,11 @@
 
 import { api } from '../api.js';
 import { h, pageHeading } from '../dom.js';
-import { field, busy, clearFieldErrors, showFormErrors, showAlert, clearAlert, announce } from '../ui.js';
+import { act, field, showAlert, announce } from '../ui.js';
 import { t } from '../i18n.js';
 
-export function loginView(ctx) {
-  ctx.setTitle(t('Log in'));
+/** The login form: e-mail, password, the front-desk display choice, and the submit button. */
+function loginForm() {
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Log in'));
   const actions = h('div', { class: 'form-actions' }, submit);
   const form = h(
@@ -30,57 +30,91 @@ export function loginView(ctx) {
     ),
     actions,
   );
+  return { form, submit, actions };
+}
 
-  /** The hotel choice, while one is shown: it belongs to the e-mail and password it was given for. */
+/** The choice of hotel, when the e-mail and password open accounts at several. */
+function hotelChoice(hotels) {
+  return field({
+    name: 'hotel',
+    label: t('Hotel'),
+    required: true,
+    hint: t('Your e-mail and password open accounts at several hotels: choose the one to log in to.'),
+    options: hotels.map((hotel) => [hotel.slug, `${hotel.name} (${hotel.slug})`]),
+  });
+}
+
+/** The login's body from the form: the hotel only while a choice is shown, `display` only when ticked. */
+function loginBody(form, withHotel) {
+  const value = (name) => form.elements.namedItem(name).value;
+  const hotel = withHotel ? value('hotel') : undefined;
+  const display = form.elements.namedItem('display').checked;
+  return { email: value('email').trim(), password: value('password'), ...(hotel ? { hotel } : {}), ...(display ? { display } : {}) };
+}
+
+/** A refusal the login page words itself: a hotel to choose, too many tries, a wrong password; null for the rest. */
+function loginRefusal(err) {
+  if (err.code === 'HOTEL_CHOICE_REQUIRED' && Array.isArray(err.body?.hotels) && err.body.hotels.length > 0) return { kind: 'choice', hotels: err.body.hotels };
+  if (err.status === 429) return { kind: 'throttled', minutes: err.retryAfter ? Math.ceil(err.retryAfter / 60) : null };
+  if (err.code === 'LOGIN_FAILED') return { kind: 'wrong' };
+  return null;
+}
+
+/** The hotel choice, while one is shown before the form's buttons: it belongs to the e-mail and password it was given for. */
+function choiceSlot(form, actions) {
   let choice = null;
-  const dropChoice = () => {
+  const drop = () => {
     choice?.remove();
     choice = null;
   };
-  const showChoice = (hotels) => {
-    dropChoice();
-    choice = field({
-      name: 'hotel',
-      label: t('Hotel'),
-      required: true,
-      hint: t('Your e-mail and password open accounts at several hotels: choose the one to log in to.'),
-      options: hotels.map((hotel) => [hotel.slug, `${hotel.name} (${hotel.slug})`]),
-    });
+  const show = (hotels) => {
+    drop();
+    choice = hotelChoice(hotels);
     form.insertBefore(choice, actions);
-    const select = form.elements.namedItem('hotel');
-    select.focus();
+    form.elements.namedItem('hotel').focus();
     announce(t('Choose the hotel to log in to, then log in again.'));
   };
-  for (const name of ['email', 'password']) form.elements.namedItem(name).addEventListener('input', dropChoice);
+  return { show, drop, shown: () => choice !== null };
+}
 
-  form.addEventListener('submit', async (e) => {
+export function loginView(ctx) {
+  ctx.setTitle(t('Log in'));
+  const { form, submit, actions } = loginForm();
+  const password = () => form.elements.namedItem('password');
+
+  const choice = choiceSlot(form, actions);
+  for (const name of ['email', 'password']) form.elements.namedItem(name).addEventListener('input', choice.drop);
+
+  /** Shows a refusal this page words itself; false for one the form shows (field errors, the server's words). */
+  function refused(err) {
+    const refusal = loginRefusal(err);
+    if (refusal?.kind === 'choice') choice.show(refusal.hotels);
+    else if (refusal?.kind === 'throttled')
+      showAlert(
+        refusal.minutes ? t('Too many failed logins. Try again in {n} minutes.', { n: refusal.minutes }) : t('Too many failed logins. Try again later.'),
+      );
+    else if (refusal?.kind === 'wrong') {
+      choice.drop();
+      showAlert(t('E-mail or password is wrong.'));
+      password().value = '';
+      password().focus();
+    }
+    return refusal !== null;
+  }
+
+  form.addEventListener('submit', (e) => {
     e.preventDefault();
-    clearFieldErrors(form);
-    clearAlert();
-    const email = form.elements.namedItem('email').value.trim();
-    const password = form.elements.namedItem('password').value;
-    const hotel = choice ? form.elements.namedItem('hotel').value : undefined;
-    const display = form.elements.namedItem('display').checked;
-    await busy(submit, async () => {
-      try {
-        const body = { email, password, ...(hotel ? { hotel } : {}), ...(display ? { display } : {}) };
-        const session = await api.post('/login', body, { authRedirect: false });
-        ctx.onLoggedIn(session);
-      } catch (err) {
-        if (err.code === 'HOTEL_CHOICE_REQUIRED' && Array.isArray(err.body?.hotels) && err.body.hotels.length > 0) {
-          showChoice(err.body.hotels);
-        } else if (err.status === 429) {
-          const minutes = err.retryAfter ? Math.ceil(err.retryAfter / 60) : null;
-          showAlert(minutes ? t('Too many failed logins. Try again in {n} minutes.', { n: minutes }) : t('Too many failed logins. Try again later.'));
-        } else if (err.code === 'LOGIN_FAILED') {
-          dropChoice();
-          showAlert(t('E-mail or password is wrong.'));
-          form.elements.namedItem('password').value = '';
-          form.elements.namedItem('password').focus();
-        } else {
-          showFormErrors(form, err, { prefix: t('Could not log in') });
-        }
-      }
+    const body = loginBody(form, choice.shown());
+    return act({
+      button: submit,
+      form,
+      failed: t('Could not log in'),
+      run: () =>
+        api.post('/login', body, { authRedirect: false }).catch((err) => {
+          if (refused(err)) return null;
+          throw err;
+        }),
+      after: (session) => session && ctx.onLoggedIn(session),
     });
   });
   const heading = pageHeading(t('Log in'));
