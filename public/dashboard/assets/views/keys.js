@@ -36,40 +36,23 @@ export function keysView(ctx) {
   async function load() {
     try {
       const keys = await store.load();
-      replaceChildren(page.table, keyTable(keys, revoke));
+      replaceChildren(page.table, keyTable(keys, actions.revoke));
       replaceChildren(page.checklists, (await store.checklists()).map(checklistPanel));
     } catch (err) {
       showError(err, t('Could not load the key pairs'));
     }
   }
 
-  const revoke = (k, button) =>
-    act({
-      button,
-      confirm: revokeConfirm(k),
-      run: () => store.revoke(k),
-      done: t('Key pair {keyId} revoked.', { keyId: k.keyId }),
-      after: async () => {
-        await load();
-        page.node.querySelector('h1')?.focus();
-      },
-      failed: t('Could not revoke the key pair'),
-    });
-
   const dismiss = () => replaceChildren(fresh);
-  issue.addEventListener('click', () =>
-    act({
-      button: issue,
-      run: store.issue,
-      done: (pair) => t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }),
-      after: (pair) => {
-        replaceChildren(fresh, newKeysPanel(pair, dismiss));
-        fresh.querySelector('h2')?.focus();
-        load();
-      },
-      failed: t('Could not issue a key pair'),
-    }),
-  );
+  const actions = keyActions(store, {
+    load,
+    focusHeading: () => page.node.querySelector('h1')?.focus(),
+    showPair(pair) {
+      replaceChildren(fresh, newKeysPanel(pair, dismiss));
+      fresh.querySelector('h2')?.focus();
+    },
+  });
+  issue.addEventListener('click', () => actions.issue(issue));
 
   load();
   // Leaving the page drops the panel (and the only copy of the plain keys) with the view.
@@ -91,6 +74,35 @@ function keyStore(signal) {
     checklists: () => Promise.all(keys.filter((k) => !k.revokedAt).map((k) => api.get(`/keys/${enc(k.keyId)}/checklist`, { signal }))),
     issue: () => api.post('/keys', {}),
     revoke: (k) => api.post(`/keys/${enc(k.keyId)}/revoke`, {}),
+  };
+}
+
+/** Issue and revoke. `view`: load() the pairs again, focusHeading(), showPair(pair) (its plain keys, once). */
+function keyActions(store, view) {
+  return {
+    issue: (button) =>
+      act({
+        button,
+        run: store.issue,
+        done: (pair) => t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }),
+        after: (pair) => {
+          view.showPair(pair);
+          view.load();
+        },
+        failed: t('Could not issue a key pair'),
+      }),
+    revoke: (k, button) =>
+      act({
+        button,
+        confirm: revokeConfirm(k),
+        run: () => store.revoke(k),
+        done: t('Key pair {keyId} revoked.', { keyId: k.keyId }),
+        after: async () => {
+          await view.load();
+          view.focusHeading();
+        },
+        failed: t('Could not revoke the key pair'),
+      }),
   };
 }
 

@@ -15,59 +15,29 @@ export function staffView(ctx) {
   const me = ctx.session.user;
   const store = staffStore(ctx.signal);
   const page = staffPage(ctx.session.hotel.timeZone);
-  const { form, hotelForm } = page;
 
   async function load() {
     try {
-      replaceChildren(page.table, userTable(await store.load(), me, deactivate));
+      replaceChildren(page.table, userTable(await store.load(), me, actions.deactivate));
     } catch (err) {
       showError(err, t('Could not load the staff list'));
     }
   }
 
-  const deactivate = (u, button) =>
-    act({
-      button,
-      confirm: deactivateConfirm(u),
-      run: () => store.deactivate(u),
-      done: t('{email} deactivated.', { email: u.email }),
-      after: async () => {
-        await load();
-        page.node.querySelector('h1')?.focus();
-      },
-      failed: t('Could not deactivate the user'),
-    });
-
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const values = readUserForm(form);
-    act({
-      button: page.submit,
-      form,
-      run: async () => {
-        const user = await store.add(values);
-        form.reset();
-        return user;
-      },
-      done: (user) => t('{email} added as {role}.', { email: user?.email ?? values.email, role: roleLabel(user?.role ?? values.role) }),
-      after: load,
-      failed: t('Could not add the user'),
-    });
+  const actions = staffActions(store, page, {
+    load,
+    focusHeading: () => page.node.querySelector('h1')?.focus(),
+    zoneSaved: (zone) => {
+      ctx.session.hotel.timeZone = zone;
+    },
   });
-
-  hotelForm.addEventListener('submit', (e) => {
+  page.form.addEventListener('submit', (e) => {
     e.preventDefault();
-    act({
-      button: page.saveZone,
-      form: hotelForm,
-      run: async () => {
-        const hotel = await store.setTimeZone(hotelForm.elements.namedItem('timeZone').value);
-        ctx.session.hotel.timeZone = hotel.timeZone;
-        return hotel;
-      },
-      done: (hotel) => t('Time zone set to {zone}.', { zone: hotel.timeZone }),
-      failed: t('Could not set the time zone'),
-    });
+    actions.add();
+  });
+  page.hotelForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    actions.saveTimeZone();
   });
 
   load();
@@ -87,6 +57,55 @@ function staffStore(signal) {
     add: async (values) => (await api.post('/users', values)).user,
     deactivate: (u) => api.post(`/users/${enc(u.id)}/deactivate`, {}),
     setTimeZone: async (timeZone) => (await api.patch('/hotel', { timeZone })).hotel,
+  };
+}
+
+/**
+ * What the buttons and forms do: send, announce, show the new state. `view`: load() the
+ * users again, focusHeading(), zoneSaved(zone) (the session's hotel follows).
+ */
+function staffActions(store, page, view) {
+  const { form, hotelForm } = page;
+  return {
+    add() {
+      const values = readUserForm(form);
+      return act({
+        button: page.submit,
+        form,
+        run: async () => {
+          const user = await store.add(values);
+          form.reset();
+          return user;
+        },
+        done: (user) => t('{email} added as {role}.', { email: user?.email ?? values.email, role: roleLabel(user?.role ?? values.role) }),
+        after: view.load,
+        failed: t('Could not add the user'),
+      });
+    },
+    deactivate: (u, button) =>
+      act({
+        button,
+        confirm: deactivateConfirm(u),
+        run: () => store.deactivate(u),
+        done: t('{email} deactivated.', { email: u.email }),
+        after: async () => {
+          await view.load();
+          view.focusHeading();
+        },
+        failed: t('Could not deactivate the user'),
+      }),
+    saveTimeZone: () =>
+      act({
+        button: page.saveZone,
+        form: hotelForm,
+        run: async () => {
+          const hotel = await store.setTimeZone(hotelForm.elements.namedItem('timeZone').value);
+          view.zoneSaved(hotel.timeZone);
+          return hotel;
+        },
+        done: (hotel) => t('Time zone set to {zone}.', { zone: hotel.timeZone }),
+        failed: t('Could not set the time zone'),
+      }),
   };
 }
 
