@@ -140,20 +140,12 @@ function roomStore(ctx) {
 function roomActions(store, page, view) {
   // A refetch that fails after a change says so with the change's words.
   const reload = (failed) => store.refresh().catch((err) => showError(err, failed));
+  return { ...rowActions(store, view, reload), ...panelActions(store, page, view, reload) };
+}
+
+/** A row's buttons and its edit form. */
+function rowActions(store, view, reload) {
   return {
-    importCsv: () => importRooms(store, page, reload),
-    add: () =>
-      act({
-        button: page.addButton,
-        form: page.addForm,
-        run: () => store.add(readRoomForm(page.addForm)),
-        done: (room) => t('Room {room} added.', { room: room.roomNumber }),
-        after: () => {
-          page.addForm.reset();
-          return reload(t('Could not add the room'));
-        },
-        failed: t('Could not add the room'),
-      }),
     save: (r, form, button) =>
       act({
         button,
@@ -184,6 +176,25 @@ function roomActions(store, page, view) {
         done: t('Room {room} removed.', { room: r.roomNumber }),
         after: () => store.refresh().then(view.focusHeading, (err) => showError(err, t('Could not remove the room'))),
         failed: t('Could not remove the room'),
+      }),
+  };
+}
+
+/** The add, import and adopt panels. */
+function panelActions(store, page, view, reload) {
+  return {
+    importCsv: () => importRooms(store, page, reload),
+    add: () =>
+      act({
+        button: page.addButton,
+        form: page.addForm,
+        run: () => store.add(readRoomForm(page.addForm)),
+        done: (room) => t('Room {room} added.', { room: room.roomNumber }),
+        after: () => {
+          page.addForm.reset();
+          return reload(t('Could not add the room'));
+        },
+        failed: t('Could not add the room'),
       }),
     findUnlisted: () => act({ button: page.findButton, run: store.unlisted, after: view.showUnlisted, failed: t('Could not list the rooms the PMS has used') }),
     adopt: (roomNumbers, button) =>
