@@ -7,20 +7,139 @@ import { field, showError } from '../ui.js';
 import { fieldLabel } from '../guest-fields.js';
 import { ACTIVITY_EVENTS, eventLabel } from '../event-names.js';
 import { t, tk } from '../i18n.js';
+import { latestWins } from '../flow.js';
 import { EMPTY, formatList, formatTime } from '../format.js';
 
 const PAGE = 50;
 
 export function activityView(ctx) {
   ctx.setTitle(t('Activity'));
-  let entries = [];
-  let next = null;
-  let fresh = new Set(); // ids to highlight (arrived live)
-  let requestSeq = 0;
+  const store = activityStore(ctx.signal);
+  const page = activityPage();
   // Entries whose details the reader opened: a live change or a filter re-renders the list,
   // and must not close what someone is reading.
-  const opened = new Set();
+  const opened = rememberOpened(page.list);
+  const params = () => ({ ...readFilters(page.filters), limit: PAGE });
+  const render = () => renderActivity(page, store.state, opened);
 
+  /** First page; `live` merges new entries on top instead of starting over. */
+  async function loadFirst({ live = false } = {}) {
+    try {
+      if (await store.first(params(), { live })) render();
+    } catch (err) {
+      showError(err, t('Could not load the activity'));
+    }
+  }
+
+  async function loadMore() {
+    if (!store.state.next) return;
+    try {
+      page.more.disabled = true;
+      if (await store.more(params())) render();
+    } catch (err) {
+      showError(err, t('Could not load more activity'));
+    } finally {
+      page.more.disabled = false;
+    }
+  }
+
+  const stopFilters = watchFilters(page.filters, () => loadFirst());
+  page.more.addEventListener('click', loadMore);
+
+  loadFirst();
+  return {
+    node: page.node,
+    onLive: () => loadFirst({ live: true }),
+    destroy: stopFilters,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Data: the entries shown, the cursor of the next page, the ids that arrived live. A newer
+// filter or live change supersedes an answer still on its way (latestWins).
+
+function activityStore(signal) {
+  const latest = latestWins();
+  const state = { entries: [], next: null, fresh: new Set() };
+  const knownIds = () => new Set(state.entries.map((e) => e.id));
+  return {
+    state,
+    /** The first page; resolves false when a newer question superseded the answer. */
+    async first(params, { live = false } = {}) {
+      const isCurrent = latest.ask();
+      const data = await api.get(`/activity${query(params)}`, { signal, background: live });
+      if (!isCurrent()) return false;
+      const page = data.entries ?? [];
+      const known = knownIds();
+      const added = page.filter((e) => !known.has(e.id));
+      if (live && added.length < page.length) {
+        state.fresh = new Set(added.map((e) => e.id));
+        state.entries = [...added, ...state.entries];
+      } else {
+        state.fresh = live ? new Set(added.map((e) => e.id)) : new Set();
+        state.entries = page;
+        state.next = data.next ?? null;
+      }
+      return true;
+    },
+    /** The next page of the same question, appended. */
+    async more(params) {
+      const isCurrent = latest.askMore();
+      const data = await api.get(`/activity${query({ ...params, before: state.next })}`, { signal });
+      if (!isCurrent()) return false;
+      const known = knownIds();
+      state.entries = [...state.entries, ...(data.entries ?? []).filter((e) => !known.has(e.id))];
+      state.next = data.next ?? null;
+      state.fresh = new Set();
+      return true;
+    },
+  };
+}
+
+function readFilters(filters) {
+  const v = (name) => filters.elements.namedItem(name).value.trim();
+  return { actorType: v('actorType'), action: v('action'), guest: v('guest') };
+}
+
+/** Runs `reload` on a filter's change; the text filter after a pause in typing. Returns the stop. */
+function watchFilters(filters, reload) {
+  let typingTimer = null;
+  filters.addEventListener('change', () => reload());
+  filters.addEventListener('input', (e) => {
+    // Text filter: wait for a pause in typing (selects fire "change" at once).
+    if (e.target.name !== 'guest') return;
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(() => reload(), 250);
+  });
+  filters.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearTimeout(typingTimer);
+    reload();
+  });
+  return () => clearTimeout(typingTimer);
+}
+
+/** The ids of the entries whose details are open in `list`, kept as the reader opens and closes them. */
+function rememberOpened(list) {
+  const opened = new Set();
+  list.addEventListener(
+    'toggle',
+    (e) => {
+      const id = e.target.closest?.('.activity-entry')?.dataset.entryId;
+      if (!id) return;
+      if (e.target.open) opened.add(id);
+      else opened.delete(id);
+    },
+    true, // "toggle" does not bubble
+  );
+  return opened;
+}
+
+// ---------------------------------------------------------------------------
+// Render: DOM from data.
+
+/** The page and its parts: the filters, the summary, the list, the "Load more" button. */
+function activityPage() {
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': t('Filter activity') },
@@ -38,103 +157,25 @@ export function activityView(ctx) {
     field({ name: 'guest', label: t('Guest'), type: 'search', hint: t('Name, PMS guest id or guest id'), attrs: { autocomplete: 'off' } }),
   );
   const list = h('ol', { class: 'activity-list', 'aria-label': t('Activity entries') });
-  list.addEventListener(
-    'toggle',
-    (e) => {
-      const id = e.target.closest?.('.activity-entry')?.dataset.entryId;
-      if (!id) return;
-      if (e.target.open) opened.add(id);
-      else opened.delete(id);
-    },
-    true, // "toggle" does not bubble
-  );
   const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
   const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
   const node = h('section', { class: 'view view-activity' }, pageHeading(t('Activity')), filters, summary, list, h('div', { class: 'list-footer' }, more));
+  return { node, filters, list, more, summary };
+}
 
-  const params = () => {
-    const v = (name) => filters.elements.namedItem(name).value.trim();
-    return { actorType: v('actorType'), action: v('action'), guest: v('guest'), limit: PAGE };
-  };
-
-  /** First page; `live` merges new entries on top instead of starting over. */
-  async function loadFirst({ live = false } = {}) {
-    const seq = ++requestSeq;
-    try {
-      const data = await api.get(`/activity${query(params())}`, { signal: ctx.signal, background: live });
-      if (seq !== requestSeq) return; // a newer filter or event superseded this answer
-      const page = data.entries ?? [];
-      const known = new Set(entries.map((e) => e.id));
-      const overlaps = page.some((e) => known.has(e.id));
-      if (live && overlaps) {
-        const added = page.filter((e) => !known.has(e.id));
-        fresh = new Set(added.map((e) => e.id));
-        entries = [...added, ...entries];
-      } else {
-        fresh = live ? new Set(page.filter((e) => !known.has(e.id)).map((e) => e.id)) : new Set();
-        entries = page;
-        next = data.next ?? null;
-      }
-      render();
-    } catch (err) {
-      showError(err, t('Could not load the activity'));
-    }
-  }
-
-  async function loadMore() {
-    if (!next) return;
-    const seq = requestSeq;
-    try {
-      more.disabled = true;
-      const data = await api.get(`/activity${query({ ...params(), before: next })}`, { signal: ctx.signal });
-      if (seq !== requestSeq) return;
-      const known = new Set(entries.map((e) => e.id));
-      entries = [...entries, ...(data.entries ?? []).filter((e) => !known.has(e.id))];
-      next = data.next ?? null;
-      fresh = new Set();
-      render();
-    } catch (err) {
-      showError(err, t('Could not load more activity'));
-    } finally {
-      more.disabled = false;
-    }
-  }
-
-  function render() {
-    summary.textContent =
-      entries.length === 0
-        ? t('No activity matches these filters.')
-        : next
-          ? t('{n} entries shown; more available', { n: entries.length })
-          : t('{n} entries shown', { n: entries.length });
-    replaceChildren(
-      list,
-      entries.map((e) => entryItem(e, fresh.has(e.id), opened.has(e.id))),
-    );
-    more.hidden = !next;
-  }
-
-  let typingTimer = null;
-  filters.addEventListener('change', () => loadFirst());
-  filters.addEventListener('input', (e) => {
-    // Text filter: wait for a pause in typing (selects fire "change" at once).
-    if (e.target.name !== 'guest') return;
-    clearTimeout(typingTimer);
-    typingTimer = setTimeout(() => loadFirst(), 250);
-  });
-  filters.addEventListener('submit', (e) => {
-    e.preventDefault();
-    clearTimeout(typingTimer);
-    loadFirst();
-  });
-  more.addEventListener('click', loadMore);
-
-  loadFirst();
-  return {
-    node,
-    onLive: () => loadFirst({ live: true }),
-    destroy: () => clearTimeout(typingTimer),
-  };
+/** Shows `entries` in the page's list: `fresh` ids highlighted, `opened` ids with their details open. */
+function renderActivity({ summary, list, more }, { entries, next, fresh }, opened) {
+  summary.textContent =
+    entries.length === 0
+      ? t('No activity matches these filters.')
+      : next
+        ? t('{n} entries shown; more available', { n: entries.length })
+        : t('{n} entries shown', { n: entries.length });
+  replaceChildren(
+    list,
+    entries.map((e) => entryItem(e, fresh.has(e.id), opened.has(e.id))),
+  );
+  more.hidden = !next;
 }
 
 const MODES = { live: tk('live'), test: tk('test') };

@@ -4,7 +4,7 @@
 
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
-import { announce, busy, clearAlert, confirmDialog, showError } from '../ui.js';
+import { act, showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
 
 /** The go-live checklist's items (the server's order), each with its definition. */
@@ -29,9 +29,91 @@ const CHECKLIST = {
 
 export function keysView(ctx) {
   ctx.setTitle(t('API keys'));
+  const store = keyStore(ctx.signal);
+  const page = keysPage(ctx.session.hotel.slug);
+  const { issue, fresh } = page;
+
+  async function load() {
+    try {
+      const keys = await store.load();
+      replaceChildren(page.table, keyTable(keys, actions.revoke));
+      replaceChildren(page.checklists, (await store.checklists()).map(checklistPanel));
+    } catch (err) {
+      showError(err, t('Could not load the key pairs'));
+    }
+  }
+
+  const dismiss = () => replaceChildren(fresh);
+  const actions = keyActions(store, {
+    load,
+    focusHeading: () => page.node.querySelector('h1')?.focus(),
+    showPair(pair) {
+      replaceChildren(fresh, newKeysPanel(pair, dismiss));
+      fresh.querySelector('h2')?.focus();
+    },
+  });
+  issue.addEventListener('click', () => actions.issue(issue));
+
+  load();
+  // Leaving the page drops the panel (and the only copy of the plain keys) with the view.
+  return { node: page.node, destroy: dismiss };
+}
+
+// ---------------------------------------------------------------------------
+// Data: the key pairs (newest first) as last loaded, their checklists, the actions.
+
+function keyStore(signal) {
+  let keys = [];
+  return {
+    async load() {
+      const data = await api.get('/keys', { signal });
+      keys = [...(data.keys ?? [])].sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
+      return keys;
+    },
+    /** The checklist of each active pair of the last answer. */
+    checklists: () => Promise.all(keys.filter((k) => !k.revokedAt).map((k) => api.get(`/keys/${enc(k.keyId)}/checklist`, { signal }))),
+    issue: () => api.post('/keys', {}),
+    revoke: (k) => api.post(`/keys/${enc(k.keyId)}/revoke`, {}),
+  };
+}
+
+/** Issue and revoke. `view`: load() the pairs again, focusHeading(), showPair(pair) (its plain keys, once). */
+function keyActions(store, view) {
+  return {
+    issue: (button) =>
+      act({
+        button,
+        run: store.issue,
+        done: (pair) => t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }),
+        after: (pair) => {
+          view.showPair(pair);
+          view.load();
+        },
+        failed: t('Could not issue a key pair'),
+      }),
+    revoke: (k, button) =>
+      act({
+        button,
+        confirm: revokeConfirm(k),
+        run: () => store.revoke(k),
+        done: t('Key pair {keyId} revoked.', { keyId: k.keyId }),
+        after: async () => {
+          await view.load();
+          view.focusHeading();
+        },
+        failed: t('Could not revoke the key pair'),
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Render: DOM from data; handlers come in as arguments.
+
+/** The page and its slots: the new pair's panel, the table, the checklists. */
+function keysPage(slug) {
   const issue = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'issue-key' }, t('Issue key pair'));
   const fresh = h('div', { class: 'new-keys-slot' });
-  const tableSlot = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
+  const table = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
   const checklists = h('div', { class: 'checklists' });
   const node = h(
     'section',
@@ -43,115 +125,65 @@ export function keysView(ctx) {
       t('The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.'),
     ),
     fresh,
-    connectPanel(ctx.session.hotel.slug),
-    tableSlot,
+    connectPanel(slug),
+    table,
     checklists,
   );
+  return { node, issue, fresh, table, checklists };
+}
 
-  async function loadKeys() {
-    try {
-      const data = await api.get('/keys', { signal: ctx.signal });
-      const keys = [...(data.keys ?? [])].sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
-      renderTable(keys);
-      await loadChecklists(keys.filter((k) => !k.revokedAt));
-    } catch (err) {
-      showError(err, t('Could not load the key pairs'));
-    }
-  }
+function revokeConfirm(k) {
+  return {
+    title: t('Revoke key pair {keyId}?', { keyId: k.keyId }),
+    message: t('Both keys of the pair, live and test, stop working at once. A PMS still using them gets 401 until it has a new key.'),
+    confirmLabel: t('Revoke key pair'),
+    danger: true,
+  };
+}
 
-  async function loadChecklists(active) {
-    const answers = await Promise.all(active.map((k) => api.get(`/keys/${enc(k.keyId)}/checklist`, { signal: ctx.signal })));
-    replaceChildren(checklists, answers.map(checklistPanel));
-  }
-
-  function renderTable(keys) {
-    if (keys.length === 0) {
-      replaceChildren(tableSlot, h('p', { class: 'empty' }, t('No key pairs yet. Issue one to connect the PMS.')));
-      return;
-    }
-    const head = [tk('Key id'), tk('Created'), tk('Last used'), tk('Status'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text)));
-    replaceChildren(
-      tableSlot,
+/** The key pairs' table (or the empty note); `onRevoke(k, button)`. */
+function keyTable(keys, onRevoke) {
+  if (keys.length === 0) return h('p', { class: 'empty' }, t('No key pairs yet. Issue one to connect the PMS.'));
+  const head = [tk('Key id'), tk('Created'), tk('Last used'), tk('Status'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text)));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'table table-keys' },
+      h('caption', { class: 'visually-hidden' }, t('Key pairs')),
+      h('thead', null, h('tr', null, head)),
       h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'table table-keys' },
-          h('caption', { class: 'visually-hidden' }, t('Key pairs')),
-          h('thead', null, h('tr', null, head)),
-          h('tbody', null, keys.map(keyRow)),
-        ),
-      ),
-    );
-  }
-
-  function keyRow(k) {
-    const active = !k.revokedAt;
-    let action = null;
-    if (active) {
-      action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, t('Revoke'));
-      action.addEventListener('click', () => revoke(k, action));
-    }
-    return h(
-      'tr',
-      { dataset: { keyId: k.keyId, status: active ? 'active' : 'revoked' } },
-      h('td', null, h('code', null, k.keyId)),
-      h('td', null, timeEl(k.createdAt)),
-      h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : t('never')),
-      h(
-        'td',
+        'tbody',
         null,
-        active
-          ? h('span', { class: 'status-pill status-active' }, t('active'))
-          : [h('span', { class: 'status-pill status-revoked' }, t('revoked')), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
+        keys.map((k) => keyRow(k, onRevoke)),
       ),
-      h('td', null, action),
-    );
-  }
-
-  async function revoke(k, button) {
-    clearAlert();
-    const ok = await confirmDialog({
-      title: t('Revoke key pair {keyId}?', { keyId: k.keyId }),
-      message: t('Both keys of the pair, live and test, stop working at once. A PMS still using them gets 401 until it has a new key.'),
-      confirmLabel: t('Revoke key pair'),
-      danger: true,
-    });
-    if (!ok) return;
-    await busy(button, async () => {
-      try {
-        await api.post(`/keys/${enc(k.keyId)}/revoke`, {});
-        announce(t('Key pair {keyId} revoked.', { keyId: k.keyId }));
-        await loadKeys();
-        node.querySelector('h1')?.focus();
-      } catch (err) {
-        showError(err, t('Could not revoke the key pair'));
-      }
-    });
-  }
-
-  issue.addEventListener('click', () =>
-    busy(issue, async () => {
-      clearAlert();
-      try {
-        const pair = await api.post('/keys', {});
-        replaceChildren(
-          fresh,
-          newKeysPanel(pair, () => replaceChildren(fresh)),
-        );
-        fresh.querySelector('h2')?.focus();
-        announce(t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }));
-        loadKeys();
-      } catch (err) {
-        showError(err, t('Could not issue a key pair'));
-      }
-    }),
+    ),
   );
+}
 
-  loadKeys();
-  // Leaving the page drops the panel (and the only copy of the plain keys) with the view.
-  return { node, destroy: () => replaceChildren(fresh) };
+function keyRow(k, onRevoke) {
+  const active = !k.revokedAt;
+  let action = null;
+  if (active) {
+    action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, t('Revoke'));
+    action.addEventListener('click', () => onRevoke(k, action));
+  }
+  return h(
+    'tr',
+    { dataset: { keyId: k.keyId, status: active ? 'active' : 'revoked' } },
+    h('td', null, h('code', null, k.keyId)),
+    h('td', null, timeEl(k.createdAt)),
+    h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : t('never')),
+    h(
+      'td',
+      null,
+      active
+        ? h('span', { class: 'status-pill status-active' }, t('active'))
+        : [h('span', { class: 'status-pill status-revoked' }, t('revoked')), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
+    ),
+    h('td', null, action),
+  );
 }
 
 /** Where the PMS sends its requests: this hotel's API root, a first request to try, and the reference. */

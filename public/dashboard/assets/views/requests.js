@@ -8,6 +8,7 @@ import { h, pageHeading, replaceChildren, timeEl, localInputToIso, uid } from '.
 import { field, openPanel, showError, announce, busy } from '../ui.js';
 import { currentLanguage, t, tk } from '../i18n.js';
 import { formatDateTime, orEmpty, prettyJson } from '../format.js';
+import { latestWins } from '../flow.js';
 
 const PAGE = 50;
 
@@ -30,113 +31,15 @@ export function requestsView(ctx) {
   ctx.setTitle(t('Requests'));
   /** The request to pick out once the list is loaded (#/requests/<id>). */
   let target = ctx.params?.[0] ?? null;
-  let rows = [];
-  let next = null;
-  let seq = 0;
+  const store = requestStore(ctx.signal);
+  const page = requestsPage();
+  const { filters, refresh, more } = page;
 
-  const filters = h(
-    'form',
-    { class: 'filters', role: 'search', 'aria-label': t('Filter requests') },
-    // Requests no valid key sent are listed apart: their path and headers are anyone's text.
-    field({
-      name: 'sender',
-      label: t('Sent with'),
-      options: [
-        ['key', t('A key of this hotel')],
-        ['none', t('No valid key')],
-      ],
-    }),
-    field({
-      name: 'status',
-      label: t('Status'),
-      options: [
-        ['', t('All')],
-        ['2xx', '2xx'],
-        ['4xx', '4xx'],
-        ['429', '429'],
-        ['5xx', '5xx'],
-      ],
-    }),
-    field({
-      name: 'endpoint',
-      label: t('Endpoint'),
-      options: [
-        ['', t('All')],
-        ['checkin', 'checkin'],
-        ['update', 'update'],
-        ['checkout', 'checkout'],
-        ['list', 'list'],
-        ['sync', 'sync'],
-      ],
-    }),
-    field({
-      name: 'mode',
-      label: t('Mode'),
-      options: [
-        ['', t('All')],
-        ['live', modeLabel('live')],
-        ['test', modeLabel('test')],
-      ],
-    }),
-    field({ name: 'since', label: t('Since'), type: 'datetime-local', attrs: { step: '1' } }),
-    field({ name: 'until', label: t('Until'), type: 'datetime-local', attrs: { step: '1' } }),
-  );
-  const refresh = h('button', { type: 'button', class: 'btn', 'data-action': 'refresh' }, t('Refresh'));
-  const tbody = h('tbody');
-  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
-  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
-  const node = h(
-    'section',
-    { class: 'view view-requests' },
-    h('div', { class: 'view-head' }, pageHeading(t('Requests')), refresh),
-    filters,
-    summary,
-    h(
-      'div',
-      { class: 'table-wrap' },
-      h(
-        'table',
-        { class: 'table table-requests' },
-        h('caption', { class: 'visually-hidden' }, t('PMS API requests, newest first; open a row for its payload')),
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            [tk('Time'), tk('Method'), tk('Path'), tk('Status'), tk('Mode'), tk('Duration (ms)'), tk('Idempotency key')].map((text) =>
-              h('th', { scope: 'col' }, t(text)),
-            ),
-          ),
-        ),
-        tbody,
-      ),
-    ),
-    h('div', { class: 'list-footer' }, more),
-  );
-
-  function params() {
-    const v = (name) => filters.elements.namedItem(name).value;
-    return {
-      sender: v('sender'),
-      status: v('status'),
-      endpoint: v('endpoint'),
-      mode: v('mode'),
-      since: localInputToIso(v('since')),
-      until: localInputToIso(v('until')),
-      limit: PAGE,
-    };
-  }
-
+  /** Loads the first page (or, `append`, the next one); true when the answer was shown. */
   async function load({ append = false } = {}) {
-    const mine = append ? seq : ++seq;
     try {
-      const data = await api.get(`/requests${query({ ...params(), before: append ? next : null })}`, { signal: ctx.signal });
-      if (mine !== seq) return; // filters changed meanwhile
-      const page = data.requests ?? [];
-      rows = append ? [...rows, ...page] : page;
-      next = data.next ?? null;
-      render();
+      if (!(await store.load({ ...readFilters(filters), limit: PAGE }, { append }))) return; // filters changed meanwhile
+      renderRequests(page, store.state, openDetail);
       if (target) showTarget();
       return true;
     } catch (err) {
@@ -145,56 +48,16 @@ export function requestsView(ctx) {
     }
   }
 
-  function render() {
-    const n = rows.length;
-    summary.textContent =
-      n === 0 ? t('No requests match these filters.') : next ? t('{n} requests shown; more available', { n }) : t('{n} requests shown', { n });
-    replaceChildren(tbody, rows.map(row));
-    more.hidden = !next;
-  }
-
   /** Picks out the target request's row, or opens its panel when the list does not hold it. */
   function showTarget() {
     const id = target;
     target = null;
-    const tr = [...tbody.rows].find((el) => el.dataset.requestId === id);
-    if (!tr) {
-      openDetail({ id });
-      return;
-    }
-    tr.classList.add('row-target');
-    tr.setAttribute('aria-current', 'true');
-    tr.scrollIntoView({ block: 'center' });
-    tr.querySelector('[data-action="open-request"]')?.focus();
-  }
-
-  function row(r) {
-    const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at, SECONDS));
-    open.addEventListener('click', () => openDetail(r));
-    const tr = h(
-      'tr',
-      {
-        class: ['row-link', statusClass(r.statusCode), r.authenticated ? null : 'unauthenticated'],
-        dataset: { status: r.statusCode, requestId: r.id, mode: r.mode, authenticated: String(r.authenticated), replayOf: r.replayOf },
-      },
-      h('td', null, open),
-      h('td', null, r.method),
-      h('td', { class: 'cell-path' }, r.path),
-      h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode)), replayMark(r)),
-      h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : notAuthenticated(r)),
-      h('td', { class: 'num' }, orEmpty(r.durationMs)),
-      h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
-    );
-    // The time button is the keyboard path; anywhere on the row works for the mouse.
-    tr.addEventListener('click', (e) => {
-      if (!e.target.closest('button, a')) openDetail(r);
-    });
-    return tr;
+    if (!pickOutRow(page.tbody, id)) openDetail({ id });
   }
 
   async function openDetail(r) {
     try {
-      const { request } = await api.get(`/requests/${enc(r.id)}`, { signal: ctx.signal });
+      const request = await store.detail(r.id);
       openPanel({ title: `${request.method} ${request.path}`, content: detailContent(request), className: 'request-detail' });
     } catch (err) {
       showError(err, t('Could not load the request'));
@@ -214,7 +77,152 @@ export function requestsView(ctx) {
   more.addEventListener('click', () => busy(more, () => load({ append: true })));
 
   load();
-  return { node };
+  return { node: page.node };
+}
+
+// ---------------------------------------------------------------------------
+// Data: the rows shown and the cursor of the next page. New filters supersede an answer
+// still on its way (latestWins); "Load more" continues the same question.
+
+function requestStore(signal) {
+  const latest = latestWins();
+  const state = { rows: [], next: null };
+  return {
+    state,
+    /** Resolves false when newer filters superseded the answer. */
+    async load(params, { append = false } = {}) {
+      const isCurrent = append ? latest.askMore() : latest.ask();
+      const data = await api.get(`/requests${query({ ...params, before: append ? state.next : null })}`, { signal });
+      if (!isCurrent()) return false;
+      const page = data.requests ?? [];
+      state.rows = append ? [...state.rows, ...page] : page;
+      state.next = data.next ?? null;
+      return true;
+    },
+    /** One stored request, with its bodies. */
+    detail: async (id) => (await api.get(`/requests/${enc(id)}`, { signal })).request,
+  };
+}
+
+function readFilters(filters) {
+  const v = (name) => filters.elements.namedItem(name).value;
+  return {
+    sender: v('sender'),
+    status: v('status'),
+    endpoint: v('endpoint'),
+    mode: v('mode'),
+    since: localInputToIso(v('since')),
+    until: localInputToIso(v('until')),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Render: DOM from data; handlers come in as arguments.
+
+/** The page and its parts: the filters, the Refresh button, the summary, the table's body, "Load more". */
+function requestsPage() {
+  const filters = requestFilters();
+  const refresh = h('button', { type: 'button', class: 'btn', 'data-action': 'refresh' }, t('Refresh'));
+  const tbody = h('tbody');
+  const more = h('button', { type: 'button', class: 'btn', hidden: true, 'data-action': 'load-more' }, t('Load more'));
+  const summary = h('p', { class: 'summary', 'aria-live': 'polite' }, t('Loading…'));
+  const head = [tk('Time'), tk('Method'), tk('Path'), tk('Status'), tk('Mode'), tk('Duration (ms)'), tk('Idempotency key')].map((text) =>
+    h('th', { scope: 'col' }, t(text)),
+  );
+  const node = h(
+    'section',
+    { class: 'view view-requests' },
+    h('div', { class: 'view-head' }, pageHeading(t('Requests')), refresh),
+    filters,
+    summary,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'table table-requests' },
+        h('caption', { class: 'visually-hidden' }, t('PMS API requests, newest first; open a row for its payload')),
+        h('thead', null, h('tr', null, head)),
+        tbody,
+      ),
+    ),
+    h('div', { class: 'list-footer' }, more),
+  );
+  return { node, filters, refresh, tbody, more, summary };
+}
+
+function requestFilters() {
+  const all = ['', t('All')];
+  const same = (value) => [value, value];
+  return h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': t('Filter requests') },
+    // Requests no valid key sent are listed apart: their path and headers are anyone's text.
+    field({
+      name: 'sender',
+      label: t('Sent with'),
+      options: [
+        ['key', t('A key of this hotel')],
+        ['none', t('No valid key')],
+      ],
+    }),
+    field({ name: 'status', label: t('Status'), options: [all, ...['2xx', '4xx', '429', '5xx'].map(same)] }),
+    field({ name: 'endpoint', label: t('Endpoint'), options: [all, ...['checkin', 'update', 'checkout', 'list', 'sync'].map(same)] }),
+    field({
+      name: 'mode',
+      label: t('Mode'),
+      options: [all, ['live', modeLabel('live')], ['test', modeLabel('test')]],
+    }),
+    field({ name: 'since', label: t('Since'), type: 'datetime-local', attrs: { step: '1' } }),
+    field({ name: 'until', label: t('Until'), type: 'datetime-local', attrs: { step: '1' } }),
+  );
+}
+
+/** Shows the rows, the summary and "Load more"; `onOpen(r)` opens a row's detail. */
+function renderRequests({ summary, tbody, more }, { rows, next }, onOpen) {
+  const n = rows.length;
+  summary.textContent =
+    n === 0 ? t('No requests match these filters.') : next ? t('{n} requests shown; more available', { n }) : t('{n} requests shown', { n });
+  replaceChildren(
+    tbody,
+    rows.map((r) => requestRow(r, onOpen)),
+  );
+  more.hidden = !next;
+}
+
+/** Picks out the row of request `id` (marked, scrolled to, focused); false when the list does not hold it. */
+function pickOutRow(tbody, id) {
+  const tr = [...tbody.rows].find((el) => el.dataset.requestId === id);
+  if (!tr) return false;
+  tr.classList.add('row-target');
+  tr.setAttribute('aria-current', 'true');
+  tr.scrollIntoView({ block: 'center' });
+  tr.querySelector('[data-action="open-request"]')?.focus();
+  return true;
+}
+
+function requestRow(r, onOpen) {
+  const open = h('button', { type: 'button', class: 'link-button', 'data-action': 'open-request' }, formatDateTime(r.at, SECONDS));
+  open.addEventListener('click', () => onOpen(r));
+  const tr = h(
+    'tr',
+    {
+      class: ['row-link', statusClass(r.statusCode), r.authenticated ? null : 'unauthenticated'],
+      dataset: { status: r.statusCode, requestId: r.id, mode: r.mode, authenticated: String(r.authenticated), replayOf: r.replayOf },
+    },
+    h('td', null, open),
+    h('td', null, r.method),
+    h('td', { class: 'cell-path' }, r.path),
+    h('td', null, h('span', { class: ['status-code', statusClass(r.statusCode)] }, String(r.statusCode)), replayMark(r)),
+    h('td', null, r.mode ? h('span', { class: ['mode', `mode-${r.mode}`] }, modeLabel(r.mode)) : notAuthenticated(r)),
+    h('td', { class: 'num' }, orEmpty(r.durationMs)),
+    h('td', { class: 'cell-key' }, orEmpty(r.idempotencyKey)),
+  );
+  // The time button is the keyboard path; anywhere on the row works for the mouse.
+  tr.addEventListener('click', (e) => {
+    if (!e.target.closest('button, a')) onOpen(r);
+  });
+  return tr;
 }
 
 /** A replayed answer: the mark, and the link to the original request's row. */

@@ -5,7 +5,7 @@
 
 import { api, enc } from '../api.js';
 import { byRoom, h, pageHeading, replaceChildren } from '../dom.js';
-import { announce, busy, clearAlert, clearFieldErrors, confirmDialog, field, showError, showFormErrors } from '../ui.js';
+import { act, field, showError } from '../ui.js';
 import { currentLanguage, t, tk } from '../i18n.js';
 import { orEmpty } from '../format.js';
 
@@ -59,10 +59,233 @@ function readRoomForm(form) {
 
 export function roomsView(ctx) {
   ctx.setTitle(t('Rooms'));
+  const store = roomStore(ctx);
+  const page = roomsPage();
+  let editing = null; // the id of the room whose row is a form
+
+  const render = (rooms = store.rooms) => renderRooms(page, rooms, editing, rowActions);
+  const view = {
+    stopEditing: () => {
+      editing = null;
+    },
+    focusHeading: () => page.node.querySelector('h1')?.focus(),
+    showUnlisted: (roomNumbers) =>
+      replaceChildren(
+        page.adoptSlot,
+        unlistedRooms(roomNumbers, (button) => actions.adopt(roomNumbers, button)),
+      ),
+  };
+  const actions = roomActions(store, page, view);
+  const rowActions = {
+    edit(r) {
+      editing = r.id;
+      render();
+      page.tableSlot.querySelector('tr[data-editing] input')?.focus();
+    },
+    cancel() {
+      editing = null;
+      render();
+    },
+    save: actions.save,
+    remove: actions.remove,
+    backInOrder: actions.backInOrder,
+  };
+
+  page.importForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    actions.importCsv();
+  });
+  page.addForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    actions.add();
+  });
+  page.findButton.addEventListener('click', actions.findUnlisted);
+
+  const unsubscribe = store.subscribe(render);
+  if (store.loaded) render();
+  store.refresh().catch((err) => showError(err, t('Could not load the room list')));
+  return { node: page.node, destroy: unsubscribe };
+}
+
+// ---------------------------------------------------------------------------
+// Data: the room list (ctx.rooms keeps the latest answer and tells its listeners) and the
+// changes to it.
+
+function roomStore(ctx) {
+  const list = ctx.rooms;
+  const roomPath = (r) => `/rooms/${enc(r.id)}`;
+  return {
+    get rooms() {
+      return list.rooms;
+    },
+    get loaded() {
+      return list.loaded;
+    },
+    subscribe: (fn) => list.subscribe(fn),
+    refresh: () => list.refresh(),
+    add: async (values) => (await api.post('/rooms', values)).room,
+    update: async (r, values) => (await api.patch(roomPath(r), values)).room,
+    remove: (r) => api.post(`${roomPath(r)}/remove`, {}),
+    /** { rooms, added, updated, removed } */
+    importCsv: (csv) => api.post('/rooms/import', { csv }),
+    unlisted: async () => (await api.get('/rooms/unlisted', { signal: ctx.signal })).roomNumbers ?? [],
+    adopt: (roomNumbers) => api.post('/rooms/adopt', { roomNumbers }),
+  };
+}
+
+/**
+ * What each button and form does: send, announce, refetch the list. `view`: stopEditing(),
+ * focusHeading(), showUnlisted(roomNumbers).
+ */
+function roomActions(store, page, view) {
+  // A refetch that fails after a change says so with the change's words.
+  const reload = (failed) => store.refresh().catch((err) => showError(err, failed));
+  return { ...rowActions(store, view, reload), ...panelActions(store, page, view, reload) };
+}
+
+/** A row's buttons and its edit form. */
+function rowActions(store, view, reload) {
+  return {
+    save: (r, form, button) =>
+      act({
+        button,
+        form,
+        // An unchanged number keeps its floor unless the floor was edited.
+        run: async () => {
+          const room = await store.update(r, readRoomForm(form));
+          view.stopEditing();
+          return room;
+        },
+        done: (room) => t('Room {room} saved.', { room: room.roomNumber }),
+        after: () => reload(t('Could not change the room')),
+        failed: t('Could not change the room'),
+      }),
+    backInOrder: (r, button) =>
+      act({
+        button,
+        run: () => store.update(r, { outOfOrderReason: null }),
+        done: t('Room {room} is back in order.', { room: r.roomNumber }),
+        after: () => reload(t('Could not change the room')),
+        failed: t('Could not change the room'),
+      }),
+    remove: (r, button) =>
+      act({
+        button,
+        confirm: removeConfirm(r),
+        run: () => store.remove(r),
+        done: t('Room {room} removed.', { room: r.roomNumber }),
+        after: () => store.refresh().then(view.focusHeading, (err) => showError(err, t('Could not remove the room'))),
+        failed: t('Could not remove the room'),
+      }),
+  };
+}
+
+/** The add, import and adopt panels. */
+function panelActions(store, page, view, reload) {
+  return {
+    importCsv: () => importRooms(store, page, reload),
+    add: () =>
+      act({
+        button: page.addButton,
+        form: page.addForm,
+        run: () => store.add(readRoomForm(page.addForm)),
+        done: (room) => t('Room {room} added.', { room: room.roomNumber }),
+        after: () => {
+          page.addForm.reset();
+          return reload(t('Could not add the room'));
+        },
+        failed: t('Could not add the room'),
+      }),
+    findUnlisted: () => act({ button: page.findButton, run: store.unlisted, after: view.showUnlisted, failed: t('Could not list the rooms the PMS has used') }),
+    adopt: (roomNumbers, button) =>
+      act({
+        button,
+        run: () => store.adopt(roomNumbers),
+        done: ({ added }) => t('{n} rooms added to the list.', { n: added.length }),
+        after: () => {
+          replaceChildren(page.adoptSlot);
+          return reload(t('Could not add the rooms'));
+        },
+        failed: t('Could not add the rooms'),
+      }),
+  };
+}
+
+/** The import: the whole list replaced, or (a line with a problem) nothing, and the lines listed. */
+function importRooms(store, page, reload) {
+  const { csv, file, importErrors } = page;
+  replaceChildren(importErrors);
+  const invalidList = (err) => {
+    if (err.code === 'ROOM_LIST_INVALID' && Array.isArray(err.errors)) return { invalid: err };
+    throw err;
+  };
+  return act({
+    button: page.importButton,
+    run: () => store.importCsv(csv.value).catch(invalidList),
+    done: (result) => (result.invalid ? null : t('Room list imported: {rooms} rooms ({added} added, {updated} changed, {removed} removed).', result)),
+    after: (result) => {
+      if (result.invalid) {
+        replaceChildren(importErrors, lineErrors(result.invalid));
+        csv.focus();
+        return;
+      }
+      csv.value = '';
+      file.value = '';
+      return reload(t('Could not import the room list'));
+    },
+    failed: t('Could not import the room list'),
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Render: DOM from data; handlers come in as arguments.
+
+/** The page and its parts: the count, the table's slot, the add, import and adopt panels. */
+function roomsPage() {
   const tableSlot = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
   const countLine = h('p', { class: 'summary', 'aria-live': 'polite' });
+  const add = addRoomForm();
+  const importing = importForm();
+  const adoptSlot = h('div');
+  const findButton = h('button', { type: 'button', class: 'btn', 'data-action': 'find-unlisted' }, t('Find rooms the PMS has used'));
+  const node = h(
+    'section',
+    { class: 'view view-rooms' },
+    pageHeading(t('Rooms')),
+    h(
+      'p',
+      { class: 'hint' },
+      t('The hotel’s rooms: the board shows each one, vacant rooms too. A PMS may still put a guest in a room that is not on the list.'),
+    ),
+    countLine,
+    tableSlot,
+    h('section', { class: 'panel', 'aria-labelledby': 'rooms-add' }, h('h2', { id: 'rooms-add' }, t('Add a room')), add.addForm),
+    h('section', { class: 'panel', 'aria-labelledby': 'rooms-import' }, h('h2', { id: 'rooms-import' }, t('Import a CSV')), importing.importForm),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'rooms-adopt' },
+      h('h2', { id: 'rooms-adopt' }, t('Rooms the PMS has used')),
+      h('p', { class: 'hint' }, t('Lists the rooms guests have been in that are not on the list yet, to add them in one step.')),
+      findButton,
+      adoptSlot,
+    ),
+  );
+  return { node, tableSlot, countLine, adoptSlot, findButton, ...add, ...importing };
+}
 
-  // Import
+function addRoomForm() {
+  const addButton = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add room'));
+  const addForm = h(
+    'form',
+    { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'rooms-add' },
+    h('div', { class: 'field-grid' }, roomFieldsFor()),
+    h('div', { class: 'form-actions' }, addButton),
+  );
+  return { addForm, addButton };
+}
+
+/** The import form: a file (read into the text area) or pasted CSV, the lines' problems, the button. */
+function importForm() {
   const csv = h('textarea', {
     id: 'rooms-csv',
     name: 'csv',
@@ -79,7 +302,7 @@ export function roomsView(ctx) {
   });
   const importErrors = h('div', { class: 'rooms-errors', role: 'alert' });
   const importButton = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Import'));
-  const importForm = h(
+  const form = h(
     'form',
     { class: 'form', novalidate: true, 'aria-labelledby': 'rooms-import' },
     h(
@@ -95,250 +318,100 @@ export function roomsView(ctx) {
     importErrors,
     h('div', { class: 'form-actions' }, importButton),
   );
-  importForm.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    clearAlert();
-    replaceChildren(importErrors);
-    await busy(importButton, async () => {
-      try {
-        const result = await api.post('/rooms/import', { csv: csv.value });
-        announce(t('Room list imported: {rooms} rooms ({added} added, {updated} changed, {removed} removed).', result));
-        csv.value = '';
-        file.value = '';
-        await ctx.rooms.refresh();
-      } catch (err) {
-        if (err.code === 'ROOM_LIST_INVALID' && Array.isArray(err.errors)) {
-          const more = err.body?.errorsNotShown;
-          replaceChildren(
-            importErrors,
-            h('p', null, t('Nothing was imported. Fix these lines and import again:')),
-            h(
-              'ul',
-              null,
-              err.errors.map((x) => h('li', { dataset: { line: String(x.line) } }, lineError(x))),
-            ),
-            more ? h('p', null, t('{n} more problems not listed.', { n: more })) : null,
-          );
-          csv.focus();
-        } else showError(err, t('Could not import the room list'));
-      }
-    });
-  });
+  return { importForm: form, csv, file, importErrors, importButton };
+}
 
-  // Adopt
-  const adoptSlot = h('div');
-  const findButton = h('button', { type: 'button', class: 'btn', 'data-action': 'find-unlisted' }, t('Find rooms the PMS has used'));
-  findButton.addEventListener('click', () =>
-    busy(findButton, async () => {
-      clearAlert();
-      try {
-        const { roomNumbers } = await api.get('/rooms/unlisted', { signal: ctx.signal });
-        showUnlisted(roomNumbers ?? []);
-      } catch (err) {
-        showError(err, t('Could not list the rooms the PMS has used'));
-      }
-    }),
-  );
-  function showUnlisted(roomNumbers) {
-    if (roomNumbers.length === 0) {
-      replaceChildren(adoptSlot, h('p', { role: 'status' }, t('Every room the PMS has used is on the list.')));
-      return;
-    }
-    const add = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'adopt' }, t('Add these {n} rooms', { n: roomNumbers.length }));
-    add.addEventListener('click', () =>
-      busy(add, async () => {
-        try {
-          const { added } = await api.post('/rooms/adopt', { roomNumbers });
-          announce(t('{n} rooms added to the list.', { n: added.length }));
-          replaceChildren(adoptSlot);
-          await ctx.rooms.refresh();
-        } catch (err) {
-          showError(err, t('Could not add the rooms'));
-        }
-      }),
-    );
-    replaceChildren(
-      adoptSlot,
-      h('p', null, t('Rooms the roster has held that are not on the list:')),
-      h('p', { class: 'unlisted-rooms' }, roomNumbers.join(', ')),
-      add,
-    );
-  }
-
-  // Add
-  const addButton = h('button', { type: 'submit', class: 'btn btn-primary' }, t('Add room'));
-  const addForm = h(
-    'form',
-    { class: 'form form-inline', novalidate: true, 'aria-labelledby': 'rooms-add' },
-    h('div', { class: 'field-grid' }, roomFieldsFor()),
-    h('div', { class: 'form-actions' }, addButton),
-  );
-  addForm.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    clearAlert();
-    clearFieldErrors(addForm);
-    await busy(addButton, async () => {
-      try {
-        const { room } = await api.post('/rooms', readRoomForm(addForm));
-        announce(t('Room {room} added.', { room: room.roomNumber }));
-        addForm.reset();
-        await ctx.rooms.refresh();
-      } catch (err) {
-        showFormErrors(addForm, err, { prefix: t('Could not add the room') });
-      }
-    });
-  });
-
-  const node = h(
-    'section',
-    { class: 'view view-rooms' },
-    pageHeading(t('Rooms')),
+/** A refused import's problems, line by line. */
+function lineErrors(err) {
+  const more = err.body?.errorsNotShown;
+  return [
+    h('p', null, t('Nothing was imported. Fix these lines and import again:')),
     h(
-      'p',
-      { class: 'hint' },
-      t('The hotel’s rooms: the board shows each one, vacant rooms too. A PMS may still put a guest in a room that is not on the list.'),
+      'ul',
+      null,
+      err.errors.map((x) => h('li', { dataset: { line: String(x.line) } }, lineError(x))),
     ),
-    countLine,
-    tableSlot,
-    h('section', { class: 'panel', 'aria-labelledby': 'rooms-add' }, h('h2', { id: 'rooms-add' }, t('Add a room')), addForm),
-    h('section', { class: 'panel', 'aria-labelledby': 'rooms-import' }, h('h2', { id: 'rooms-import' }, t('Import a CSV')), importForm),
+    more ? h('p', null, t('{n} more problems not listed.', { n: more })) : null,
+  ];
+}
+
+/** The rooms the PMS has used that are not on the list, and the button that adds them: `onAdopt(button)`. */
+function unlistedRooms(roomNumbers, onAdopt) {
+  if (roomNumbers.length === 0) return h('p', { role: 'status' }, t('Every room the PMS has used is on the list.'));
+  const add = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'adopt' }, t('Add these {n} rooms', { n: roomNumbers.length }));
+  add.addEventListener('click', () => onAdopt(add));
+  return [h('p', null, t('Rooms the roster has held that are not on the list:')), h('p', { class: 'unlisted-rooms' }, roomNumbers.join(', ')), add];
+}
+
+function removeConfirm(r) {
+  return {
+    title: t('Remove room {room}?', { room: r.roomNumber }),
+    message: t('The board no longer shows the room when it is vacant. A guest in it stays, marked “Not on the room list”.'),
+    confirmLabel: t('Remove room'),
+    danger: true,
+  };
+}
+
+/** The count and the table; the room `editing` (an id) shows as its form. `on`: roomRow's and editRow's handlers. */
+function renderRooms({ countLine, tableSlot }, rooms, editing, on) {
+  countLine.textContent = t('{n} rooms on the list', { n: rooms.length });
+  replaceChildren(tableSlot, roomTable(rooms, editing, on));
+}
+
+function roomTable(rooms, editing, on) {
+  if (rooms.length === 0) return h('p', { class: 'empty' }, t('No rooms yet: import a CSV, add rooms one by one, or add the rooms the PMS has used.'));
+  const head = [tk('Room'), tk('Floor'), tk('Type or name'), tk('Out of order'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text)));
+  return h(
+    'div',
+    { class: 'table-wrap' },
     h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'rooms-adopt' },
-      h('h2', { id: 'rooms-adopt' }, t('Rooms the PMS has used')),
-      h('p', { class: 'hint' }, t('Lists the rooms guests have been in that are not on the list yet, to add them in one step.')),
-      findButton,
-      adoptSlot,
-    ),
-  );
-
-  let editing = null; // the id of the room whose row is a form
-
-  function renderTable(rooms) {
-    countLine.textContent = t('{n} rooms on the list', { n: rooms.length });
-    if (rooms.length === 0) {
-      replaceChildren(tableSlot, h('p', { class: 'empty' }, t('No rooms yet: import a CSV, add rooms one by one, or add the rooms the PMS has used.')));
-      return;
-    }
-    replaceChildren(
-      tableSlot,
+      'table',
+      { class: 'table table-rooms' },
+      h('caption', { class: 'visually-hidden' }, t('Rooms')),
+      h('thead', null, h('tr', null, head)),
       h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'table table-rooms' },
-          h('caption', { class: 'visually-hidden' }, t('Rooms')),
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              [tk('Room'), tk('Floor'), tk('Type or name'), tk('Out of order'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text))),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            byRoom(rooms).map((r) => (r.id === editing ? editRow(r) : roomRow(r))),
-          ),
-        ),
+        'tbody',
+        null,
+        byRoom(rooms).map((r) => (r.id === editing ? editRow(r, on) : roomRow(r, on))),
       ),
-    );
-  }
+    ),
+  );
+}
 
-  function roomRow(r) {
-    const edit = h('button', { type: 'button', class: 'btn btn-small', 'data-action': 'edit' }, t('Edit'));
-    edit.addEventListener('click', () => {
-      editing = r.id;
-      renderTable(ctx.rooms.rooms);
-      tableSlot.querySelector('tr[data-editing] input')?.focus();
-    });
-    const remove = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'remove' }, t('Remove'));
-    remove.addEventListener('click', () => removeRoom(r, remove));
-    let back = null;
-    if (r.outOfOrderReason) {
-      back = h('button', { type: 'button', class: 'btn btn-small', 'data-action': 'in-order' }, t('Back in order'));
-      back.addEventListener('click', () =>
-        busy(back, async () => {
-          try {
-            await api.patch(`/rooms/${enc(r.id)}`, { outOfOrderReason: null });
-            announce(t('Room {room} is back in order.', { room: r.roomNumber }));
-            await ctx.rooms.refresh();
-          } catch (err) {
-            showError(err, t('Could not change the room'));
-          }
-        }),
-      );
-    }
-    return h(
-      'tr',
-      { dataset: { room: r.roomNumber, state: r.outOfOrderReason ? 'out-of-order' : 'in-order' } },
-      h('th', { scope: 'row' }, r.roomNumber),
-      h('td', null, orEmpty(r.floor)),
-      h('td', null, orEmpty(r.type)),
-      h('td', null, r.outOfOrderReason ?? t('No')),
-      h('td', { class: 'actions' }, edit, ' ', back, back ? ' ' : null, remove),
-    );
-  }
+/** A room's row; `on`: edit(r), remove(r, button), backInOrder(r, button). */
+function roomRow(r, on) {
+  const button = (action, label, extra = '') => h('button', { type: 'button', class: `btn ${extra}btn-small`, 'data-action': action }, label);
+  const edit = button('edit', t('Edit'));
+  edit.addEventListener('click', () => on.edit(r));
+  const remove = button('remove', t('Remove'), 'btn-danger ');
+  remove.addEventListener('click', () => on.remove(r, remove));
+  const back = r.outOfOrderReason ? button('in-order', t('Back in order')) : null;
+  back?.addEventListener('click', () => on.backInOrder(r, back));
+  return h(
+    'tr',
+    { dataset: { room: r.roomNumber, state: r.outOfOrderReason ? 'out-of-order' : 'in-order' } },
+    h('th', { scope: 'row' }, r.roomNumber),
+    h('td', null, orEmpty(r.floor)),
+    h('td', null, orEmpty(r.type)),
+    h('td', null, r.outOfOrderReason ?? t('No')),
+    h('td', { class: 'actions' }, edit, ' ', back, back ? ' ' : null, remove),
+  );
+}
 
-  function editRow(r) {
-    const save = h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, t('Save'));
-    const cancel = h('button', { type: 'button', class: 'btn btn-small' }, t('Cancel'));
-    const form = h(
-      'form',
-      { class: 'form form-inline', novalidate: true, 'aria-label': t('Edit room {room}', { room: r.roomNumber }) },
-      h('div', { class: 'field-grid' }, roomFieldsFor(r)),
-      h('div', { class: 'form-actions' }, save, cancel),
-    );
-    cancel.addEventListener('click', () => {
-      editing = null;
-      renderTable(ctx.rooms.rooms);
-    });
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
-      clearAlert();
-      clearFieldErrors(form);
-      await busy(save, async () => {
-        try {
-          const values = readRoomForm(form);
-          // An unchanged number keeps its floor unless the floor was edited.
-          const { room } = await api.patch(`/rooms/${enc(r.id)}`, values);
-          editing = null;
-          announce(t('Room {room} saved.', { room: room.roomNumber }));
-          await ctx.rooms.refresh();
-        } catch (err) {
-          showFormErrors(form, err, { prefix: t('Could not change the room') });
-        }
-      });
-    });
-    return h('tr', { dataset: { room: r.roomNumber, editing: 'true' } }, h('td', { colspan: '5' }, form));
-  }
-
-  async function removeRoom(r, button) {
-    clearAlert();
-    const ok = await confirmDialog({
-      title: t('Remove room {room}?', { room: r.roomNumber }),
-      message: t('The board no longer shows the room when it is vacant. A guest in it stays, marked “Not on the room list”.'),
-      confirmLabel: t('Remove room'),
-      danger: true,
-    });
-    if (!ok) return;
-    await busy(button, async () => {
-      try {
-        await api.post(`/rooms/${enc(r.id)}/remove`, {});
-        announce(t('Room {room} removed.', { room: r.roomNumber }));
-        await ctx.rooms.refresh();
-        node.querySelector('h1')?.focus();
-      } catch (err) {
-        showError(err, t('Could not remove the room'));
-      }
-    });
-  }
-
-  const unsubscribe = ctx.rooms.subscribe(renderTable);
-  if (ctx.rooms.loaded) renderTable(ctx.rooms.rooms);
-  ctx.rooms.refresh().catch((err) => showError(err, t('Could not load the room list')));
-  return { node, destroy: unsubscribe };
+/** A room's row as its edit form; `on`: save(r, form, button), cancel(). */
+function editRow(r, on) {
+  const save = h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, t('Save'));
+  const cancel = h('button', { type: 'button', class: 'btn btn-small' }, t('Cancel'));
+  const form = h(
+    'form',
+    { class: 'form form-inline', novalidate: true, 'aria-label': t('Edit room {room}', { room: r.roomNumber }) },
+    h('div', { class: 'field-grid' }, roomFieldsFor(r)),
+    h('div', { class: 'form-actions' }, save, cancel),
+  );
+  cancel.addEventListener('click', () => on.cancel());
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    on.save(r, form, save);
+  });
+  return h('tr', { dataset: { room: r.roomNumber, editing: 'true' } }, h('td', { colspan: '5' }, form));
 }
