@@ -65,7 +65,7 @@ export function announce(message) {
 // Confirm dialog: a native <dialog> opened with showModal(), which makes the rest of
 // the page inert (focus stays inside) and closes on Escape. Resolves true on confirm.
 
-export function confirmDialog({ title, message, confirmLabel, cancelLabel = t('Cancel'), danger = false }) {
+function confirmDialog({ title, message, confirmLabel, cancelLabel = t('Cancel'), danger = false }) {
   return new Promise((resolve) => {
     const opener = document.activeElement;
     const titleId = uid('dlg-title');

@@ -3,7 +3,7 @@
 import { api, enc } from '../api.js';
 import { h, pageHeading, replaceChildren } from '../dom.js';
 import { timeZoneField } from '../time-zones.js';
-import { field, passwordLength, busy, clearFieldErrors, showFormErrors, clearAlert, showError } from '../ui.js';
+import { act, field, passwordLength, showError } from '../ui.js';
 import { t } from '../i18n.js';
 
 export function setupView(ctx) {
@@ -60,10 +60,8 @@ function setupForm(ctx, token) {
     }),
     h('div', { class: 'form-actions' }, submit),
   );
-  form.addEventListener('submit', async (e) => {
+  form.addEventListener('submit', (e) => {
     e.preventDefault();
-    clearFieldErrors(form);
-    clearAlert();
     const value = (name) => form.elements.namedItem(name).value;
     // The server checks the second entry with every other rule, so all problems show at once.
     const body = {
@@ -75,13 +73,12 @@ function setupForm(ctx, token) {
       passwordConfirm: value('passwordConfirm'),
       timeZone: value('timeZone'),
     };
-    await busy(submit, async () => {
-      try {
-        const session = await api.post('/setup', body, { authRedirect: false });
-        ctx.onLoggedIn(session);
-      } catch (err) {
-        showFormErrors(form, err, { prefix: t('Could not create the hotel') });
-      }
+    void act({
+      button: submit,
+      form,
+      run: () => api.post('/setup', body, { authRedirect: false }),
+      after: (session) => ctx.onLoggedIn(session),
+      failed: t('Could not create the hotel'),
     });
   });
   return form;
