@@ -9,8 +9,8 @@ import { consume, LOGIN_FAILURE_LIMITS, policyBucket } from '../../rate-limit/li
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
 import { LoginBody, SetupBody } from '../schemas.js';
-import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
-import { session, sessionView } from '../views.js';
+import { sessionView } from '../answers.js';
+import { checkSameOrigin, clearSessionCookie, endSession, sessionOf, setSessionCookie, startSession } from '../session.js';
 
 /** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
 const setupRules: Refinement = (b) => [
@@ -100,7 +100,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const display = { display: true };
   app.post('/logout', { config: display, schema: { hide: true } }, async (req, reply) => {
-    const s = session(req);
+    const s = sessionOf(req);
     await endSession(deps.db, s);
     deps.streams.endSession(s.id);
     clearSessionCookie(reply);
@@ -108,7 +108,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   });
 
   app.get('/session', { config: display, schema: { hide: true } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     return sessionView(s, s.csrfToken, s.display);
   });
 };
