@@ -5,7 +5,8 @@ import { CHECKLIST_ITEMS } from '../../pms/key-checklist.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { issueKeyPair, lastUse } from '../../operations.js';
+import { keyPairViews } from '../../keys/key-pairs.js';
+import { issueKeyPair } from '../../operations.js';
 import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
 import type { DashboardDeps } from '../deps.js';
 import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
@@ -30,17 +31,7 @@ const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'path
 export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, maxKeyPairsPerHotel = DEFAULT_MAX_KEY_PAIRS_PER_HOTEL }) => {
   const hidden = { hide: true };
 
-  app.get('/keys', { schema: hidden }, async (req) => {
-    const pairs = await listKeyPairs(db, sessionOf(req).hotel.id);
-    return {
-      keys: pairs.map((p) => ({
-        keyId: p.pairId,
-        createdAt: p.createdAt,
-        revokedAt: p.revokedAt,
-        lastUsedAt: lastUse(p),
-      })),
-    };
-  });
+  app.get('/keys', { schema: hidden }, async (req) => ({ keys: await keyPairViews(db, sessionOf(req).hotel.id) }));
 
   app.post('/keys', { schema: hidden }, async (req, reply) => {
     const pair = await issueKeyPair(db, sessionOf(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
