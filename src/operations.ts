@@ -1,27 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
 import { allHotels, findHotelBySlug, insertHotel, lockHotel, setHotelTimeZone, type Hotel } from './db/repositories/hotel.repository.js';
-import { countActiveKeyPairs, insertKeyPair, keyPairExists, listKeyPairs, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { countActiveKeyPairs, insertKeyPair, keyPairExists, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
 import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError, CliError } from './errors.js';
 import {
-  EMAIL_MAX,
+  checkStaffAccount,
   HOTEL_NAME_MAX,
-  isEmailAddress,
+  isStaffPassword,
   isTimeZone,
+  normalizeEmail,
   PASSWORD_MAX,
   PASSWORD_MIN,
   SLUG_PATTERN,
   SLUG_RULE,
   TIME_ZONE_RULE,
 } from './domain/accounts.js';
-import { addStaffUser, deactivateStaffUser, setStaffPassword } from './staff/staff-service.js';
+import { keyPairViews } from './keys/key-pairs.js';
+import { addStaffUser, deactivateStaffUser, listStaffUsers, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 
-// Operator use cases of the command line (the dashboard's routes call the same staff and
-// key services). They call the repositories directly, never HTTP.
+// Operator use cases of the command line, by a hotel's slug. Where the dashboard does the
+// same (a hotel's key pairs and staff users), both call one use case (keys/key-pairs.ts,
+// staff/staff-service.ts); these find the hotel and word a refusal for the command line.
 
 /** An operator use case refused: its code (CLI_ERRORS in errors.ts) and a sentence naming the fix. */
 export class OperationError extends CliError {}
@@ -106,27 +109,26 @@ export interface CreatedUser {
   role: 'admin' | 'receptionist';
 }
 
-/** A new password's rule, as the dashboard's schemas state it (PASSWORD_MIN to PASSWORD_MAX characters). */
-function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw new OperationError('INVALID_ARGUMENT', `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
-}
+/** The command line's words for a rule of a new staff account it breaks (checkStaffAccount, domain/accounts.ts). */
+const ACCOUNT_RULE_WORDS = {
+  role: () => '--role must be admin or receptionist',
+  email: (email: string) => `invalid e-mail address "${email}"`,
+  password: () => `the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`,
+};
 
 export async function createStaffUser(db: Db, slug: string, email: string, role: string, password: string): Promise<CreatedUser> {
-  const hotel = await findHotelBySlug(db, slug);
-  if (!hotel) throw notFound(slug);
-  if (role !== 'admin' && role !== 'receptionist') throw new OperationError('INVALID_ARGUMENT', '--role must be admin or receptionist');
-  const normalized = email.trim().toLowerCase();
-  if (!isEmailAddress(normalized) || normalized.length > EMAIL_MAX) throw new OperationError('INVALID_ARGUMENT', `invalid e-mail address "${email}"`);
-  checkPassword(password);
+  const hotel = await hotelBySlug(db, slug);
+  // addStaffUser checks the same rules (as a 422 for the dashboard): checked here first to word the refusal.
+  const account = checkStaffAccount({ email, role, password });
+  if (!account.ok) throw new OperationError('INVALID_ARGUMENT', ACCOUNT_RULE_WORDS[account.problem](email));
   try {
-    const user = await addStaffUser(db, hotel.id, { email: normalized, role, password });
+    const user = await addStaffUser(db, hotel.id, { email, role, password });
     return { userId: user.id, email: user.email, role: user.role };
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same
     // e-mail at another hotel is a separate account.
     if (err instanceof ApiError && err.code === 'EMAIL_TAKEN')
-      throw new OperationError('USER_EXISTS', `hotel "${slug}" already has a user with e-mail ${normalized}`);
+      throw new OperationError('USER_EXISTS', `hotel "${slug}" already has a user with e-mail ${account.email}`);
     throw err;
   }
 }
@@ -147,30 +149,20 @@ function notFound(slug: string): OperationError {
   return new OperationError('HOTEL_NOT_FOUND', `no hotel with slug "${slug}": innsync hotel list shows every hotel's slug`);
 }
 
-/** A hotel's key pairs as the Keys page lists them (never a key). */
+/** A hotel's key pairs (never a key), as the dashboard's Keys page lists them. */
 export async function listKeys(db: Db, slug: string) {
-  const pairs = await listKeyPairs(db, (await hotelBySlug(db, slug)).id);
-  return pairs.map((p) => ({ keyId: p.pairId, createdAt: p.createdAt, revokedAt: p.revokedAt, lastUsedAt: lastUse(p) }));
+  return keyPairViews(db, (await hotelBySlug(db, slug)).id);
 }
 
-/** The later of the pair's two keys' last uses. */
-export function lastUse(p: { liveLastUsedAt: string | null; testLastUsedAt: string | null }): string | null {
-  return (
-    [p.liveLastUsedAt, p.testLastUsedAt]
-      .filter((x): x is string => x !== null)
-      .sort()
-      .pop() ?? null
-  );
-}
-
+/** A hotel's staff users, as the dashboard's Staff page lists them, each id named `userId`. */
 export async function listStaff(db: Db, slug: string) {
-  const users = await staffRepo.listUsers(db, (await hotelBySlug(db, slug)).id);
-  return users.map((u) => ({ userId: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt }));
+  const users = await listStaffUsers(db, (await hotelBySlug(db, slug)).id);
+  return users.map(({ id, ...user }) => ({ userId: id, ...user }));
 }
 
 /** The hotel's user with this e-mail (as typed: trimmed, lower case). */
 async function staffByEmail(db: Db, hotel: Hotel, email: string): Promise<staffRepo.StaffUser> {
-  const normalized = email.trim().toLowerCase();
+  const normalized = normalizeEmail(email);
   const user = (await staffRepo.listUsers(db, hotel.id)).find((u) => u.email === normalized);
   if (!user) throw new OperationError('USER_NOT_FOUND', `hotel "${hotel.slug}" has no user with e-mail ${normalized}`);
   return user;
@@ -189,7 +181,7 @@ export async function setStaffPasswordByEmail(
   email: string,
   password: string,
 ): Promise<{ userId: string; email: string; passwordChanged: true }> {
-  checkPassword(password);
+  if (!isStaffPassword(password)) throw new OperationError('INVALID_ARGUMENT', ACCOUNT_RULE_WORDS.password());
   const hotel = await hotelBySlug(db, slug);
   const user = await setStaffPassword(db, hotel.id, (await staffByEmail(db, hotel, email)).id, password);
   return { userId: user.id, email: user.email, passwordChanged: true };

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, TIME_ZONE_RULE } from '../domain/accounts.js';
+import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, STAFF_ROLES, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
 import { GuestPatchSchema, NewGuestDataSchema } from '../domain/guest-schema.js';
 import { CHECKLIST_ITEMS } from '../pms/key-checklist.js';
@@ -15,7 +15,7 @@ const TimeZone = Type.String({ format: 'time-zone', maxLength: 64, description: 
 
 export const HotelSettingsBody = Type.Object({ timeZone: TimeZone }, { additionalProperties: false });
 
-const Role = Type.Union([Type.Literal('admin'), Type.Literal('receptionist')]);
+const Role = Type.Union(STAFF_ROLES.map((r) => Type.Literal(r)));
 
 export const SetupBody = Type.Object(
   {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
+import type { Actor } from '../db/repositories/activity.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError } from '../errors.js';
 
@@ -121,4 +122,15 @@ export function checkSameOrigin(req: FastifyRequest): void {
   // HTTP/2 carries the host as the :authority pseudo-header (RFC 9113 §8.3.1), not Host.
   const requested = req.headers.host ?? req.headers[':authority'];
   if (host !== requested) throw new ApiError('CSRF_REJECTED');
+}
+
+/** The staff session of a request the session guard let through. */
+export function sessionOf(req: FastifyRequest): staff.StaffSession {
+  if (!req.staff) throw new ApiError('NOT_AUTHENTICATED');
+  return req.staff;
+}
+
+/** Who a session's writes are recorded as in the activity log. */
+export function staffActor(s: staff.StaffSession): Actor {
+  return { type: 'staff', id: s.user.id, mode: null };
 }

@@ -22,6 +22,38 @@ export function isEmailAddress(value: string): boolean {
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 
+/** A staff account's e-mail as it is stored and compared: trimmed, in lower case. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export const STAFF_ROLES = ['admin', 'receptionist'] as const;
+
+/**
+ * A new staff account's rules (docs/dashboard.md, "Staff accounts and login"), checked in
+ * this order: the role is admin or receptionist; the e-mail, trimmed and in lower case, is
+ * an e-mail address of at most EMAIL_MAX characters; the password keeps isStaffPassword.
+ * The account as it is stored (e-mail normalised), or the first rule it breaks.
+ */
+export function checkStaffAccount(input: {
+  email: string;
+  role: string;
+  password: string;
+}): { ok: true; email: string; role: (typeof STAFF_ROLES)[number] } | { ok: false; problem: 'role' | 'email' | 'password' } {
+  const role = STAFF_ROLES.find((r) => r === input.role);
+  if (role === undefined) return { ok: false, problem: 'role' };
+  const email = normalizeEmail(input.email);
+  if (!isEmailAddress(email) || email.length > EMAIL_MAX) return { ok: false, problem: 'email' };
+  if (!isStaffPassword(input.password)) return { ok: false, problem: 'password' };
+  return { ok: true, email, role };
+}
+
+/** A staff password's rule: PASSWORD_MIN to PASSWORD_MAX characters (Unicode code points, as the schemas count a length). */
+export function isStaffPassword(password: string): boolean {
+  const length = [...password].length;
+  return length >= PASSWORD_MIN && length <= PASSWORD_MAX;
+}
+
 /** The IANA time zones this runtime knows (and UTC), for a hotel's "today". */
 const TIME_ZONES: readonly string[] = [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])].sort();
 const ZONES = new Set(TIME_ZONES);

@@ -27,21 +27,6 @@ export interface RateLimitResult {
   retryAfterSeconds: number;
 }
 
-/**
- * Fixed windows for dashboard login attempts. Every attempt is counted before the password
- * check and a successful one takes its count back, so in effect they limit failed logins:
- * - `account`: per e-mail and client address (an IPv6 client by its /64): guessing from
- *   one place locks that place out, not the account's owner logging in from elsewhere;
- * - `accountCeiling`: per e-mail from any address, much higher: a guesser spread over
- *   many addresses is still stopped (and then, only then, the owner waits too);
- * - `ip`: per client address, any e-mails.
- */
-export const LOGIN_FAILURE_LIMITS = {
-  account: { name: 'login-account', limit: 5, windowMs: 15 * 60_000 },
-  accountCeiling: { name: 'login-account-ceiling', limit: 50, windowMs: 15 * 60_000 },
-  ip: { name: 'login-ip', limit: 20, windowMs: 15 * 60_000 },
-} as const satisfies Record<string, RateLimitPolicy>;
-
 /** The stored name of a policy's counter for one bucket (a key id, an address, …). */
 export const policyBucket = (policy: RateLimitPolicy, bucket: string): string => `${policy.name}:${bucket}`;
 

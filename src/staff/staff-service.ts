@@ -2,14 +2,14 @@ import type { Db } from '../db/database.js';
 import { uniqueViolation } from '../db/database.js';
 import { insertHotel, type Hotel } from '../db/repositories/hotel.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
+import { checkStaffAccount, EMAIL_MAX, normalizeEmail, PASSWORD_MAX, PASSWORD_MIN } from '../domain/accounts.js';
 import { newId } from '../domain/ids.js';
-import { ApiError } from '../errors.js';
+import { ApiError, fieldError, validationError, type FieldError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
-// Staff accounts as the dashboard manages them (docs/dashboard.md). Each use case runs in
-// one transaction where it writes more than one row.
-
-const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+// Staff accounts as the dashboard and the command line manage them (docs/dashboard.md,
+// "Staff accounts and login"). Each use case runs in one transaction where it writes more
+// than one row.
 
 /** A valid scrypt hash of no one's password: checking against it costs what a real check costs. */
 const NOBODY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -96,14 +96,42 @@ export async function authenticateStaff(db: Db, email: string, password: string,
   return { kind: 'choose-hotel', hotels: opened.map((a) => ({ slug: a.hotel.slug, name: a.hotel.name })) };
 }
 
-export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: staff.StaffRole; password: string }): Promise<staff.StaffUser> {
+/** A staff user as the dashboard's Staff page and `innsync user list` show it (the command line names its id `userId`). */
+export function staffUserView(u: staff.StaffUser) {
+  return { id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt };
+}
+
+/** The hotel's staff users, by e-mail. */
+export async function listStaffUsers(db: Db, hotelId: string): Promise<Array<ReturnType<typeof staffUserView>>> {
+  return (await staff.listUsers(db, hotelId)).map(staffUserView);
+}
+
+/** What a 422 says of a rule of checkStaffAccount the input breaks. */
+function accountRuleError(problem: 'role' | 'email' | 'password', password: string): FieldError {
+  if (problem === 'role') return fieldError('role', 'INVALID_VALUE', 'role must be admin or receptionist.');
+  if (problem === 'email') return fieldError('email', 'INVALID_FORMAT', `email must be an e-mail address of at most ${EMAIL_MAX} characters.`);
+  return fieldError(
+    'password',
+    [...password].length < PASSWORD_MIN ? 'TOO_SHORT' : 'TOO_LONG',
+    `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`,
+  );
+}
+
+/**
+ * A new staff user of the hotel, from the dashboard's Staff page or `innsync user create`:
+ * the account rules of domain/accounts.ts (checkStaffAccount; a broken one is 422 naming its
+ * field), the e-mail stored trimmed and in lower case, the password as an scrypt hash.
+ */
+export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: string; password: string }): Promise<staff.StaffUser> {
+  const account = checkStaffAccount(input);
+  if (!account.ok) throw validationError([accountRuleError(account.problem, input.password)]);
   const passwordHash = await hashPassword(input.password);
   try {
     return await staff.insertUser(db, {
       id: newId('user'),
       hotelId,
-      email: normalizeEmail(input.email),
-      role: input.role,
+      email: account.email,
+      role: account.role,
       passwordHash,
       now: new Date().toISOString(),
     });

@@ -5,11 +5,13 @@ import { CHECKLIST_ITEMS } from '../../pms/key-checklist.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { issueKeyPair, lastUse } from '../../operations.js';
+import { keyPairViews } from '../../keys/key-pairs.js';
+import { issueKeyPair } from '../../operations.js';
 import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
 import type { DashboardDeps } from '../deps.js';
 import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
-import { nextCursor, parseCursor, session } from '../views.js';
+import { nextCursor, parseCursor } from '../cursor.js';
+import { sessionOf } from '../session.js';
 
 /** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
 const existingTimes: Refinement = (q) =>
@@ -29,25 +31,15 @@ const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'path
 export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, maxKeyPairsPerHotel = DEFAULT_MAX_KEY_PAIRS_PER_HOTEL }) => {
   const hidden = { hide: true };
 
-  app.get('/keys', { schema: hidden }, async (req) => {
-    const pairs = await listKeyPairs(db, session(req).hotel.id);
-    return {
-      keys: pairs.map((p) => ({
-        keyId: p.pairId,
-        createdAt: p.createdAt,
-        revokedAt: p.revokedAt,
-        lastUsedAt: lastUse(p),
-      })),
-    };
-  });
+  app.get('/keys', { schema: hidden }, async (req) => ({ keys: await keyPairViews(db, sessionOf(req).hotel.id) }));
 
   app.post('/keys', { schema: hidden }, async (req, reply) => {
-    const pair = await issueKeyPair(db, session(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
+    const pair = await issueKeyPair(db, sessionOf(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
     return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
   });
 
   app.post('/keys/:keyId/revoke', { schema: { ...hidden, params: KeyIdParams } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const { keyId } = req.params;
     const pairs = await listKeyPairs(db, s.hotel.id);
     if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
@@ -57,7 +49,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
 
   app.get('/keys/:keyId/checklist', { schema: { ...hidden, params: KeyIdParams, response: { 200: KeyChecklistAnswer } } }, async (req) => {
     const { keyId } = req.params;
-    const pairs = await listKeyPairs(db, session(req).hotel.id);
+    const pairs = await listKeyPairs(db, sessionOf(req).hotel.id);
     if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
     return checklistAnswer(keyId, await listChecklistFacts(db, keyId));
   });
@@ -65,7 +57,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   app.get('/requests', { schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes) } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
-    const rows = await listHotelRequests(db, session(req).hotel, {
+    const rows = await listHotelRequests(db, sessionOf(req).hotel, {
       status: q.status,
       ...(q.endpoint ? ENDPOINT_PATHS[q.endpoint] : {}),
       mode: q.mode,
@@ -79,7 +71,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   });
 
   app.get('/requests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const row = await findHotelRequest(db, session(req).hotel, req.params.id);
+    const row = await findHotelRequest(db, sessionOf(req).hotel, req.params.id);
     if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
     return { request: row };
   });

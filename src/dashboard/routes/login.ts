@@ -1,16 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { consume, LOGIN_FAILURE_LIMITS, policyBucket } from '../../rate-limit/limits.js';
+import { countLoginAttempt } from '../../rate-limit/login.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
 import { LoginBody, SetupBody } from '../schemas.js';
-import { checkSameOrigin, clearSessionCookie, endSession, setSessionCookie, startSession } from '../session.js';
-import { session, sessionView } from '../views.js';
+import { sessionView } from '../answers.js';
+import { checkSameOrigin, clearSessionCookie, endSession, sessionOf, setSessionCookie, startSession } from '../session.js';
 
 /** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
 const setupRules: Refinement = (b) => [
@@ -56,25 +55,11 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 
   app.post('/login', { ...open, schema: { hide: true, body: LoginBody } }, async (req, reply) => {
     const email = req.body.email.trim().toLowerCase();
-    const now = Date.now();
-    // The e-mail is counted by its hash: the counters (in the database with PostgreSQL) hold no address book.
-    const account = createHash('sha256').update(email).digest('base64url');
-    const client = clientOf(req);
-    // docs/dashboard.md Security: per address, per account and address, per account from
-    // anywhere (much higher). Every attempt is counted before the (slow) password check,
-    // atomically, so parallel guesses cannot all slip in under a limit; a successful login
-    // takes its counts back. An attempt one limit refuses is not counted by the next: a
-    // guesser held at one address does not fill the account's ceiling from there.
-    const counts = [
-      { policy: LOGIN_FAILURE_LIMITS.ip, bucket: client },
-      { policy: LOGIN_FAILURE_LIMITS.account, bucket: `${account}@${client}` },
-      { policy: LOGIN_FAILURE_LIMITS.accountCeiling, bucket: account },
-    ];
-    for (const { policy, bucket } of counts) {
-      const result = await consume(deps.rateLimits, bucket, policy, now);
-      if (result.allowed) continue;
+    // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
+    const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
+    if (!attempt.allowed) {
       deps.metrics?.rateLimited('login');
-      const retryAfter = Math.max(1, result.retryAfterSeconds);
+      const retryAfter = attempt.retryAfterSeconds;
       throw new ApiError('RATE_LIMITED', {
         message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
         extra: { retryAfter },
@@ -85,7 +70,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail.
     if (outcome.kind === 'failed') throw new ApiError('LOGIN_FAILED');
     // The password was right (one account, or several to choose from): not a failure.
-    await Promise.all(counts.map(({ policy, bucket }) => deps.rateLimits.unhit(policyBucket(policy, bucket), policy.windowMs, now)));
+    await attempt.takeBack();
     // The same e-mail and password at several hotels: the form asks which, and sends the
     // login again with `hotel`. Only the hotels this password opened are named.
     if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
@@ -100,7 +85,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const display = { display: true };
   app.post('/logout', { config: display, schema: { hide: true } }, async (req, reply) => {
-    const s = session(req);
+    const s = sessionOf(req);
     await endSession(deps.db, s);
     deps.streams.endSession(s.id);
     clearSessionCookie(reply);
@@ -108,7 +93,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   });
 
   app.get('/session', { config: display, schema: { hide: true } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     return sessionView(s, s.csrfToken, s.display);
   });
 };

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { eraseGuest, exportGuest } from '../../privacy/guest-privacy.js';
 import type { DashboardDeps } from '../deps.js';
 import { IdParams } from '../schemas.js';
-import { session, staffActor } from '../views.js';
+import { sessionOf, staffActor } from '../session.js';
 
 /**
  * A guest's personal data, for admins (README.md, Personal data): "Export personal data" (Art. 15) as a
@@ -10,7 +10,7 @@ import { session, staffActor } from '../views.js';
  */
 export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, requestLog }) => {
   app.get('/guests/:id/export', { schema: { hide: true, params: IdParams } }, async (req, reply) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const doc = await exportGuest(db, s.hotel, { guestId: req.params.id });
     req.log.info({ userId: s.user.id, guestId: req.params.id }, 'guest data exported');
     return reply
@@ -20,7 +20,7 @@ export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   });
 
   app.post('/guests/:id/erase', { schema: { hide: true, params: IdParams } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     // Rows of requests answered in the last moments are still queued: written first, so the erasure finds them.
     await requestLog?.flush(true);
     const result = await eraseGuest(db, s.hotel, { guestId: req.params.id }, staffActor(s));

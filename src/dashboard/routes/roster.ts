@@ -8,7 +8,9 @@ import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest 
 import { listGuests } from '../../roster/roster-service.js';
 import type { DashboardDeps } from '../deps.js';
 import { ActivityQuery, GuestPatchBody, GuestsQuery, IdParams, WalkInBody } from '../schemas.js';
-import { boardGuestView, guestView, nextCursor, parseCursor, session, staffActor } from '../views.js';
+import { boardGuestView, guestView } from '../answers.js';
+import { nextCursor, parseCursor } from '../cursor.js';
+import { sessionOf, staffActor } from '../session.js';
 
 // The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
 const guestFields: Refinement = (b) => refineGuestFields(b);
@@ -30,33 +32,33 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   // Every active guest; with `ids`, only those of them still active (a live event's guests).
   // A front-desk display gets what the board shows of each, no more.
   app.get('/guests', { config: { display: true }, schema: { ...hidden, querystring: GuestsQuery } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const ids = req.query.ids?.split(',');
     const guests = await listGuests(db, s.hotel.id, ids ? { ids } : {});
     return { guests: guests.map(s.display ? boardGuestView : guestView) };
   });
 
   app.get('/guests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const g = await findGuestById(db, session(req).hotel.id, req.params.id);
+    const g = await findGuestById(db, sessionOf(req).hotel.id, req.params.id);
     if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
-    return { guest: guestView(g), rooms: await listRoomHistory(db, session(req).hotel.id, g.id) };
+    return { guest: guestView(g), rooms: await listRoomHistory(db, sessionOf(req).hotel.id, g.id) };
   });
 
   app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {
-    const s = session(req);
+    const s = sessionOf(req);
     // The walk-in's body is a check-in's fields: absent optional ones become null, as for the PMS.
     const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), guestDataFromCheckin(req.body));
     return reply.code(201).send({ guest: guestView(guest) });
   });
 
   app.patch('/guests/:id', { schema: { ...hidden, params: IdParams, body: refined(GuestPatchBody, guestFields) } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
     return { guest: guestView(guest), changes };
   });
 
   app.post('/guests/:id/checkout', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const body = req.body as { confirmPmsGuest?: unknown } | undefined;
     const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, body?.confirmPmsGuest === true);
     return { guest: guestView(guest) };
@@ -71,7 +73,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
   app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
-    const rows = await listActivity(db, session(req).hotel.id, {
+    const rows = await listActivity(db, sessionOf(req).hotel.id, {
       actorType: q.actorType,
       action: q.action,
       guest: q.guest?.trim() || undefined,
@@ -98,7 +100,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
     // HEAD (which Fastify answers for every GET route) gets the headers, not a stream.
     if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
     // The stream writes its own head: the answer's headers so far (security headers, HSTS) go with it.
-    const s = session(req);
+    const s = sessionOf(req);
     deps.streams.serve(req, reply, { hotelId: s.hotel.id, sessionId: s.id, userId: s.user.id }, reply.getHeaders() as Record<string, string>);
   });
 };

@@ -1,37 +1,34 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import * as staff from '../../db/repositories/staff.repository.js';
-import { addStaffUser, deactivateStaffUser } from '../../staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
 import { HotelSettingsBody, IdParams, UserBody } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
-import { session } from '../views.js';
-
-const userView = (u: staff.StaffUser) => ({ id: u.id, email: u.email, role: u.role, createdAt: u.createdAt, deactivatedAt: u.deactivatedAt });
+import { sessionOf } from '../session.js';
 
 /** The hotel's staff accounts, for admins. */
 export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const { db } = deps;
   const hidden = { hide: true };
 
-  app.get('/users', { schema: hidden }, async (req) => ({ users: (await staff.listUsers(db, session(req).hotel.id)).map(userView) }));
+  app.get('/users', { schema: hidden }, async (req) => ({ users: await listStaffUsers(db, sessionOf(req).hotel.id) }));
 
   app.post('/users', { schema: { ...hidden, body: UserBody } }, async (req, reply) => {
-    const user = await addStaffUser(db, session(req).hotel.id, req.body);
-    return reply.code(201).send({ user: userView(user) });
+    const user = await addStaffUser(db, sessionOf(req).hotel.id, req.body);
+    return reply.code(201).send({ user: staffUserView(user) });
   });
 
   // The hotel's time zone: its "today" for arrivals and departures on the board.
   app.patch('/hotel', { schema: { ...hidden, body: HotelSettingsBody } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     await setHotelTimeZone(db, s.hotel.id, req.body.timeZone);
     return { hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: req.body.timeZone } };
   });
 
   app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const s = session(req);
+    const s = sessionOf(req);
     const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, s.user.id);
     // Their open live streams end with their sessions.
     deps.streams.endUser(user.id);
-    return { user: userView(user) };
+    return { user: staffUserView(user) };
   });
 };

@@ -4,7 +4,7 @@ import * as webhooks from '../../webhooks/endpoints.js';
 import { EVENT_TYPES } from '../../webhooks/events.js';
 import type { DashboardDeps } from '../deps.js';
 import { IdParams } from '../schemas.js';
-import { session } from '../views.js';
+import { sessionOf } from '../session.js';
 
 const EndpointBody = Type.Object(
   {
@@ -20,46 +20,46 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   const hidden = { hide: true };
 
   app.get('/webhooks', { schema: hidden }, async (req) => ({
-    endpoints: await webhooks.listEndpoints(db, session(req).hotel.id),
+    endpoints: await webhooks.listEndpoints(db, sessionOf(req).hotel.id),
     eventTypes: EVENT_TYPES,
   }));
 
   app.post('/webhooks', { schema: { ...hidden, body: EndpointBody } }, async (req, reply) => {
-    const endpoint = await webhooks.addEndpoint(db, session(req).hotel.id, req.body, outbox.rules);
-    req.log.info({ userId: session(req).user.id, endpointId: endpoint.endpointId }, 'webhook endpoint added');
+    const endpoint = await webhooks.addEndpoint(db, sessionOf(req).hotel.id, req.body, outbox.rules);
+    req.log.info({ userId: sessionOf(req).user.id, endpointId: endpoint.endpointId }, 'webhook endpoint added');
     return reply.code(201).send({ endpoint });
   });
 
   app.post('/webhooks/:id/remove', { schema: { ...hidden, params: IdParams } }, async (req) =>
-    webhooks.removeEndpoint(db, session(req).hotel.id, req.params.id),
+    webhooks.removeEndpoint(db, sessionOf(req).hotel.id, req.params.id),
   );
 
   app.post('/webhooks/:id/rotate-secret', { schema: { ...hidden, params: IdParams } }, async (req) => ({
-    endpoint: await webhooks.rotateSecret(db, session(req).hotel.id, req.params.id),
+    endpoint: await webhooks.rotateSecret(db, sessionOf(req).hotel.id, req.params.id),
   }));
 
   app.post('/webhooks/:id/enable', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const endpoint = await webhooks.setEnabled(db, session(req).hotel.id, req.params.id, true);
+    const endpoint = await webhooks.setEnabled(db, sessionOf(req).hotel.id, req.params.id, true);
     outbox.wake();
     return { endpoint };
   });
 
   app.post('/webhooks/:id/disable', { schema: { ...hidden, params: IdParams } }, async (req) => ({
-    endpoint: await webhooks.setEnabled(db, session(req).hotel.id, req.params.id, false),
+    endpoint: await webhooks.setEnabled(db, sessionOf(req).hotel.id, req.params.id, false),
   }));
 
   app.post('/webhooks/:id/test', { schema: { ...hidden, params: IdParams } }, async (req) => {
-    const sent = await webhooks.sendTestEvent(db, session(req).hotel.id, req.params.id);
+    const sent = await webhooks.sendTestEvent(db, sessionOf(req).hotel.id, req.params.id);
     outbox.wake();
     return sent;
   });
 
   app.get('/webhooks/:id/deliveries', { schema: { ...hidden, params: IdParams } }, async (req) => ({
-    deliveries: await webhooks.recentDeliveries(db, session(req).hotel.id, req.params.id),
+    deliveries: await webhooks.recentDeliveries(db, sessionOf(req).hotel.id, req.params.id),
   }));
 
   app.post('/webhooks/:id/deliveries/:deliveryId/resend', { schema: { ...hidden, params: DeliveryParams } }, async (req) => {
-    const queued = await webhooks.resendDelivery(db, session(req).hotel.id, req.params.id, req.params.deliveryId);
+    const queued = await webhooks.resendDelivery(db, sessionOf(req).hotel.id, req.params.id, req.params.deliveryId);
     outbox.wake();
     return queued;
   });

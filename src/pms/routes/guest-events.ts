@@ -4,7 +4,7 @@ import { refined } from '../../http/validation.js';
 import { pmsMode } from '../modes.js';
 import { CheckinResponse, CheckoutInput, CheckoutResponse, GuestInput, UpdateInput, UpdateResponse } from '../schemas.js';
 import type { PmsRouteDeps } from './guest-list.js';
-import { EVENT_BODY_LIMIT, writeSchema } from './openapi.js';
+import { EVENT_BODY_LIMIT, writeSchema } from '../route-options.js';
 
 /** The check-in and update bodies: their schemas, then the trimmed room and the date order. */
 export const CheckinBody = refined(GuestInput, (b) => refineGuestFields(b));

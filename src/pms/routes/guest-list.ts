@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RosterDeps } from '../../roster/roster-service.js';
 import { pmsMode } from '../modes.js';
 import { GuestListQuery, GuestListResponse, SlugParams } from '../schemas.js';
-import { COMMON_ERRORS, errorResponses } from './openapi.js';
+import { COMMON_ERRORS, errorResponses } from '../route-options.js';
 
 export type PmsRouteDeps = RosterDeps;
 

@@ -6,7 +6,7 @@ import { sendAnswerText } from '../idempotency.js';
 import { pmsMode } from '../modes.js';
 import { SyncInput, SyncResponse } from '../schemas.js';
 import type { PmsRouteDeps } from './guest-list.js';
-import { SYNC_BODY_LIMIT, writeSchema } from './openapi.js';
+import { SYNC_BODY_LIMIT, writeSchema } from '../route-options.js';
 
 /** Each listed guest's own rules, and no pmsGuestId or room twice in one list (checked a guest at a time). */
 function syncGuestRules(): (guest: Record<string, unknown>, i: number) => FieldError[] {

@@ -1,5 +1,9 @@
-import { ERRORS, type ErrorCode } from '../../errors.js';
-import { ErrorResponse, SlugParams } from '../schemas.js';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import { ErrorResponse, SlugParams } from './schemas.js';
+
+// What the PMS API's routes (routes/) declare alike: their body limits, and the parts of
+// their schema option, the OpenAPI operation, that they share (tag, slug, Idempotency-Key
+// header, bearer key, error answers).
 
 /** docs/pms-interface.md, "Request bodies": 1 MiB for events, 16 MiB for sync. */
 export const EVENT_BODY_LIMIT = 1024 * 1024;
