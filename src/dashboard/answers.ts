@@ -28,7 +28,7 @@ export function guestView(g: Guest): Omit<Guest, 'hotelId'> {
  * `anonymisedAt` for the name), and all a front-desk display session gets: no contact
  * details, language or nationality (docs/dashboard.md: Front-desk display).
  */
-const BOARD_GUEST_FIELDS = [
+export const BOARD_GUEST_FIELDS = [
   'id',
   'source',
   'pmsGuestId',

@@ -1,8 +1,9 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TUnsafe } from '@sinclair/typebox';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, STAFF_ROLES, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
-import { GuestPatchSchema, NewGuestDataSchema } from '../domain/guest-schema.js';
+import { GuestDataSchema, GuestPatchSchema, NewGuestDataSchema, nullable } from '../domain/guest-schema.js';
 import { CHECKLIST_ITEMS } from '../pms/key-checklist.js';
+import { BOARD_GUEST_FIELDS } from './answers.js';
 
 // docs/dashboard.md: the dashboard's JSON API. The guest fields are the one definition
 // the PMS API uses too (domain/guest-schema.ts): a walk-in obeys exactly the same field
@@ -33,6 +34,9 @@ export const SetupBody = Type.Object(
 );
 export type SetupBody = Static<typeof SetupBody>;
 
+/** GET /setup/:token: any text (a wrong or spent link is 404 SETUP_LINK_INVALID, not 422). */
+export const SetupTokenParams = Type.Object({ token: Type.String() });
+
 export const LoginBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: EMAIL_MAX }),
@@ -51,6 +55,13 @@ export type WalkInBody = Static<typeof WalkInBody>;
 
 export const GuestPatchBody = Type.Object(GuestPatchSchema.properties, { additionalProperties: false });
 export type GuestPatchBody = Static<typeof GuestPatchBody>;
+
+/**
+ * POST /guests/:id/checkout: only `confirmPmsGuest: true` confirms the check-out of a PMS
+ * guest; any other value, other members or no body at all do not (409
+ * CONFIRMATION_REQUIRED for a PMS guest, a walk-in needs none).
+ */
+export const CheckoutBody = Type.Union([Type.Object({ confirmPmsGuest: Type.Optional(Type.Unknown()) }), Type.Null()]);
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 export type IdParams = Static<typeof IdParams>;
@@ -147,3 +158,216 @@ const RoomView = Type.Object({
 });
 export const RoomListAnswer = Type.Object({ rooms: Type.Array(RoomView), max: Type.Integer() });
 export const RoomAnswer = Type.Object({ room: RoomView });
+
+// ---- answers ----
+// docs/dashboard.md, "JSON API (`/dashboard/api/…`)": every answer as its route sends it.
+// The serializer writes the members a schema names, in its order, and no other (but where
+// an object is open: additionalProperties); a value it cannot write as its type is an error,
+// so each member has the type the route gives it. A value from a column that no check
+// constraint holds to a list (an activity entry's action, a request's mode) is a string.
+
+const Text = Type.String();
+const TextOrNull = nullable(Type.String());
+const Count = Type.Integer({ minimum: 0 });
+
+export const SetupLinkAnswer = Type.Object({ valid: Type.Literal(true) });
+
+/** A session (answers.ts sessionView): the user, the hotel and the token every write must echo. */
+export const SessionAnswer = Type.Object({
+  user: Type.Object({ id: Text, email: Text, role: Text }),
+  hotel: Type.Object({ slug: Text, name: Text, timeZone: Text }),
+  display: Type.Boolean(),
+  csrfToken: Text,
+});
+
+export const LogoutAnswer = Type.Object({ loggedOut: Type.Literal(true) });
+
+/**
+ * The members' types of a schema, none of its rules: what a guest answer holds is what was
+ * stored, which need not keep today's rules of a request (an anonymised guest's lastName is
+ * empty), and GuestsAnswer tells its two shapes apart by validating against them.
+ */
+function typesOnly<P extends TProperties>(properties: P) {
+  const types = Object.entries(properties).map(([name, schema]) => [name, Type.Unsafe({ type: (schema as { type?: unknown }).type })]);
+  return Object.fromEntries(types) as { [K in keyof P]: TUnsafe<Static<P[K]>> };
+}
+
+const guestMembers = {
+  id: Text,
+  source: Type.Union([Type.Literal('pms'), Type.Literal('receptionist')]),
+  pmsGuestId: TextOrNull,
+  status: Type.Union([Type.Literal('active'), Type.Literal('checked_out')]),
+  ...typesOnly(GuestDataSchema.properties),
+  createdAt: Text,
+  updatedAt: Text,
+  anonymisedAt: TextOrNull,
+};
+
+/** A guest (answers.ts guestView): every member of the stored guest but its hotel; open, so that a member added to the guest is never left out. */
+const GuestView = Type.Object(guestMembers, { additionalProperties: true });
+
+/** What a front-desk display gets of a guest (answers.ts boardGuestView), and no more. */
+const BoardGuestView = Type.Pick(Type.Object(guestMembers), BOARD_GUEST_FIELDS, { additionalProperties: false });
+
+/**
+ * GET /guests: whole guests, or for a front-desk display session the board's members of
+ * each. The serializer writes an answer by the first shape it fits; the board's is closed
+ * (no other member), so whole guests fit only theirs.
+ */
+export const GuestsAnswer = Type.Union([Type.Object({ guests: Type.Array(BoardGuestView) }), Type.Object({ guests: Type.Array(GuestView) })]);
+
+export const GuestAnswer = Type.Object({ guest: GuestView });
+
+export const GuestDetailAnswer = Type.Object({
+  guest: GuestView,
+  rooms: Type.Array(Type.Object({ roomNumber: Text, assignedAt: Text, releasedAt: TextOrNull })),
+});
+
+/** PATCH /guests/:id: the guest as it now is, and one `{ from, to }` per field that changed. */
+export const GuestEditAnswer = Type.Object({
+  guest: GuestView,
+  changes: Type.Record(Type.String(), Type.Object({ from: Type.Unknown(), to: Type.Unknown() })),
+});
+
+/** Who made an activity entry: a key pair (pms), a staff user (staff), or no one (system). */
+const ActivityActor = Type.Union([
+  Type.Object({ keyId: TextOrNull, mode: TextOrNull }, { additionalProperties: false }),
+  Type.Object({ userId: TextOrNull, email: TextOrNull }, { additionalProperties: false }),
+  Type.Null(),
+]);
+
+export const ActivityAnswer = Type.Object({
+  entries: Type.Array(
+    Type.Object({
+      id: Text,
+      at: Text,
+      actorType: Text,
+      actor: ActivityActor,
+      action: Text,
+      guestId: TextOrNull,
+      pmsGuestId: TextOrNull,
+      guestName: TextOrNull,
+      guestAnonymised: Type.Boolean(),
+      roomNumber: TextOrNull,
+      changes: Type.Unknown({
+        description: "A change set, one { from, to } per field (anonymised ones marked); a guest.erased entry: the erasure's counts; or null.",
+      }),
+    }),
+  ),
+  next: TextOrNull,
+});
+
+/** GET /keys: the hotel's key pairs (keys/key-pairs.ts), never a key. */
+export const KeysAnswer = Type.Object({
+  keys: Type.Array(Type.Object({ keyId: Text, createdAt: Text, revokedAt: TextOrNull, lastUsedAt: TextOrNull })),
+});
+
+/** POST /keys: the plain keys, this once. */
+export const IssuedKeysAnswer = Type.Object({ keyId: Text, live: Text, test: Text });
+
+export const RevokedKeysAnswer = Type.Object({ keyId: Text, revoked: Type.Literal(true) });
+
+/** A request-log row as the console lists it (request-log.repository.ts RequestLogSummary). */
+const requestRowMembers = {
+  id: Text,
+  at: Text,
+  method: Text,
+  path: Text,
+  statusCode: Type.Integer(),
+  mode: TextOrNull,
+  durationMs: Type.Number(),
+  idempotencyKey: TextOrNull,
+  keyId: TextOrNull,
+  authenticated: Type.Boolean(),
+  replayOf: TextOrNull,
+};
+
+export const RequestsAnswer = Type.Object({ requests: Type.Array(Type.Object(requestRowMembers)), next: TextOrNull });
+
+const SizeOrNull = nullable(Type.Integer({ minimum: 0 }));
+
+/** GET /requests/:id: the row with its bodies and what the log kept of them (request-log.repository.ts RequestLogDetail). */
+export const RequestAnswer = Type.Object({
+  request: Type.Object({
+    ...requestRowMembers,
+    requestBody: TextOrNull,
+    responseBody: TextOrNull,
+    clientIp: Text,
+    userAgent: TextOrNull,
+    requestBytes: SizeOrNull,
+    responseBytes: SizeOrNull,
+    requestCut: Type.Boolean(),
+    responseCut: Type.Boolean(),
+    requestSha256: TextOrNull,
+    responseSha256: TextOrNull,
+    responseDigest: TextOrNull,
+    bodyWithheld: TextOrNull,
+    pathBytes: SizeOrNull,
+    userAgentBytes: SizeOrNull,
+    idempotencyKeyBytes: SizeOrNull,
+  }),
+});
+
+/** A staff user (staff-service.ts staffUserView). */
+const StaffUserView = Type.Object({ id: Text, email: Text, role: Role, createdAt: Text, deactivatedAt: TextOrNull });
+export const UsersAnswer = Type.Object({ users: Type.Array(StaffUserView) });
+export const UserAnswer = Type.Object({ user: StaffUserView });
+
+export const HotelSettingsAnswer = Type.Object({ hotel: Type.Object({ slug: Text, name: Text, timeZone: Text }) });
+
+/** POST /guests/:id/erase (privacy/guest-privacy.ts eraseGuest): the records whose personal data was removed, per kind. */
+export const ErasureAnswer = Type.Object({
+  guestId: Text,
+  pmsGuestId: TextOrNull,
+  erased: Type.Object({ guests: Count, activity: Count, idempotency: Count, requestLog: Count, webhookEvents: Count }),
+});
+
+/** GET /guests/:id/export: the guest's document (privacy/guest-privacy.ts exportGuest), sent as indented JSON text, not through the serializer. */
+export const GuestExportAnswer = Type.Unknown({
+  description: 'The export document: every stay of the guest, its room history, activity entries and request-log rows.',
+});
+
+export const RoomImportAnswer = Type.Object({ rooms: Count, added: Count, updated: Count, removed: Count });
+export const RoomRemovedAnswer = Type.Object({ id: Text, removed: Type.Literal(true) });
+export const UnlistedRoomsAnswer = Type.Object({ roomNumbers: Type.Array(Text), max: Type.Integer() });
+export const AdoptedRoomsAnswer = Type.Object({ added: Type.Array(Text) });
+
+/** A webhook endpoint (webhooks/endpoints.ts EndpointView): never its secret, but where the answer shows it this once. */
+const endpointMembers = {
+  endpointId: Text,
+  url: Text,
+  events: Type.Union([Type.Array(Text), Type.Literal('all')]),
+  enabled: Type.Boolean(),
+  disabledReason: TextOrNull,
+  disabledAt: TextOrNull,
+  createdAt: Text,
+  previousSecretUntil: TextOrNull,
+};
+
+export const WebhooksAnswer = Type.Object({ endpoints: Type.Array(Type.Object(endpointMembers)), eventTypes: Type.Array(Text) });
+export const EndpointAnswer = Type.Object({ endpoint: Type.Object(endpointMembers) });
+/** POST /webhooks and /webhooks/:id/rotate-secret: the endpoint and its new `whsec_…` secret, this once. */
+export const EndpointSecretAnswer = Type.Object({ endpoint: Type.Object({ ...endpointMembers, secret: Text }) });
+export const EndpointRemovedAnswer = Type.Object({ endpointId: Text, removed: Type.Literal(true) });
+export const TestEventAnswer = Type.Object({ eventId: Text });
+
+/** GET /webhooks/:id/deliveries (webhook.repository.ts DeliveryView): of the receiver's answer only its status is kept. */
+export const DeliveriesAnswer = Type.Object({
+  deliveries: Type.Array(
+    Type.Object({
+      id: Text,
+      eventId: Text,
+      eventType: Text,
+      status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+      attempts: Count,
+      createdAt: Text,
+      lastAttemptAt: TextOrNull,
+      lastStatus: nullable(Type.Integer()),
+      lastError: TextOrNull,
+      lastLatencyMs: nullable(Type.Integer()),
+      nextAttemptAt: TextOrNull,
+    }),
+  ),
+});
+
+export const ResentDeliveryAnswer = Type.Object({ deliveryId: Text });

@@ -53,7 +53,7 @@ function expired(s: { createdAt: string; lastSeenAt: string; display: boolean },
  * `config: { display: true }` (the session, the roster, its live events, logout).
  */
 export function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
-  if (session.display && (req.routeOptions.config as { display?: boolean } | undefined)?.display !== true) throw new ApiError('DISPLAY_READ_ONLY');
+  if (session.display && req.routeOptions.config?.display !== true) throw new ApiError('DISPLAY_READ_ONLY');
 }
 
 /** Which of these sessions are still live: not ended, not expired, user not deactivated. */

@@ -33,8 +33,8 @@ const IDENTIFIER_CHARS = `^[^${CONTROL}]*$`;
  */
 export const ROOM_NUMBER_PATTERN = `^[${TRIMMED_SPACE}]*[^${CONTROL}${TRIMMED_SPACE}](?:[^${CONTROL}]{0,${ROOM_NUMBER_MAX - 2}}[^${CONTROL}${TRIMMED_SPACE}])?[${TRIMMED_SPACE}]*$`;
 
-/** `T` or `null`: optional fields may be sent as null (null clears; docs/pms-interface.md, "Guest fields"). */
-function nullable<T extends TSchema>(schema: T) {
+/** `T` or `null`: optional fields may be sent as null (null clears; docs/pms-interface.md, "Guest fields"); the dashboard's answers' nullable members too. */
+export function nullable<T extends TSchema>(schema: T) {
   const { type, ...rest } = schema as unknown as { type: string };
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }

@@ -39,5 +39,7 @@ declare module 'fastify' {
      * redirect GET; API paths never).
      */
     httpsRedirect?: boolean;
+    /** A dashboard route a front-desk display session may use (dashboard/session.ts checkDisplay). */
+    display?: boolean;
   }
 }

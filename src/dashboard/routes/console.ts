@@ -9,7 +9,17 @@ import { keyPairViews } from '../../keys/key-pairs.js';
 import { issueKeyPair } from '../../operations.js';
 import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
 import type { DashboardDeps } from '../deps.js';
-import { IdParams, KeyChecklistAnswer, KeyIdParams, RequestsQuery } from '../schemas.js';
+import {
+  IdParams,
+  IssuedKeysAnswer,
+  KeyChecklistAnswer,
+  KeyIdParams,
+  KeysAnswer,
+  RequestAnswer,
+  RequestsAnswer,
+  RequestsQuery,
+  RevokedKeysAnswer,
+} from '../schemas.js';
 import { nextCursor, parseCursor } from '../cursor.js';
 import { sessionOf } from '../session.js';
 
@@ -31,20 +41,20 @@ const ENDPOINT_PATHS: Record<string, Pick<RequestLogFilter, 'pathPrefix' | 'path
 export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, maxKeyPairsPerHotel = DEFAULT_MAX_KEY_PAIRS_PER_HOTEL }) => {
   const hidden = { hide: true };
 
-  app.get('/keys', { schema: hidden }, async (req) => ({ keys: await keyPairViews(db, sessionOf(req).hotel.id) }));
+  app.get('/keys', { schema: { ...hidden, response: { 200: KeysAnswer } } }, async (req) => ({ keys: await keyPairViews(db, sessionOf(req).hotel.id) }));
 
-  app.post('/keys', { schema: hidden }, async (req, reply) => {
+  app.post('/keys', { schema: { ...hidden, response: { 201: IssuedKeysAnswer } } }, async (req, reply) => {
     const pair = await issueKeyPair(db, sessionOf(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
     return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
   });
 
-  app.post('/keys/:keyId/revoke', { schema: { ...hidden, params: KeyIdParams } }, async (req) => {
+  app.post('/keys/:keyId/revoke', { schema: { ...hidden, params: KeyIdParams, response: { 200: RevokedKeysAnswer } } }, async (req) => {
     const s = sessionOf(req);
     const { keyId } = req.params;
     const pairs = await listKeyPairs(db, s.hotel.id);
     if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
     await revokeKeyPair(db, keyId, new Date().toISOString(), s.hotel.id);
-    return { keyId, revoked: true };
+    return { keyId, revoked: true as const };
   });
 
   app.get('/keys/:keyId/checklist', { schema: { ...hidden, params: KeyIdParams, response: { 200: KeyChecklistAnswer } } }, async (req) => {
@@ -54,7 +64,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return checklistAnswer(keyId, await listChecklistFacts(db, keyId));
   });
 
-  app.get('/requests', { schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes) } }, async (req) => {
+  app.get('/requests', { schema: { ...hidden, querystring: refined(RequestsQuery, existingTimes), response: { 200: RequestsAnswer } } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
     const rows = await listHotelRequests(db, sessionOf(req).hotel, {
@@ -70,7 +80,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return { requests: rows, next: nextCursor(rows, limit) };
   });
 
-  app.get('/requests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
+  app.get('/requests/:id', { schema: { ...hidden, params: IdParams, response: { 200: RequestAnswer } } }, async (req) => {
     const row = await findHotelRequest(db, sessionOf(req).hotel, req.params.id);
     if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
     return { request: row };

@@ -7,7 +7,7 @@ import { refined, type Refinement } from '../../http/validation.js';
 import { countLoginAttempt } from '../../rate-limit/login.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
-import { LoginBody, SetupBody } from '../schemas.js';
+import { LoginBody, LogoutAnswer, SessionAnswer, SetupBody, SetupLinkAnswer, SetupTokenParams } from '../schemas.js';
 import { sessionView } from '../answers.js';
 import { checkSameOrigin, clearSessionCookie, endSession, sessionOf, setSessionCookie, startSession } from '../session.js';
 
@@ -28,14 +28,18 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
   const sameOrigin = async (req: FastifyRequest): Promise<void> => checkSameOrigin(req);
   const open = { onRequest: [app.limitByIp, sameOrigin], bodyLimit: 4 * 1024 };
 
-  app.get('/setup/:token', { onRequest: app.limitByIp, bodyLimit: open.bodyLimit, schema: { hide: true } }, async (req) => {
-    const { token } = req.params as { token: string };
-    if ((await staff.countHotels(db)) > 0) throw setupDone();
-    if (!deps.setupLink.matches(token)) throw new ApiError('SETUP_LINK_INVALID');
-    return { valid: true };
-  });
+  app.get(
+    '/setup/:token',
+    { onRequest: app.limitByIp, bodyLimit: open.bodyLimit, schema: { hide: true, params: SetupTokenParams, response: { 200: SetupLinkAnswer } } },
+    async (req) => {
+      const { token } = req.params;
+      if ((await staff.countHotels(db)) > 0) throw setupDone();
+      if (!deps.setupLink.matches(token)) throw new ApiError('SETUP_LINK_INVALID');
+      return { valid: true as const };
+    },
+  );
 
-  app.post('/setup', { ...open, schema: { hide: true, body: refined(SetupBody, setupRules) } }, async (req, reply) => {
+  app.post('/setup', { ...open, schema: { hide: true, body: refined(SetupBody, setupRules), response: { 201: SessionAnswer } } }, async (req, reply) => {
     const body = req.body;
     if (!deps.setupLink.take(body.token)) throw new ApiError('SETUP_LINK_INVALID');
     let created: Awaited<ReturnType<typeof setUpFirstHotel>>;
@@ -53,7 +57,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
   });
 
-  app.post('/login', { ...open, schema: { hide: true, body: LoginBody } }, async (req, reply) => {
+  app.post('/login', { ...open, schema: { hide: true, body: LoginBody, response: { 200: SessionAnswer } } }, async (req, reply) => {
     const email = req.body.email.trim().toLowerCase();
     // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
     const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
@@ -84,15 +88,15 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 /** The signed-in user's session: what the page shows, and logout. */
 export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const display = { display: true };
-  app.post('/logout', { config: display, schema: { hide: true } }, async (req, reply) => {
+  app.post('/logout', { config: display, schema: { hide: true, response: { 200: LogoutAnswer } } }, async (req, reply) => {
     const s = sessionOf(req);
     await endSession(deps.db, s);
     deps.streams.endSession(s.id);
     clearSessionCookie(reply);
-    return { loggedOut: true };
+    return { loggedOut: true as const };
   });
 
-  app.get('/session', { config: display, schema: { hide: true } }, async (req) => {
+  app.get('/session', { config: display, schema: { hide: true, response: { 200: SessionAnswer } } }, async (req) => {
     const s = sessionOf(req);
     return sessionView(s, s.csrfToken, s.display);
   });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { eraseGuest, exportGuest } from '../../privacy/guest-privacy.js';
 import type { DashboardDeps } from '../deps.js';
-import { IdParams } from '../schemas.js';
+import { ErasureAnswer, GuestExportAnswer, IdParams } from '../schemas.js';
 import { sessionOf, staffActor } from '../session.js';
 
 /**
@@ -9,7 +9,7 @@ import { sessionOf, staffActor } from '../session.js';
  * JSON download, and "Erase personal data" (Art. 17) of a checked-out guest.
  */
 export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, requestLog }) => {
-  app.get('/guests/:id/export', { schema: { hide: true, params: IdParams } }, async (req, reply) => {
+  app.get('/guests/:id/export', { schema: { hide: true, params: IdParams, response: { 200: GuestExportAnswer } } }, async (req, reply) => {
     const s = sessionOf(req);
     const doc = await exportGuest(db, s.hotel, { guestId: req.params.id });
     req.log.info({ userId: s.user.id, guestId: req.params.id }, 'guest data exported');
@@ -19,7 +19,7 @@ export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
       .send(JSON.stringify(doc, null, 2));
   });
 
-  app.post('/guests/:id/erase', { schema: { hide: true, params: IdParams } }, async (req) => {
+  app.post('/guests/:id/erase', { schema: { hide: true, params: IdParams, response: { 200: ErasureAnswer } } }, async (req) => {
     const s = sessionOf(req);
     // Rows of requests answered in the last moments are still queued: written first, so the erasure finds them.
     await requestLog?.flush(true);

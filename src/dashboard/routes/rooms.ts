@@ -3,7 +3,19 @@ import { listRooms } from '../../db/repositories/room.repository.js';
 import { MAX_ROOMS_PER_HOTEL } from '../../domain/room-list.js';
 import { addRoom, adoptRooms, editRoom, importRooms, removeRoom, roomsToAdopt } from '../../rooms/room-list.js';
 import type { DashboardDeps } from '../deps.js';
-import { IdParams, RoomAdoptBody, RoomAnswer, RoomBody, RoomImportBody, RoomListAnswer, RoomPatchBody } from '../schemas.js';
+import {
+  AdoptedRoomsAnswer,
+  IdParams,
+  RoomAdoptBody,
+  RoomAnswer,
+  RoomBody,
+  RoomImportAnswer,
+  RoomImportBody,
+  RoomListAnswer,
+  RoomPatchBody,
+  RoomRemovedAnswer,
+  UnlistedRoomsAnswer,
+} from '../schemas.js';
 import { sessionOf } from '../session.js';
 
 const hidden = { hide: true };
@@ -20,7 +32,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
 export const roomAdminRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, { db, bus }) => {
   const deps = { db, bus };
 
-  app.post('/rooms/import', { schema: { ...hidden, body: RoomImportBody } }, async (req) => {
+  app.post('/rooms/import', { schema: { ...hidden, body: RoomImportBody, response: { 200: RoomImportAnswer } } }, async (req) => {
     const s = sessionOf(req);
     const result = await importRooms(deps, s.hotel.id, req.body.csv);
     req.log.info({ userId: s.user.id, ...result }, 'room list imported');
@@ -36,13 +48,18 @@ export const roomAdminRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (
     room: await editRoom(deps, sessionOf(req).hotel.id, req.params.id, req.body),
   }));
 
-  app.post('/rooms/:id/remove', { schema: { ...hidden, params: IdParams } }, async (req) => {
+  app.post('/rooms/:id/remove', { schema: { ...hidden, params: IdParams, response: { 200: RoomRemovedAnswer } } }, async (req) => {
     await removeRoom(deps, sessionOf(req).hotel.id, req.params.id);
-    return { id: req.params.id, removed: true };
+    return { id: req.params.id, removed: true as const };
   });
 
   // Rooms the roster has held that the list lacks: listed first, then added as shown.
-  app.get('/rooms/unlisted', { schema: hidden }, async (req) => ({ roomNumbers: await roomsToAdopt(db, sessionOf(req).hotel.id), max: MAX_ROOMS_PER_HOTEL }));
+  app.get('/rooms/unlisted', { schema: { ...hidden, response: { 200: UnlistedRoomsAnswer } } }, async (req) => ({
+    roomNumbers: await roomsToAdopt(db, sessionOf(req).hotel.id),
+    max: MAX_ROOMS_PER_HOTEL,
+  }));
 
-  app.post('/rooms/adopt', { schema: { ...hidden, body: RoomAdoptBody } }, async (req) => adoptRooms(deps, sessionOf(req).hotel.id, req.body.roomNumbers));
+  app.post('/rooms/adopt', { schema: { ...hidden, body: RoomAdoptBody, response: { 200: AdoptedRoomsAnswer } } }, async (req) =>
+    adoptRooms(deps, sessionOf(req).hotel.id, req.body.roomNumbers),
+  );
 };

@@ -7,7 +7,19 @@ import { refined, type Refinement } from '../../http/validation.js';
 import { checkOutGuestByStaff, createReceptionistGuest, updateReceptionistGuest } from '../../roster/receptionist-service.js';
 import { listGuests } from '../../roster/roster-service.js';
 import type { DashboardDeps } from '../deps.js';
-import { ActivityQuery, GuestPatchBody, GuestsQuery, IdParams, WalkInBody } from '../schemas.js';
+import {
+  ActivityAnswer,
+  ActivityQuery,
+  CheckoutBody,
+  GuestAnswer,
+  GuestDetailAnswer,
+  GuestEditAnswer,
+  GuestPatchBody,
+  GuestsAnswer,
+  GuestsQuery,
+  IdParams,
+  WalkInBody,
+} from '../schemas.js';
 import { boardGuestView, guestView } from '../answers.js';
 import { nextCursor, parseCursor } from '../cursor.js';
 import { sessionOf, staffActor } from '../session.js';
@@ -31,36 +43,39 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
 
   // Every active guest; with `ids`, only those of them still active (a live event's guests).
   // A front-desk display gets what the board shows of each, no more.
-  app.get('/guests', { config: { display: true }, schema: { ...hidden, querystring: GuestsQuery } }, async (req) => {
+  app.get('/guests', { config: { display: true }, schema: { ...hidden, querystring: GuestsQuery, response: { 200: GuestsAnswer } } }, async (req) => {
     const s = sessionOf(req);
     const ids = req.query.ids?.split(',');
     const guests = await listGuests(db, s.hotel.id, ids ? { ids } : {});
-    return { guests: guests.map(s.display ? boardGuestView : guestView) };
+    return s.display ? { guests: guests.map(boardGuestView) } : { guests: guests.map(guestView) };
   });
 
-  app.get('/guests/:id', { schema: { ...hidden, params: IdParams } }, async (req) => {
+  app.get('/guests/:id', { schema: { ...hidden, params: IdParams, response: { 200: GuestDetailAnswer } } }, async (req) => {
     const g = await findGuestById(db, sessionOf(req).hotel.id, req.params.id);
     if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
     return { guest: guestView(g), rooms: await listRoomHistory(db, sessionOf(req).hotel.id, g.id) };
   });
 
-  app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields) } }, async (req, reply) => {
+  app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields), response: { 201: GuestAnswer } } }, async (req, reply) => {
     const s = sessionOf(req);
     // The walk-in's body is a check-in's fields: absent optional ones become null, as for the PMS.
     const guest = await createReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), guestDataFromCheckin(req.body));
     return reply.code(201).send({ guest: guestView(guest) });
   });
 
-  app.patch('/guests/:id', { schema: { ...hidden, params: IdParams, body: refined(GuestPatchBody, guestFields) } }, async (req) => {
-    const s = sessionOf(req);
-    const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
-    return { guest: guestView(guest), changes };
-  });
+  app.patch(
+    '/guests/:id',
+    { schema: { ...hidden, params: IdParams, body: refined(GuestPatchBody, guestFields), response: { 200: GuestEditAnswer } } },
+    async (req) => {
+      const s = sessionOf(req);
+      const { guest, changes } = await updateReceptionistGuest(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body);
+      return { guest: guestView(guest), changes };
+    },
+  );
 
-  app.post('/guests/:id/checkout', { schema: { ...hidden, params: IdParams } }, async (req) => {
+  app.post('/guests/:id/checkout', { schema: { ...hidden, params: IdParams, body: CheckoutBody, response: { 200: GuestAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    const body = req.body as { confirmPmsGuest?: unknown } | undefined;
-    const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, body?.confirmPmsGuest === true);
+    const { guest } = await checkOutGuestByStaff(rosterDeps, s.hotel.id, staffActor(s), req.params.id, req.body?.confirmPmsGuest === true);
     return { guest: guestView(guest) };
   });
 };
@@ -70,7 +85,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
   const { db } = deps;
   const hidden = { hide: true };
 
-  app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery } }, async (req) => {
+  app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery, response: { 200: ActivityAnswer } } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
     const rows = await listActivity(db, sessionOf(req).hotel.id, {
@@ -96,6 +111,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
     return { entries, next: nextCursor(rows, limit) };
   });
 
+  // No answer schema: the answer is a text/event-stream that live-events.ts writes itself (docs/dashboard.md, "Live events (`GET /dashboard/api/events`)").
   app.get('/events', { config: { display: true }, schema: hidden }, async (req, reply) => {
     // HEAD (which Fastify answers for every GET route) gets the headers, not a stream.
     if (req.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();

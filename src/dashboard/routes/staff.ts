@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { addStaffUser, deactivateStaffUser, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
-import { HotelSettingsBody, IdParams, UserBody } from '../schemas.js';
+import { HotelSettingsAnswer, HotelSettingsBody, IdParams, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { sessionOf } from '../session.js';
 
@@ -10,21 +10,21 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   const { db } = deps;
   const hidden = { hide: true };
 
-  app.get('/users', { schema: hidden }, async (req) => ({ users: await listStaffUsers(db, sessionOf(req).hotel.id) }));
+  app.get('/users', { schema: { ...hidden, response: { 200: UsersAnswer } } }, async (req) => ({ users: await listStaffUsers(db, sessionOf(req).hotel.id) }));
 
-  app.post('/users', { schema: { ...hidden, body: UserBody } }, async (req, reply) => {
+  app.post('/users', { schema: { ...hidden, body: UserBody, response: { 201: UserAnswer } } }, async (req, reply) => {
     const user = await addStaffUser(db, sessionOf(req).hotel.id, req.body);
     return reply.code(201).send({ user: staffUserView(user) });
   });
 
   // The hotel's time zone: its "today" for arrivals and departures on the board.
-  app.patch('/hotel', { schema: { ...hidden, body: HotelSettingsBody } }, async (req) => {
+  app.patch('/hotel', { schema: { ...hidden, body: HotelSettingsBody, response: { 200: HotelSettingsAnswer } } }, async (req) => {
     const s = sessionOf(req);
     await setHotelTimeZone(db, s.hotel.id, req.body.timeZone);
     return { hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: req.body.timeZone } };
   });
 
-  app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams } }, async (req) => {
+  app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams, response: { 200: UserAnswer } } }, async (req) => {
     const s = sessionOf(req);
     const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, s.user.id);
     // Their open live streams end with their sessions.
