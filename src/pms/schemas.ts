@@ -152,13 +152,16 @@ export const ErrorResponse = Type.Object(
       }),
     ),
     currentGuest: Type.Optional(
-      Type.Object(
-        { pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() },
-        { description: 'ROOM_OCCUPIED: who holds the room.' },
-      ),
+      Type.Union([Type.Object({ pmsGuestId: Type.Union([Type.String(), Type.Null()]), lastName: Type.String(), checkInDate: Type.String() }), Type.Null()], {
+        description: 'ROOM_OCCUPIED: who holds the room (null when no one can be named: the holder left meanwhile).',
+      }),
     ),
-    guestId: Type.Optional(Type.String({ description: 'GUEST_ALREADY_CHECKED_IN: the active stay.' })),
-    roomNumber: Type.Optional(Type.String({ description: 'GUEST_ALREADY_CHECKED_IN: the active stay.' })),
+    guestId: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'GUEST_ALREADY_CHECKED_IN: the active stay (null when it ended meanwhile).' }),
+    ),
+    roomNumber: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'GUEST_ALREADY_CHECKED_IN: the active stay (null when it ended meanwhile).' }),
+    ),
     retryAfter: Type.Optional(Type.Integer({ description: 'RATE_LIMITED: seconds to wait.' })),
   },
   { additionalProperties: true, title: 'Error' },
