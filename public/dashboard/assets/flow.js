@@ -6,13 +6,18 @@
 /**
  * Runs `fetch` now; a call while it runs is coalesced into one more run right after it (no
  * timer), so a burst of calls costs at most two fetches and the last one sees the latest.
+ * `run({ background: true })` is a refetch the page makes by itself (after a live event):
+ * `fetch({ background })` gets true only when every call a run stands for was one, so a
+ * coalesced fetch counts as the user's if any of its callers was the user (docs/dashboard.md,
+ * "Security": a background refetch does not keep the session alive).
  */
 export function coalescing(fetch) {
   let inFlight = null;
   let again = false;
+  let background = false;
   return {
-    busy: () => inFlight !== null,
-    run() {
+    run({ background: quiet = false } = {}) {
+      background = inFlight ? background && quiet : quiet;
       if (inFlight) {
         again = true;
         return inFlight;
@@ -21,7 +26,7 @@ export function coalescing(fetch) {
         try {
           do {
             again = false;
-            await fetch();
+            await fetch({ background });
           } while (again);
         } finally {
           inFlight = null;

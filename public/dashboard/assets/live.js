@@ -37,20 +37,18 @@ export function createRoster() {
   let partial = new Set();
   const listeners = new Set();
 
-  let background = true;
-
   /** Only the named guests: each is replaced, added, or (no longer active) removed. */
-  async function fetchSome(ids) {
+  async function fetchSome(ids, background) {
     const data = await api.get(`/guests?ids=${ids.map(encodeURIComponent).join(',')}`, { background });
     return mergeNamed(guests, ids, guestList(data));
   }
 
-  async function fetchOnce() {
+  async function fetchOnce({ background }) {
     const previous = new Map(guests.map((g) => [g.id, g.updatedAt]));
     const ids = loaded && partial !== null && partial.size > 0 && partial.size <= PARTIAL_MAX ? [...partial] : null;
     partial = new Set();
     try {
-      guests = ids ? await fetchSome(ids) : guestList(await api.get('/guests', { background }));
+      guests = ids ? await fetchSome(ids, background) : guestList(await api.get('/guests', { background }));
     } catch (err) {
       partial = null; // the named guests were not fetched: the next refresh takes everyone
       throw err;
@@ -72,9 +70,7 @@ export function createRoster() {
     for (const id of ids) pendingChanged.add(id);
     if (!live || ids.length === 0) partial = null;
     else if (partial !== null) for (const id of ids) partial.add(id);
-    // A coalesced fetch counts as the user's if any of its callers was the user.
-    background = fetching.busy() ? background && live : live;
-    return fetching.run();
+    return fetching.run({ background: live });
   }
 
   return {
@@ -110,10 +106,9 @@ export function createRoster() {
 export function createRoomList() {
   let rooms = [];
   let loaded = false;
-  let background = true;
   const listeners = new Set();
 
-  const fetching = coalescing(async () => {
+  const fetching = coalescing(async ({ background }) => {
     const data = await api.get('/rooms', { background });
     rooms = Array.isArray(data.rooms) ? data.rooms : [];
     loaded = true;
@@ -122,8 +117,7 @@ export function createRoomList() {
 
   /** Refetch now; calls during a fetch are coalesced into one more fetch after it. */
   function refresh({ live = false } = {}) {
-    background = live;
-    return fetching.run();
+    return fetching.run({ background: live });
   }
 
   return {

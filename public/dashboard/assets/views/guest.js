@@ -20,8 +20,7 @@ import { checkoutConfirm, editSection, eraseConfirm, guestPage, pmsNote, renderG
  */
 function guestData(id, signal, { onData, onMissing }) {
   const state = { guest: null, rooms: [] };
-  let background = false;
-  const fetcher = coalescing(async () => {
+  const fetcher = coalescing(async ({ background }) => {
     if (signal.aborted) return;
     try {
       const data = await api.get(`/guests/${enc(id)}`, { signal, background });
@@ -37,10 +36,7 @@ function guestData(id, signal, { onData, onMissing }) {
   });
   return {
     state,
-    reload({ live = false } = {}) {
-      background = fetcher.busy() ? background && live : live;
-      return fetcher.run();
-    },
+    reload: ({ live = false } = {}) => fetcher.run({ background: live }),
     save: (patch) => api.patch(`/guests/${enc(id)}`, patch),
     checkOut: (isPms) => api.post(`/guests/${enc(id)}/checkout`, isPms ? { confirmPmsGuest: true } : {}),
     erase: () => api.post(`/guests/${enc(id)}/erase`, {}),
