@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
+import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { countLoginAttempt } from '../../rate-limit/login.js';
@@ -58,7 +59,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
   });
 
   app.post('/login', { ...open, schema: { hide: true, body: LoginBody, response: { 200: SessionAnswer } } }, async (req, reply) => {
-    const email = req.body.email.trim().toLowerCase();
+    const email = normalizeEmail(req.body.email);
     // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
     const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
     if (!attempt.allowed) {
