@@ -114,9 +114,46 @@ function parseFlag(name: string, raw: string | undefined, fallback: boolean): bo
   return value === 'true';
 }
 
+/**
+ * Every environment variable the service reads (README.md, "Operating it"): loadConfig reads
+ * no other (its `get` takes only these names), and the tests that start the command clear them
+ * all from the environment they pass on.
+ */
+export const CONFIG_VARIABLES = [
+  'PORT',
+  'HTTP_PORT',
+  'HOST',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'DATABASE_LISTEN_URL',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'SQLITE_SYNCHRONOUS',
+  'SQLITE_READER',
+  'SQLITE_GROUP_COMMIT_MS',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'HEADERS_TIMEOUT_SECONDS',
+  'REQUEST_TIMEOUT_SECONDS',
+  'KEEP_ALIVE_TIMEOUT_SECONDS',
+  'SEND_TIMEOUT_SECONDS',
+  'SHUTDOWN_TIMEOUT_SECONDS',
+  'MAX_CONNECTIONS',
+  'MAX_CONNECTIONS_PER_IP',
+  'REQUEST_LOG',
+  'GUEST_RETENTION_DAYS',
+  'LIVE_STREAMS_PER_USER',
+  'LIVE_STREAMS_PER_HOTEL',
+  'MAX_KEY_PAIRS_PER_HOTEL',
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  'WEBHOOK_MAX_ENDPOINTS_PER_HOTEL',
+] as const;
+
 /** Validates the environment once; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const get = (name: string): string | undefined => {
+  const get = (name: (typeof CONFIG_VARIABLES)[number]): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };

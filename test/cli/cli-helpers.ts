@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { readResponse, type ReadResponse } from '../support/http-response.js';
 import { scaled } from '../support/test-run.js';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 
 // Helpers for running the real `innsync` command (bin/innsync.js → dist/) as a child
 // process. The build must be current: `npm test` builds first.
@@ -13,36 +14,10 @@ import { scaled } from '../support/test-run.js';
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'innsync.js');
 
-/** Every variable the service reads (README.md, "Operating it"). */
-const SERVICE_VARS = [
-  'PORT',
-  'HTTP_PORT',
-  'HOST',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'TLS_CERT_FILE',
-  'TLS_KEY_FILE',
-  'TRUST_PROXY',
-  'LOG_LEVEL',
-  'SQLITE_SYNCHRONOUS',
-  'SQLITE_READER',
-  'SQLITE_GROUP_COMMIT_MS',
-  'METRICS_PORT',
-  'METRICS_HOST',
-  'HEADERS_TIMEOUT_SECONDS',
-  'REQUEST_TIMEOUT_SECONDS',
-  'KEEP_ALIVE_TIMEOUT_SECONDS',
-  'MAX_CONNECTIONS',
-  'MAX_CONNECTIONS_PER_IP',
-  'SEND_TIMEOUT_SECONDS',
-  'SHUTDOWN_TIMEOUT_SECONDS',
-  'GUEST_RETENTION_DAYS',
-];
-
 /** The test process's environment without any service variable, plus `env`. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SERVICE_VARS) delete base[name];
+  for (const name of CONFIG_VARIABLES) delete base[name];
   return { ...base, ...env };
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { freePort } from './postgres-cluster.js';
+import { CONFIG_VARIABLES } from '../../src/config.js';
 
 /** The checkout this file belongs to (it runs from test/support/ in tests and from dist/test/support/ when built). */
 function projectRoot(): string {
@@ -19,37 +20,13 @@ function projectRoot(): string {
 /** bin/innsync.js of this checkout; DRILL_SERVER_BIN runs the drills against another build (a baseline). */
 export const SERVER_BIN = process.env.DRILL_SERVER_BIN ?? path.join(projectRoot(), 'bin', 'innsync.js');
 
-/** Every variable the service reads (README.md, "Operating it"): none leaks in from the drill's own environment. */
-const SERVICE_VARS = [
-  'PORT',
-  'HTTP_PORT',
-  'HOST',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'DATABASE_LISTEN_URL',
-  'TLS_CERT_FILE',
-  'TLS_KEY_FILE',
-  'TRUST_PROXY',
-  'LOG_LEVEL',
-  'SQLITE_SYNCHRONOUS',
-  'METRICS_PORT',
-  'METRICS_HOST',
-  'HEADERS_TIMEOUT_SECONDS',
-  'REQUEST_TIMEOUT_SECONDS',
-  'KEEP_ALIVE_TIMEOUT_SECONDS',
-  'MAX_CONNECTIONS',
-  'MAX_CONNECTIONS_PER_IP',
-  'REQUEST_LOG',
-  'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
-];
-
 /**
  * The environment of an `innsync` process on `storage`: this process's own, without any
  * variable the service reads, then DATA_DIR, DATABASE_URL, LOG_LEVEL=warn and `vars`.
  */
 export function serviceEnv(storage: InstanceStorage, vars: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SERVICE_VARS) delete env[name];
+  for (const name of CONFIG_VARIABLES) delete env[name];
   return Object.assign(env, {
     DATA_DIR: storage.dataDir,
     LOG_LEVEL: 'warn',
