@@ -277,6 +277,9 @@ describe.each(testEngines())('dashboard roster: walk-ins, edits, check-outs (%s)
       expect(refused.status, name).toBe(409);
       expect(refused.body.code).toBe('CONFIRMATION_REQUIRED');
     }
+    // A body that is JSON but not an object confirms nothing either: refused as such.
+    const notAnObject = await desk.post(`/guests/${id}/checkout`, [true]);
+    expect([notAnObject.status, notAnObject.body.code]).toEqual([400, 'INVALID_JSON']);
     expect((await desk.get('/guests')).body.guests.map((g: { id: string }) => g.id)).toContain(id);
     expect((await pmsList()).map((g) => g.pmsGuestId)).toContain(pmsGuestId);
 
