@@ -522,6 +522,40 @@ const migrations: Record<string, Migration> = {
       await sql`drop table request_log_guests`.execute(db);
     },
   },
+  '0021_access_and_security_trail': {
+    async up(db: Kysely<unknown>) {
+      // Who looked at a guest's personal data in the dashboard, and the security events of
+      // staff accounts and keys (docs/dashboard.md, "Access trail"). Purged with the other
+      // retention jobs after ACCESS_LOG_RETENTION_DAYS.
+      await db.schema
+        .createTable('access_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('staff_user_id', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('client_ip', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('guest_id', 'text')
+        .addColumn('search', 'text')
+        .execute();
+      await sql`create index access_log_hotel_time_idx on access_log (hotel_id, created_at)`.execute(db);
+      await sql`create index access_log_guest_idx on access_log (guest_id) where guest_id is not null`.execute(db);
+      await db.schema
+        .createTable('security_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('actor_type', 'text', (c) => c.notNull().check(sql`actor_type in ('staff', 'operator', 'anonymous')`))
+        .addColumn('actor_id', 'text')
+        .addColumn('subject_user_id', 'text')
+        .addColumn('subject_key_pair_id', 'text')
+        .addColumn('client_ip', 'text')
+        .addColumn('detail', 'text')
+        .execute();
+      await sql`create index security_events_hotel_time_idx on security_events (hotel_id, created_at)`.execute(db);
+    },
+  },
 };
 
 /**

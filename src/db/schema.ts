@@ -251,7 +251,41 @@ interface RoomTable {
   out_of_order_reason: string | null;
 }
 
+/** One view of a guest's personal data in the dashboard (docs/dashboard.md, "Access trail"). */
+export interface AccessLogTable {
+  id: string;
+  hotel_id: string;
+  created_at: string;
+  staff_user_id: string;
+  client_ip: string | null;
+  action: string;
+  /** The guest whose data was shown, or null for a search. */
+  guest_id: string | null;
+  /** What a search asked for, or null. */
+  search: string | null;
+}
+
+/** A security event of a staff account or a key (docs/dashboard.md, "Access trail"). */
+export interface SecurityEventTable {
+  id: string;
+  hotel_id: string;
+  created_at: string;
+  kind: string;
+  actor_type: 'staff' | 'operator' | 'anonymous';
+  /** The staff user who acted (`staff`), else null. */
+  actor_id: string | null;
+  /** The staff account the event concerns, if any. */
+  subject_user_id: string | null;
+  /** The key pair the event concerns, if any. */
+  subject_key_pair_id: string | null;
+  client_ip: string | null;
+  /** JSON: what changed, with no secret and no guest data. */
+  detail: string | null;
+}
+
 export interface Database {
+  access_log: AccessLogTable;
+  security_events: SecurityEventTable;
   rooms: RoomTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_events: WebhookEventTable;

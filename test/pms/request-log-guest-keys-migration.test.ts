@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { Agent, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
-import { migrateTo, migrateToLatest } from '../../src/db/migrations.js';
+import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
 import { issueKeyPair } from '../../src/operations.js';
 import { capBody, packBody } from '../../src/pms/request-log-body.js';
 import { guestKey, guestRefs, holderRef } from '../../src/pms/request-log-guests.js';
@@ -103,7 +103,7 @@ describe.each(testEngines())('migration 0020_compact_guest_index (%s)', (engine)
       }
       expect(entries).toBeGreaterThan(2_000);
 
-      expect(await migrateToLatest(handle.db)).toEqual(['0020_compact_guest_index']);
+      expect(await migrateToLatest(handle.db)).toEqual(knownMigrations().filter((name) => name >= '0020_compact_guest_index'));
       const tables = (await handle.db.introspection.getTables()).map((t) => t.name);
       expect(tables).not.toContain('request_log_guests');
       // Every old entry is its key now, each for its own body.
