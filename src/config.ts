@@ -33,6 +33,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** GUEST_RETENTION_DAYS: guests checked out longer ago are anonymised; `null` when off. */
   readonly guestRetentionDays: number | null;
+  /** ACCESS_LOG_RETENTION_DAYS: access entries and security events older than this are deleted (docs/dashboard.md, "Access trail"). */
+  readonly accessLogRetentionDays: number;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhooks may use plain http:// and private or loopback addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
   /** MAX_KEY_PAIRS_PER_HOTEL: active (not revoked) API key pairs a hotel may hold. */
@@ -86,6 +88,17 @@ function parseRetentionDays(raw: string | undefined): number | null {
     throw new ConfigError(`GUEST_RETENTION_DAYS must be a whole number of days from 0 to 36500, or "off", got "${value}"`);
   }
   return value === 'off' ? null : Number(value);
+}
+
+/** Access entries and security events are kept this many days unless ACCESS_LOG_RETENTION_DAYS says otherwise. */
+export const DEFAULT_ACCESS_LOG_RETENTION_DAYS = 365;
+
+function parseAccessLogRetentionDays(raw: string | undefined): number {
+  const value = raw ?? String(DEFAULT_ACCESS_LOG_RETENTION_DAYS);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 36_500) {
+    throw new ConfigError(`ACCESS_LOG_RETENTION_DAYS must be a whole number of days from 1 to 36500, got "${value}"`);
+  }
+  return Number(value);
 }
 
 function parseTrustProxy(raw: string | undefined): string[] {
@@ -144,6 +157,7 @@ export const CONFIG_VARIABLES = [
   'MAX_CONNECTIONS_PER_IP',
   'REQUEST_LOG',
   'GUEST_RETENTION_DAYS',
+  'ACCESS_LOG_RETENTION_DAYS',
   'LIVE_STREAMS_PER_USER',
   'LIVE_STREAMS_PER_HOTEL',
   'MAX_KEY_PAIRS_PER_HOTEL',
@@ -217,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits,
     shutdownTimeoutMs: parsePositive('SHUTDOWN_TIMEOUT_SECONDS', get('SHUTDOWN_TIMEOUT_SECONDS'), 20, 3600) * 1000,
     guestRetentionDays: parseRetentionDays(get('GUEST_RETENTION_DAYS')),
+    accessLogRetentionDays: parseAccessLogRetentionDays(get('ACCESS_LOG_RETENTION_DAYS')),
     webhookAllowPrivateNetworks: parseFlag('WEBHOOK_ALLOW_PRIVATE_NETWORKS', get('WEBHOOK_ALLOW_PRIVATE_NETWORKS'), false),
     maxKeyPairsPerHotel: parsePositive('MAX_KEY_PAIRS_PER_HOTEL', get('MAX_KEY_PAIRS_PER_HOTEL'), DEFAULT_MAX_KEY_PAIRS_PER_HOTEL, 1000),
     liveStreams: Object.freeze({

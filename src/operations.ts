@@ -19,7 +19,7 @@ import {
   TIME_ZONE_RULE,
 } from './domain/accounts.js';
 import { keyPairViews } from './keys/key-pairs.js';
-import { addStaffUser, deactivateStaffUser, listStaffUsers, setStaffPassword } from './staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, listStaffUsers, OPERATOR, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 
 // Operator use cases of the command line, by a hotel's slug. Where the dashboard does the
@@ -122,7 +122,7 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   const account = checkStaffAccount({ email, role, password });
   if (!account.ok) throw new OperationError('INVALID_ARGUMENT', ACCOUNT_RULE_WORDS[account.problem](email));
   try {
-    const user = await addStaffUser(db, hotel.id, { email, role, password });
+    const user = await addStaffUser(db, hotel.id, { email, role, password }, OPERATOR);
     return { userId: user.id, email: user.email, role: user.role };
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same
@@ -171,7 +171,7 @@ async function staffByEmail(db: Db, hotel: Hotel, email: string): Promise<staffR
 /** Deactivates the user (their sessions end); an operator may deactivate any user. */
 export async function deactivateStaff(db: Db, slug: string, email: string): Promise<{ userId: string; email: string; deactivatedAt: string }> {
   const hotel = await hotelBySlug(db, slug);
-  const user = await deactivateStaffUser(db, hotel.id, (await staffByEmail(db, hotel, email)).id, null);
+  const user = await deactivateStaffUser(db, hotel.id, (await staffByEmail(db, hotel, email)).id, OPERATOR);
   return { userId: user.id, email: user.email, deactivatedAt: user.deactivatedAt ?? '' };
 }
 

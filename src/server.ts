@@ -119,7 +119,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const metricsServer = metrics && config.metricsPort !== null ? await steps.run(listenMetrics(metrics, config.metricsPort, config.metricsHost, logger)) : null;
   if (metricsServer) steps.onFailure(() => closeListener(metricsServer));
   const portOf = (server: http.Server | null): number | null => (server ? (server.address() as AddressInfo).port : null);
-  const stopRetention = scheduleRetention(database.db, logger, config.guestRetentionDays);
+  const stopRetention = scheduleRetention(database.db, logger, { guests: config.guestRetentionDays, accessLog: config.accessLogRetentionDays });
   // Events written before a stop (or by another instance) are sent from now on.
   await steps.run(webhooks.start());
   logger.info(

@@ -130,17 +130,17 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
   program
     .command('purge')
     .description(
-      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, guests GUEST_RETENTION_DAYS)',
+      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, guests GUEST_RETENTION_DAYS, access trail ACCESS_LOG_RETENTION_DAYS)',
     )
     .action(async () => {
       const config = await configFromEnv();
       const { runRetention } = await import('../jobs/retention.js');
-      const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays));
+      const r = await withDb(config, (db) => runRetention(db, config.guestRetentionDays, Date.now(), config.accessLogRetentionDays));
       const guests =
         config.guestRetentionDays === null
           ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
           : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events and ${r.sessions} expired dashboard sessions`;
+      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events, ${r.sessions} expired dashboard sessions, ${r.accessLog} access entries and ${r.securityEvents} security events`;
       print(json(), r, `${purged}; ${guests}`);
     });
 

@@ -13,11 +13,15 @@ import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { roomAdminRoutes, roomRoutes } from './routes/rooms.js';
 import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { trailRoutes } from './routes/trail.js';
 import { guestRulesModule } from './guest-rules.js';
 import { packageRoot } from '../package-info.js';
 import { checkCsrf, checkDisplay, loadSession } from './session.js';
 import type { Db } from '../db/database.js';
 import type { DashboardDeps } from './deps.js';
+import type { StaffSession } from '../db/repositories/staff.repository.js';
+import { insertSecurityEvent } from '../db/repositories/security.repository.js';
+import { clientOf } from '../http/ip-limit.js';
 
 /** docs/dashboard.md: only this origin, no inline script or style, never framed. */
 const CONTENT_SECURITY_POLICY = {
@@ -107,10 +111,31 @@ function requireStaff(app: FastifyInstance, db: Db, role: 'any' | 'admin'): void
     const s = await loadSession(db, req);
     if (!s) throw new ApiError('NOT_AUTHENTICATED');
     req.staff = s;
-    checkCsrf(req, s);
+    await refusingCsrf(db, req, s);
     checkDisplay(req, s);
     if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
   });
+}
+
+/**
+ * checkCsrf, and a refusal of a signed-in session kept as a security event of its account
+ * (docs/dashboard.md, "Access trail"): whoever sent it, the cookie was that account's.
+ */
+async function refusingCsrf(db: Db, req: FastifyRequest, s: StaffSession): Promise<void> {
+  try {
+    checkCsrf(req, s);
+  } catch (err) {
+    const detail = { method: req.method, route: req.routeOptions.url ?? null };
+    await insertSecurityEvent(db, {
+      hotelId: s.hotel.id,
+      kind: 'csrf.refused',
+      actor: { type: 'anonymous' },
+      subjectUserId: s.user.id,
+      clientIp: clientOf(req),
+      detail,
+    });
+    throw err;
+  }
 }
 
 async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
@@ -129,5 +154,6 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     await admin.register(privacyRoutes, deps);
     await admin.register(webhookRoutes, deps);
     await admin.register(roomAdminRoutes, deps);
+    await admin.register(trailRoutes, deps);
   });
 }

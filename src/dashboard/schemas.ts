@@ -1,6 +1,7 @@
 import { Type, type Static, type TProperties, type TUnsafe } from '@sinclair/typebox';
 import { EMAIL_MAX, HOTEL_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, SLUG_PATTERN, SLUG_RULE, STAFF_ROLES, TIME_ZONE_RULE } from '../domain/accounts.js';
 import { ACTIVITY_ACTIONS } from '../db/repositories/activity.repository.js';
+import { ACCESS_ACTIONS, SECURITY_EVENT_KINDS } from '../db/repositories/security.repository.js';
 import { GuestDataSchema, GuestPatchSchema, NewGuestDataSchema, nullable } from '../domain/guest-schema.js';
 import { CHECKLIST_ITEMS } from '../pms/key-checklist.js';
 import { BOARD_GUEST_FIELDS } from './answers.js';
@@ -324,7 +325,62 @@ export const ErasureAnswer = Type.Object({
 
 /** GET /guests/:id/export: the guest's document (privacy/guest-privacy.ts exportGuest), sent as indented JSON text, not through the serializer. */
 export const GuestExportAnswer = Type.Unknown({
-  description: 'The export document: every stay of the guest, its room history, activity entries and request-log rows.',
+  description: 'The export document: every stay of the guest, its room history, activity entries, request-log rows and who in the hotel accessed its data.',
+});
+
+/** GET /access-trail (docs/dashboard.md, "Access trail"): by staff member, guest id and the hotel's day. */
+export const AccessTrailQuery = Type.Object(
+  {
+    staff: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    guest: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    day: Type.Optional(Type.String({ format: 'date', description: "YYYY-MM-DD: the hotel's day, in its time zone." })),
+    before: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const AccessTrailAnswer = Type.Object({
+  entries: Type.Array(
+    Type.Object({
+      id: Text,
+      at: Text,
+      action: Type.String({ description: `One of ${ACCESS_ACTIONS.join(', ')}.` }),
+      staff: Type.Object({ userId: Text, email: TextOrNull }),
+      clientIp: TextOrNull,
+      guestId: TextOrNull,
+      guestName: TextOrNull,
+      search: TextOrNull,
+    }),
+  ),
+  next: TextOrNull,
+});
+
+/** GET /security-events: by kind. */
+export const SecurityEventsQuery = Type.Object(
+  {
+    kind: Type.Optional(Type.Union(SECURITY_EVENT_KINDS.map((k) => Type.Literal(k)))),
+    before: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const SecurityEventsAnswer = Type.Object({
+  events: Type.Array(
+    Type.Object({
+      id: Text,
+      at: Text,
+      kind: Text,
+      actorType: Type.String({ description: 'staff, operator (the command line) or anonymous (a failed sign-in).' }),
+      actor: Type.Union([Type.Object({ userId: TextOrNull, email: TextOrNull }), Type.Null()]),
+      subject: Type.Union([Type.Object({ userId: Text, email: TextOrNull }), Type.Null()]),
+      keyPairId: TextOrNull,
+      clientIp: TextOrNull,
+      detail: Type.Unknown({ description: "What changed (never a secret, a password or a guest's data), or null." }),
+    }),
+  ),
+  next: TextOrNull,
 });
 
 export const RoomImportAnswer = Type.Object({ rooms: Count, added: Count, updated: Count, removed: Count });

@@ -556,6 +556,16 @@ const migrations: Record<string, Migration> = {
       await sql`create index security_events_hotel_time_idx on security_events (hotel_id, created_at)`.execute(db);
     },
   },
+  '0023_access_trail_indexes': {
+    async up(db: Kysely<unknown>) {
+      // The Access trail page's filters (by staff member, by kind of security event) and the
+      // retention purge across hotels by age (docs/dashboard.md, "Access trail").
+      await sql`create index access_log_staff_time_idx on access_log (hotel_id, staff_user_id, created_at)`.execute(db);
+      await sql`create index access_log_time_idx on access_log (created_at)`.execute(db);
+      await sql`create index security_events_kind_time_idx on security_events (hotel_id, kind, created_at)`.execute(db);
+      await sql`create index security_events_time_idx on security_events (created_at)`.execute(db);
+    },
+  },
 };
 
 /**

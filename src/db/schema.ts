@@ -252,7 +252,7 @@ interface RoomTable {
 }
 
 /** One view of a guest's personal data in the dashboard (docs/dashboard.md, "Access trail"). */
-export interface AccessLogTable {
+interface AccessLogTable {
   id: string;
   hotel_id: string;
   created_at: string;
@@ -266,7 +266,7 @@ export interface AccessLogTable {
 }
 
 /** A security event of a staff account or a key (docs/dashboard.md, "Access trail"). */
-export interface SecurityEventTable {
+interface SecurityEventTable {
   id: string;
   hotel_id: string;
   created_at: string;

@@ -8,6 +8,10 @@ import { purgeWebhookHistory } from '../db/repositories/webhook.repository.js';
 import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { purgeSessions } from '../db/repositories/staff.repository.js';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../dashboard/session.js';
+import { purgeAccessTrail } from '../db/repositories/access-trail.repository.js';
+import { DEFAULT_ACCESS_LOG_RETENTION_DAYS } from '../config.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** docs/pms-interface.md, "Request and activity logs": request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
@@ -21,15 +25,25 @@ export interface PurgeResult {
   webhookEvents: number;
   /** Dashboard sessions past their idle or absolute expiry (a user who never came back). */
   sessions: number;
+  /** Access entries older than ACCESS_LOG_RETENTION_DAYS (docs/dashboard.md, "Access trail"). */
+  accessLog: number;
+  /** Security events older than ACCESS_LOG_RETENTION_DAYS. */
+  securityEvents: number;
 }
 
 /**
  * Runs the retention jobs once (`innsync purge` and the periodic job): request log 90
  * days, idempotency records 24 hours, then guests checked out more than
  * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off), and
- * outgoing webhook events are kept 30 days, and expired dashboard sessions are deleted.
+ * outgoing webhook events are kept 30 days, expired dashboard sessions are deleted, and
+ * access entries and security events are kept `accessLogRetentionDays` (ACCESS_LOG_RETENTION_DAYS).
  */
-export async function runRetention(db: Db, guestRetentionDays: number | null, nowMs: number = Date.now()): Promise<PurgeResult> {
+export async function runRetention(
+  db: Db,
+  guestRetentionDays: number | null,
+  nowMs: number = Date.now(),
+  accessLogRetentionDays: number = DEFAULT_ACCESS_LOG_RETENTION_DAYS,
+): Promise<PurgeResult> {
   // PostgreSQL: the next days' request-log partitions exist before their first row (db/partitions.ts).
   await ensurePartitionsAhead(db, nowMs);
   const requestLog = await purgeRequestLog(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
@@ -37,13 +51,14 @@ export async function runRetention(db: Db, guestRetentionDays: number | null, no
   const guests = guestRetentionDays === null ? 0 : await anonymiseExpiredGuests(db, guestRetentionDays, nowMs);
   const webhookEvents = await purgeWebhookHistory(db, new Date(nowMs - WEBHOOK_HISTORY_MS).toISOString());
   const sessions = await purgeSessions(db, new Date(nowMs - SESSION_IDLE_MS).toISOString(), new Date(nowMs - SESSION_MAX_MS).toISOString());
-  return { requestLog, idempotency, guests, webhookEvents, sessions };
+  const trail = await purgeAccessTrail(db, new Date(nowMs - accessLogRetentionDays * DAY_MS).toISOString());
+  return { requestLog, idempotency, guests, webhookEvents, sessions, ...trail };
 }
 
 /** Runs the jobs now and then every `everyMs`; returns the stop function. */
-export function scheduleRetention(db: Db, log: Logger, guestRetentionDays: number | null, everyMs = 60 * 60 * 1000): () => void {
+export function scheduleRetention(db: Db, log: Logger, days: { guests: number | null; accessLog: number }, everyMs = 60 * 60 * 1000): () => void {
   const run = (): void => {
-    runRetention(db, guestRetentionDays)
+    runRetention(db, days.guests, Date.now(), days.accessLog)
       .then((r) => log.info(r, 'retention purge done'))
       .catch((err: unknown) => log.error({ err }, 'retention purge failed'));
   };

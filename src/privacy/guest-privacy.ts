@@ -19,6 +19,8 @@ import { ApiError } from '../errors.js';
 import { isDigestText, unpackBody } from '../pms/request-log-body.js';
 import { holderRef, refKey, type GuestRef } from '../pms/request-log-guests.js';
 import { redactStoredBody } from './request-log-redaction.js';
+import { insertAccessEntry, type AccessEntry } from '../db/repositories/security.repository.js';
+import { accessesOfGuests } from '../db/repositories/access-trail.repository.js';
 
 export type GuestSelector = { pmsGuestId: string } | { guestId: string };
 
@@ -71,13 +73,16 @@ export interface ErasureResult {
   erased: { guests: number; activity: number; idempotency: number; requestLog: number; webhookEvents: number };
 }
 
+/** The staff member who erased from the dashboard: their access entry commits with the erasure (docs/dashboard.md, "Access trail"). */
+type ErasureAccess = Pick<AccessEntry, 'hotelId' | 'staffUserId' | 'clientIp'>;
+
 /**
  * Art. 17: removes the guest's personal data from every stay with its pmsGuestId (or the
  * one receptionist stay), their activity entries, stored idempotent responses and the
  * request-log bodies that name it, and records one `guest.erased` entry without personal
  * data. Refused (409 GUEST_ACTIVE) while a stay is active; 404 when no stay matches.
  */
-export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelector, actor: Actor): Promise<ErasureResult> {
+export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelector, actor: Actor, access?: ErasureAccess): Promise<ErasureResult> {
   checkErasable(await repo.findStays(db, hotel.id, selector));
   // Long work (asLongWork): a stored sync answer that names the guest is megabytes to write back.
   const result = await asLongWork(() =>
@@ -94,6 +99,7 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
       const erased = { guests: stays.length, activity, idempotency, requestLog, webhookEvents };
       const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
       await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
+      if (access) await insertAccessEntry(trx, { ...access, action: 'guest.erased', guestId: subject, at: now });
       // The hotel's other systems hear it too, so they can erase the guest in turn: ids and counts, no personal data.
       await recordEvents(
         trx,
@@ -300,7 +306,9 @@ export async function exportGuest(db: Db, hotel: HotelRef, selector: GuestSelect
         })),
     });
   }
-  return { exportedAt: new Date().toISOString(), hotel: { slug: hotel.slug, name: hotel.name }, subject: selector, stays: out, requestLog };
+  // Who in the hotel saw the guest's data, and when: the staff member's e-mail and role, nothing else of theirs.
+  const accessedBy = await accessesOfGuests(db, hotel.id, ids);
+  return { exportedAt: new Date().toISOString(), hotel: { slug: hotel.slug, name: hotel.name }, subject: selector, stays: out, requestLog, accessedBy };
 }
 
 /**

@@ -6,6 +6,13 @@ import { checkStaffAccount, EMAIL_MAX, normalizeEmail, PASSWORD_MAX, PASSWORD_MI
 import { newId } from '../domain/ids.js';
 import { ApiError, fieldError, validationError, type FieldError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { insertSecurityEvent, type SecurityEvent } from '../db/repositories/security.repository.js';
+
+/** Who made a change to a staff account: a staff member with their address, or the operator's command line. */
+export type ChangedBy = Pick<SecurityEvent, 'actor' | 'clientIp'>;
+
+/** The command line's changes (docs/dashboard.md, "Access trail"). */
+export const OPERATOR: ChangedBy = { actor: { type: 'operator' }, clientIp: null };
 
 // Staff accounts as the dashboard and the command line manage them (docs/dashboard.md,
 // "Staff accounts and login"). Each use case runs in one transaction where it writes more
@@ -63,7 +70,8 @@ export type LoginOutcome =
   | { kind: 'ok'; user: staff.StaffUser; hotel: staff.SessionHotel }
   /** The password opens accounts at several hotels: log in again naming one of these. */
   | { kind: 'choose-hotel'; hotels: Array<{ slug: string; name: string }> }
-  | { kind: 'failed' };
+  /** `accounts`: the active accounts of the e-mail the password was tried on (none: no such account). */
+  | { kind: 'failed'; accounts: Array<{ userId: string; hotelId: string }> };
 
 /**
  * A login (docs/dashboard.md). E-mails are unique per hotel, so one e-mail may have an
@@ -91,7 +99,7 @@ export async function authenticateStaff(db: Db, email: string, password: string,
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 
   const [first] = opened;
-  if (!first) return { kind: 'failed' };
+  if (!first) return { kind: 'failed', accounts: accounts.map((a) => ({ userId: a.user.id, hotelId: a.hotel.id })) };
   if (opened.length === 1) return { kind: 'ok', user: first.user, hotel: first.hotel };
   return { kind: 'choose-hotel', hotels: opened.map((a) => ({ slug: a.hotel.slug, name: a.hotel.name })) };
 }
@@ -122,18 +130,16 @@ function accountRuleError(problem: 'role' | 'email' | 'password', password: stri
  * the account rules of domain/accounts.ts (checkStaffAccount; a broken one is 422 naming its
  * field), the e-mail stored trimmed and in lower case, the password as an scrypt hash.
  */
-export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: string; password: string }): Promise<staff.StaffUser> {
+export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: string; password: string }, by: ChangedBy): Promise<staff.StaffUser> {
   const account = checkStaffAccount(input);
   if (!account.ok) throw validationError([accountRuleError(account.problem, input.password)]);
   const passwordHash = await hashPassword(input.password);
   try {
-    return await staff.insertUser(db, {
-      id: newId('user'),
-      hotelId,
-      email: account.email,
-      role: account.role,
-      passwordHash,
-      now: new Date().toISOString(),
+    return await db.transaction().execute(async (trx) => {
+      const now = new Date().toISOString();
+      const user = await staff.insertUser(trx, { id: newId('user'), hotelId, email: account.email, role: account.role, passwordHash, now });
+      await insertSecurityEvent(trx, { hotelId, kind: 'staff.added', ...by, subjectUserId: user.id, detail: { role: user.role }, at: now });
+      return user;
     });
   } catch (err) {
     // (email, hotel_id) is unique (migration 0005): the same e-mail at another hotel is a
@@ -146,14 +152,15 @@ export async function addStaffUser(db: Db, hotelId: string, input: { email: stri
   }
 }
 
-/** Deactivates a user of the hotel and ends their sessions; never the acting admin (null: an operator). */
-export async function deactivateStaffUser(db: Db, hotelId: string, userId: string, actingUserId: string | null): Promise<staff.StaffUser> {
-  if (userId === actingUserId) throw new ApiError('CANNOT_DEACTIVATE_SELF');
+/** Deactivates a user of the hotel and ends their sessions; never the acting admin. */
+export async function deactivateStaffUser(db: Db, hotelId: string, userId: string, by: ChangedBy): Promise<staff.StaffUser> {
+  if (by.actor.type === 'staff' && userId === by.actor.userId) throw new ApiError('CANNOT_DEACTIVATE_SELF');
   return db.transaction().execute(async (trx) => {
     const user = await staff.findUser(trx, hotelId, userId);
     if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
     const now = new Date().toISOString();
     await staff.deactivateUser(trx, hotelId, user.id, now);
+    if (user.deactivatedAt === null) await insertSecurityEvent(trx, { hotelId, kind: 'staff.deactivated', ...by, subjectUserId: user.id, at: now });
     return { ...user, deactivatedAt: user.deactivatedAt ?? now };
   });
 }

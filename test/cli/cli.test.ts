@@ -473,9 +473,47 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       ])
       .execute();
 
+    // The access trail (ACCESS_LOG_RETENTION_DAYS, default 365 days): one entry and one security event past it, one of each within it.
+    const trailRow = (id: string, at: number) => ({
+      id,
+      hotel_id: hotel.id,
+      created_at: iso(at),
+      staff_user_id: user.userId,
+      client_ip: '127.0.0.1',
+      action: 'guest.viewed',
+      guest_id: 'gst_x',
+      search: null,
+    });
+    await db()
+      .insertInto('access_log')
+      .values([trailRow('acc_old', -366 * day), trailRow('acc_kept', -364 * day)])
+      .execute();
+    const eventRow = (id: string, at: number) => ({
+      id,
+      hotel_id: hotel.id,
+      created_at: iso(at),
+      kind: 'login.failed',
+      actor_type: 'anonymous' as const,
+      actor_id: null,
+      subject_user_id: user.userId,
+      subject_key_pair_id: null,
+      client_ip: '127.0.0.1',
+      detail: null,
+    });
+    await db()
+      .insertInto('security_events')
+      .values([eventRow('sec_old', -366 * day), eventRow('sec_kept', -364 * day)])
+      .execute();
+    // Adding the user (the command line's use case) was itself recorded, by the operator.
+    const added = await db().selectFrom('security_events').selectAll().where('hotel_id', '=', hotel.id).where('kind', '=', 'staff.added').execute();
+    expect(added).toMatchObject([{ actor_type: 'operator', actor_id: null, subject_user_id: user.userId, client_ip: null }]);
+
     const r = await cli(['purge', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0, sessions: 2 });
+    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0, sessions: 2, accessLog: 1, securityEvents: 1 });
+    expect((await db().selectFrom('access_log').select('id').where('hotel_id', '=', hotel.id).execute()).map((x) => x.id)).toEqual(['acc_kept']);
+    const events = await db().selectFrom('security_events').select('id').where('hotel_id', '=', hotel.id).where('kind', '=', 'login.failed').execute();
+    expect(events.map((x) => x.id)).toEqual(['sec_kept']);
     const sessions = await db().selectFrom('staff_sessions').select('id').where('hotel_id', '=', hotel.id).orderBy('id').execute();
     expect(sessions.map((s) => s.id)).toEqual(['s-display', 's-live']);
 
@@ -486,7 +524,15 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     );
     expect(keys).toEqual(['alive']);
 
-    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({ requestLog: 0, idempotency: 0, guests: 0, webhookEvents: 0, sessions: 0 });
+    expect(parseJsonOutput(await cli(['purge', '--json']))).toEqual({
+      requestLog: 0,
+      idempotency: 0,
+      guests: 0,
+      webhookEvents: 0,
+      sessions: 0,
+      accessLog: 0,
+      securityEvents: 0,
+    });
   });
 
   it('`purge` without --json prints text for people and exits 0', async () => {

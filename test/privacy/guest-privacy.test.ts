@@ -310,7 +310,15 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
 
     const r = await runCli(['purge', '--json'], { env: { ...env, GUEST_RETENTION_DAYS: '0' } });
     const result = parseJsonOutput(r);
-    expect(result).toEqual({ requestLog: expect.any(Number), idempotency: expect.any(Number), guests: 1, webhookEvents: 0, sessions: expect.any(Number) });
+    expect(result).toEqual({
+      requestLog: expect.any(Number),
+      idempotency: expect.any(Number),
+      guests: 1,
+      webhookEvents: 0,
+      sessions: expect.any(Number),
+      accessLog: 0,
+      securityEvents: 0,
+    });
     const page = (await admin.get(`/guests/${id}`)).body;
     expect(page.guest).toMatchObject({
       firstName: null,

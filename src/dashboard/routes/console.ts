@@ -22,6 +22,7 @@ import {
 } from '../schemas.js';
 import { nextCursor, parseCursor } from '../cursor.js';
 import { sessionOf } from '../session.js';
+import { recordRequestBodyAccess } from '../access-trail.js';
 
 /** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
 const existingTimes: Refinement = (q) =>
@@ -83,6 +84,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   app.get('/requests/:id', { schema: { ...hidden, params: IdParams, response: { 200: RequestAnswer } } }, async (req) => {
     const row = await findHotelRequest(db, sessionOf(req).hotel, req.params.id);
     if (!row) throw new ApiError('RECORD_NOT_FOUND', { message: 'No request with this id in your hotel.' });
+    await recordRequestBodyAccess(db, req, row);
     return { request: row };
   });
 };

@@ -4,6 +4,7 @@ import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
+import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
 import { refined, type Refinement } from '../../http/validation.js';
 import { countLoginAttempt } from '../../rate-limit/login.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
@@ -72,8 +73,19 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
       });
     }
     const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
-    // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail.
-    if (outcome.kind === 'failed') throw new ApiError('LOGIN_FAILED');
+    // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail;
+    // kept as an entry of each account it was tried on (docs/dashboard.md, "Access trail").
+    if (outcome.kind === 'failed') {
+      for (const a of outcome.accounts)
+        await insertSecurityEvent(db, {
+          hotelId: a.hotelId,
+          kind: 'login.failed',
+          actor: { type: 'anonymous' },
+          subjectUserId: a.userId,
+          clientIp: clientOf(req),
+        });
+      throw new ApiError('LOGIN_FAILED');
+    }
     // The password was right (one account, or several to choose from): not a failure.
     await attempt.takeBack();
     // The same e-mail and password at several hotels: the form asks which, and sends the

@@ -3,6 +3,7 @@ import { eraseGuest, exportGuest } from '../../privacy/guest-privacy.js';
 import type { DashboardDeps } from '../deps.js';
 import { ErasureAnswer, GuestExportAnswer, IdParams } from '../schemas.js';
 import { sessionOf, staffActor } from '../session.js';
+import { accessBy, recordAccess } from '../access-trail.js';
 
 /**
  * A guest's personal data, for admins (README.md, Personal data): "Export personal data" (Art. 15) as a
@@ -12,6 +13,7 @@ export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   app.get('/guests/:id/export', { schema: { hide: true, params: IdParams, response: { 200: GuestExportAnswer } } }, async (req, reply) => {
     const s = sessionOf(req);
     const doc = await exportGuest(db, s.hotel, { guestId: req.params.id });
+    await recordAccess(db, req, { action: 'guest.exported', guestId: req.params.id });
     req.log.info({ userId: s.user.id, guestId: req.params.id }, 'guest data exported');
     return reply
       .header('content-disposition', `attachment; filename="guest-${req.params.id.replace(/[^A-Za-z0-9_-]/g, '')}.json"`)
@@ -23,7 +25,7 @@ export const privacyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     const s = sessionOf(req);
     // Rows of requests answered in the last moments are still queued: written first, so the erasure finds them.
     await requestLog?.flush(true);
-    const result = await eraseGuest(db, s.hotel, { guestId: req.params.id }, staffActor(s));
+    const result = await eraseGuest(db, s.hotel, { guestId: req.params.id }, staffActor(s), accessBy(req));
     req.log.info({ userId: s.user.id, guestId: req.params.id, erased: result.erased }, 'guest personal data erased');
     return result;
   });

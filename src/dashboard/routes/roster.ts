@@ -23,6 +23,7 @@ import {
 import { boardGuestView, guestView } from '../answers.js';
 import { nextCursor, parseCursor } from '../cursor.js';
 import { sessionOf, staffActor } from '../session.js';
+import { recordAccess } from '../access-trail.js';
 
 // The walk-in and edit forms get the PMS API's cross-field rules (trimmed room, date order).
 const guestFields: Refinement = (b) => refineGuestFields(b);
@@ -53,7 +54,9 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
   app.get('/guests/:id', { schema: { ...hidden, params: IdParams, response: { 200: GuestDetailAnswer } } }, async (req) => {
     const g = await findGuestById(db, sessionOf(req).hotel.id, req.params.id);
     if (!g) throw new ApiError('RECORD_NOT_FOUND', { message: 'No guest with this id in your hotel.' });
-    return { guest: guestView(g), rooms: await listRoomHistory(db, sessionOf(req).hotel.id, g.id) };
+    const rooms = await listRoomHistory(db, sessionOf(req).hotel.id, g.id);
+    await recordAccess(db, req, { action: 'guest.viewed', guestId: g.id });
+    return { guest: guestView(g), rooms };
   });
 
   app.post('/guests', { schema: { ...hidden, body: refined(WalkInBody, guestFields), response: { 201: GuestAnswer } } }, async (req, reply) => {
@@ -88,13 +91,10 @@ export const activityRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (a
   app.get('/activity', { schema: { ...hidden, querystring: ActivityQuery, response: { 200: ActivityAnswer } } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
-    const rows = await listActivity(db, sessionOf(req).hotel.id, {
-      actorType: q.actorType,
-      action: q.action,
-      guest: q.guest?.trim() || undefined,
-      before: parseCursor(q.before),
-      limit,
-    });
+    const guest = q.guest?.trim() || undefined;
+    const rows = await listActivity(db, sessionOf(req).hotel.id, { actorType: q.actorType, action: q.action, guest, before: parseCursor(q.before), limit });
+    // A search that showed guests' names is an access (docs/dashboard.md, "Access trail"): one entry, its text.
+    if (guest !== undefined && rows.some((r) => r.guestName !== null)) await recordAccess(db, req, { action: 'guest.searched', search: guest });
     const entries = rows.map((r) => ({
       id: r.id,
       at: r.at,

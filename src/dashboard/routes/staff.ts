@@ -1,9 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { addStaffUser, deactivateStaffUser, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, listStaffUsers, staffUserView, type ChangedBy } from '../../staff/staff-service.js';
 import type { DashboardDeps } from '../deps.js';
 import { HotelSettingsAnswer, HotelSettingsBody, IdParams, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { sessionOf } from '../session.js';
+import { clientOf } from '../../http/ip-limit.js';
+import type { FastifyRequest } from 'fastify';
+
+/** The signed-in admin who changes an account, with their address (docs/dashboard.md, "Access trail"). */
+function changedBy(req: FastifyRequest): ChangedBy {
+  return { actor: { type: 'staff', userId: sessionOf(req).user.id }, clientIp: clientOf(req) };
+}
 
 /** The hotel's staff accounts, for admins. */
 export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
@@ -13,7 +20,7 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   app.get('/users', { schema: { ...hidden, response: { 200: UsersAnswer } } }, async (req) => ({ users: await listStaffUsers(db, sessionOf(req).hotel.id) }));
 
   app.post('/users', { schema: { ...hidden, body: UserBody, response: { 201: UserAnswer } } }, async (req, reply) => {
-    const user = await addStaffUser(db, sessionOf(req).hotel.id, req.body);
+    const user = await addStaffUser(db, sessionOf(req).hotel.id, req.body, changedBy(req));
     return reply.code(201).send({ user: staffUserView(user) });
   });
 
@@ -26,7 +33,7 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
 
   app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams, response: { 200: UserAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, s.user.id);
+    const user = await deactivateStaffUser(db, s.hotel.id, req.params.id, changedBy(req));
     // Their open live streams end with their sessions.
     deps.streams.endUser(user.id);
     return { user: staffUserView(user) };

@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import type { DbOrTrx } from '../db/database.js';
+import { guestIdsNamed, insertAccessEntries } from '../db/repositories/access-trail.repository.js';
+import { insertAccessEntry, type AccessAction, type AccessEntry } from '../db/repositories/security.repository.js';
+import { clientOf } from '../http/ip-limit.js';
+import { guestRefs } from '../pms/request-log-guests.js';
+import { sessionOf } from './session.js';
+
+// docs/dashboard.md, "Access trail": each view of a guest's personal data in the dashboard
+// is one row, written with the answer (one insert), for admins and receptionists alike.
+
+/** Who saw it, when and from where: the signed-in staff member of the request. */
+export function accessBy(req: FastifyRequest): Pick<AccessEntry, 'hotelId' | 'staffUserId' | 'clientIp'> {
+  const s = sessionOf(req);
+  return { hotelId: s.hotel.id, staffUserId: s.user.id, clientIp: clientOf(req) };
+}
+
+/** One access entry of this request's staff member: a guest's data, or a search's text. */
+export async function recordAccess(
+  db: DbOrTrx,
+  req: FastifyRequest,
+  what: { action: AccessAction; guestId?: string | null; search?: string | null },
+): Promise<void> {
+  await insertAccessEntry(db, { ...accessBy(req), ...what });
+}
+
+/** The most guests one request-log body's entries name (a sync's body can name a whole hotel). */
+const MAX_GUESTS_PER_BODY = 500;
+
+/**
+ * A request-log row's bodies as staff read them: one entry per guest of the hotel they name
+ * (by guest id or PMS guest id, pms/request-log-guests.ts), in one insert. A test-mode
+ * request's bodies are the test key's sandbox, no real guest's: no entry.
+ */
+export async function recordRequestBodyAccess(
+  db: DbOrTrx,
+  req: FastifyRequest,
+  row: { mode: string | null; requestBody: string | null; responseBody: string | null },
+): Promise<void> {
+  if (row.mode === 'test') return;
+  const refs = guestRefs([row.requestBody, row.responseBody]);
+  const named = {
+    guestIds: refs.filter((r) => r.kind === 'guest').map((r) => r.ref),
+    pmsGuestIds: refs.filter((r) => r.kind === 'pms').map((r) => r.ref),
+  };
+  const by = accessBy(req);
+  const ids = await guestIdsNamed(db, by.hotelId, named, MAX_GUESTS_PER_BODY);
+  await insertAccessEntries(
+    db,
+    ids.map((guestId) => ({ ...by, action: 'request_log.viewed' as const, guestId })),
+  );
+}
