@@ -266,6 +266,10 @@ describe('accessibility of every page (axe-core)', () => {
     await open(page, '#/webhooks', '.table-deliveries tr[data-delivery-id]');
     await expect.poll(() => page.locator('.deliveries .loading').count()).toBe(0);
     found.push(...(await audit(page, 'webhooks')));
+    // The guest pages above were views: the access trail lists them.
+    await open(page, '#/access-trail', '.access-list .trail-entry');
+    await page.locator('.security-list .trail-entry').first().waitFor();
+    found.push(...(await audit(page, 'access trail')));
   }
 
   /** The Rooms page and the board as a room rack; the room list is emptied again after (the next variant's board has none). */

@@ -18,6 +18,7 @@ import { requestsView } from './views/requests.js';
 import { staffView } from './views/staff.js';
 import { webhooksView } from './views/webhooks.js';
 import { roomsView } from './views/rooms.js';
+import { accessTrailView } from './views/access-trail.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -35,6 +36,7 @@ const ROUTES = [
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
+  { pattern: /^\/access-trail$/, view: accessTrailView, admin: true, nav: '#/access-trail' },
 ];
 
 const NAV = [
@@ -47,6 +49,7 @@ const NAV = [
   ['#/staff', tk('Staff'), 'admin'],
   ['#/webhooks', tk('Webhooks'), 'admin'],
   ['#/rooms', tk('Rooms'), 'admin'],
+  ['#/access-trail', tk('Access trail'), 'admin'],
 ];
 
 const ROLES = { admin: tk('admin'), receptionist: tk('receptionist') };
