@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { boardGuestView, guestView, sessionView } from '../../src/dashboard/answers.js';
 import {
+  AccessTrailAnswer,
   ActivityAnswer,
   DeliveriesAnswer,
   EndpointSecretAnswer,
@@ -10,6 +11,7 @@ import {
   GuestEditAnswer,
   GuestsAnswer,
   RequestAnswer,
+  SecurityEventsAnswer,
   SessionAnswer,
   UsersAnswer,
   WebhooksAnswer,
@@ -120,6 +122,40 @@ describe('the dashboard API answers, as their schemas write them', () => {
         entry('system', null, null),
       ],
       next: 'x~act_1',
+    });
+  });
+
+  it('access entries (a guest seen, a search) and security events (staff, operator, anonymous; any detail)', async () => {
+    // In the order routes/trail.ts writes the members.
+    const access = (guestId: string | null, guestName: string | null, search: string | null) => ({
+      id: 'acc_1',
+      at: 'x',
+      action: search === null ? 'guest.viewed' : 'guest.searched',
+      staff: { userId: 'usr_1', email: null },
+      clientIp: '127.0.0.1',
+      guestId,
+      guestName,
+      search,
+    });
+    await expectAsJson(AccessTrailAnswer, { entries: [access('gst_1', 'Lovelace, Ada', null), access(null, null, 'Love')], next: null });
+    const event = (actorType: string, actor: unknown, subject: unknown, detail: unknown) => ({
+      id: 'sec_1',
+      at: 'x',
+      kind: 'staff.added',
+      actorType,
+      actor,
+      subject,
+      keyPairId: null,
+      clientIp: null,
+      detail,
+    });
+    await expectAsJson(SecurityEventsAnswer, {
+      events: [
+        event('staff', { userId: 'usr_1', email: 'admin@example.org' }, { userId: 'usr_2', email: null }, { role: 'admin' }),
+        event('operator', null, null, null),
+        event('anonymous', null, { userId: 'usr_2', email: 'desk@example.org' }, { method: 'POST', route: '/dashboard/api/guests' }),
+      ],
+      next: 'x~sec_1',
     });
   });
 
