@@ -42,6 +42,8 @@ const HOTEL_KEY: Record<string, string[]> = {
   webhook_endpoints: ['hotel_id'],
   webhook_events: ['hotel_id'],
   rooms: ['hotel_id'],
+  access_log: ['hotel_id'],
+  security_events: ['hotel_id'],
   // No hotel_id: owned through a parent (TODO schema: add hotel_id to co-locate them).
   idempotency_records: ['api_key_id'], // api_keys.id
   key_checklist: ['pair_id'], // api_keys.pair_id
@@ -210,6 +212,11 @@ const FLEET_WIDE: Array<{ name: string; reason: string; match: RegExp }> = [
     reason: 'sessions past their idle or absolute expiry are deleted across hotels',
     match: /^delete from "staff_sessions" where \(\("last_seen_at" < /,
   },
+  {
+    name: 'retention: the access trail',
+    reason: 'access entries and security events past ACCESS_LOG_RETENTION_DAYS are found by created_at across hotels, a batch at a time (db/batches.ts)',
+    match: /^delete from "(access_log|security_events)" where "id" in \(select "id" from "(access_log|security_events)" where "created_at" < /,
+  },
   // The webhook dispatcher: one queue for the fleet (webhooks/dispatcher.ts, db/repositories/webhook.repository.ts).
   {
     name: 'dispatcher: anything due',
@@ -355,8 +362,9 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
       await ok(t.post(`${pmsBase(otherSlug)}/guests/checkin`, guest({ roomNumber: '101' }), { key: other.live }));
 
       // The dashboard: an admin and a receptionist.
-      await addStaffUser(db, t.slug, 'admin@partition.example', 'admin');
-      const admin = await DashboardClient.loggedIn(t, 'admin@partition.example');
+      const adminEmail = 'admin@partition.example';
+      const adminId = (await addStaffUser(db, t.slug, adminEmail, 'admin')).id;
+      const admin = await DashboardClient.loggedIn(t, adminEmail);
       await ok(admin.get('/session'));
       const board = await ok(admin.get('/guests'));
       const ids = (board.body.guests as Array<{ id: string }>).map((g) => g.id);
@@ -431,6 +439,11 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
       await ok(admin.post(`/guests/${bobRow.id}/erase`, {}));
       await exportGuest(db, hotel, { guestId: walkInId });
       await eraseGuest(db, hotel, { guestId: walkInId }, { type: 'system', id: null, mode: null });
+      // The access trail and the security events (a failed sign-in of the admin's account), each filter.
+      expect((await new DashboardClient(t).login(adminEmail, 'not-the-password')).status).toBe(401);
+      await ok(admin.get(`/access-trail?staff=${adminId}&guest=${bobRow.id}&day=2026-11-27`));
+      await ok(admin.get('/access-trail?limit=1'));
+      await ok(admin.get('/security-events?kind=login.failed'));
       await ok(admin.post('/logout'));
 
       // The operator's commands (src/cli: the same functions the innsync command calls).

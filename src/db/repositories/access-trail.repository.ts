@@ -41,7 +41,7 @@ export interface AccessView {
 export async function listAccessEntries(db: DbOrTrx, hotelId: string, f: AccessFilter): Promise<AccessView[]> {
   let q = db
     .selectFrom('access_log')
-    .leftJoin('staff_users', 'staff_users.id', 'access_log.staff_user_id')
+    .leftJoin('staff_users', (j) => j.onRef('staff_users.id', '=', 'access_log.staff_user_id').onRef('staff_users.hotel_id', '=', 'access_log.hotel_id'))
     .leftJoin('guests', (j) => j.onRef('guests.id', '=', 'access_log.guest_id').onRef('guests.hotel_id', '=', 'access_log.hotel_id'))
     .select([
       'access_log.id',
@@ -102,8 +102,15 @@ export interface SecurityEventView {
 export async function listSecurityEvents(db: DbOrTrx, hotelId: string, f: SecurityFilter): Promise<SecurityEventView[]> {
   let q = db
     .selectFrom('security_events')
-    .leftJoin('staff_users as actor', (j) => j.onRef('actor.id', '=', 'security_events.actor_id').on('security_events.actor_type', '=', 'staff'))
-    .leftJoin('staff_users as subject', 'subject.id', 'security_events.subject_user_id')
+    .leftJoin('staff_users as actor', (j) =>
+      j
+        .onRef('actor.id', '=', 'security_events.actor_id')
+        .onRef('actor.hotel_id', '=', 'security_events.hotel_id')
+        .on('security_events.actor_type', '=', 'staff'),
+    )
+    .leftJoin('staff_users as subject', (j) =>
+      j.onRef('subject.id', '=', 'security_events.subject_user_id').onRef('subject.hotel_id', '=', 'security_events.hotel_id'),
+    )
     .select([
       'security_events.id',
       'security_events.created_at',
@@ -150,7 +157,7 @@ export async function accessesOfGuests(
   if (guestIds.length === 0) return [];
   const rows = await db
     .selectFrom('access_log')
-    .leftJoin('staff_users', 'staff_users.id', 'access_log.staff_user_id')
+    .leftJoin('staff_users', (j) => j.onRef('staff_users.id', '=', 'access_log.staff_user_id').onRef('staff_users.hotel_id', '=', 'access_log.hotel_id'))
     .select(['access_log.created_at', 'access_log.action', 'access_log.guest_id', 'staff_users.email', 'staff_users.role'])
     .where('access_log.hotel_id', '=', hotelId)
     .where('access_log.guest_id', 'in', guestIds)
