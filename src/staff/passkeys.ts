@@ -23,7 +23,7 @@ import { verifyPassword } from './passwords.js';
 // any instance can answer the browser's reply, and is taken once.
 
 /** How long a registration's or sign-in's challenge may be answered. */
-export const CHALLENGE_MS = 5 * 60_000;
+const CHALLENGE_MS = 5 * 60_000;
 
 /** Where the dashboard is served: the relying party's id (its host name) and the origin the browser must report. */
 export interface RelyingParty {

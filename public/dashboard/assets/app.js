@@ -18,6 +18,7 @@ import { requestsView } from './views/requests.js';
 import { staffView } from './views/staff.js';
 import { webhooksView } from './views/webhooks.js';
 import { roomsView } from './views/rooms.js';
+import { accountView } from './views/account.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -35,6 +36,8 @@ const ROUTES = [
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
+  // The user's own account; a front-desk display never shows it (renderRoute).
+  { pattern: /^\/account$/, view: accountView },
 ];
 
 const NAV = [
@@ -210,6 +213,9 @@ function renderHeader(route) {
   const links = shown.map(([href, text]) => h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))));
   const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
+  const account = session.display
+    ? null
+    : h('a', { href: '#/account', class: 'btn btn-quiet', 'aria-current': route.view === accountView ? 'page' : null }, t('My account'));
   replaceChildren(
     header,
     h(
@@ -237,6 +243,7 @@ function renderHeader(route) {
                 ),
               ],
         ),
+        account,
         logout,
       ),
     ),
