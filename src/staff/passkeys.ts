@@ -174,7 +174,8 @@ export async function registerPasskey(
 export async function removePasskey(db: Db, actor: PasskeyActor, passkeyId: string): Promise<string[]> {
   const s = actor.session;
   return runTransaction(db, async (trx) => {
-    if ((await passkeys.passkeysOnly(trx, s.hotel.id, s.user.id)) && (await passkeys.countPasskeys(trx, s.user.id)) <= 1) throw new ApiError('LAST_PASSKEY');
+    if ((await passkeys.passkeysOnly(trx, s.hotel.id, s.user.id)) && (await passkeys.listPasskeys(trx, s.hotel.id, s.user.id)).length <= 1)
+      throw new ApiError('LAST_PASSKEY');
     if (!(await passkeys.deletePasskey(trx, s.hotel.id, s.user.id, passkeyId)))
       throw new ApiError('RECORD_NOT_FOUND', { message: 'You have no passkey with this id.' });
     return recordChange(trx, actor, 'factor.removed', { factor: 'passkey' });
@@ -214,7 +215,7 @@ export async function authenticatePasskey(
 ): Promise<{ user: staff.StaffUser; hotel: staff.SessionHotel; passkeyId: string }> {
   const challenge = await takeChallenge(db, response.response.clientDataJSON, 'login', null);
   const passkey = await passkeys.findPasskeyByCredential(db, response.id);
-  const account = passkey ? await passkeys.findPasskeyAccount(db, passkey.userId) : null;
+  const account = passkey ? await passkeys.findPasskeyAccount(db, passkey.hotelId, passkey.userId) : null;
   if (!passkey || !account) throw new ApiError('PASSKEY_INVALID');
   // The authenticator's user handle, when it sends one, is the account's id (registrationOptions).
   const handle = response.response.userHandle;
@@ -228,6 +229,6 @@ export async function authenticatePasskey(
     requireUserVerification: true,
   }).catch(() => ({ verified: false as const }));
   if (!result.verified) throw new ApiError('PASSKEY_INVALID');
-  await passkeys.markPasskeyUsed(db, passkey.id, result.authenticationInfo.newCounter, new Date().toISOString());
+  await passkeys.markPasskeyUsed(db, passkey, result.authenticationInfo.newCounter, new Date().toISOString());
   return { ...account, passkeyId: passkey.id };
 }

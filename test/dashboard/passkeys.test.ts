@@ -126,6 +126,14 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     expect([res.status, res.body.code]).toEqual([400, 'PASSKEY_INVALID']);
   });
 
+  it('a deactivated user’s passkey signs in no more (PASSKEY_INVALID)', async () => {
+    const { id, client } = await newUser();
+    const { passkey } = await register(client);
+    await db().updateTable('staff_users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', id).execute();
+    const res = await signIn(getAssertion(passkey, await signInOptions(), origin()));
+    expect([res.status, res.body.code]).toEqual([400, 'PASSKEY_INVALID']);
+  });
+
   it('My account routes need a session (401) and the CSRF token; the password entered again must be right (403 PASSWORD_INCORRECT)', async () => {
     for (const [method, path] of [
       ['GET', '/account/passkeys'],

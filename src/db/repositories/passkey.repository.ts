@@ -80,6 +80,7 @@ export async function listPasskeys(db: DbOrTrx, hotelId: string, userId: string)
   return rows.map(toPasskey);
 }
 
+/** How many passkeys the user has (user ids are unique across hotels). */
 export async function countPasskeys(db: DbOrTrx, userId: string): Promise<number> {
   const r = await db
     .selectFrom('staff_passkeys')
@@ -89,14 +90,14 @@ export async function countPasskeys(db: DbOrTrx, userId: string): Promise<number
   return Number(r.n);
 }
 
-/** The passkey with this credential id, of whichever user and hotel holds it. */
+/** The passkey with this credential id, of whichever user and hotel holds it: a sign-in's one lookup across hotels, as a login's by e-mail. */
 export async function findPasskeyByCredential(db: DbOrTrx, credentialId: string): Promise<Passkey | null> {
   const r = await db.selectFrom('staff_passkeys').select(COLUMNS).where('credential_id', '=', credentialId).executeTakeFirst();
   return r ? toPasskey(r) : null;
 }
 
 /** The active user a passkey belongs to, and their hotel; null when the user is deactivated. */
-export async function findPasskeyAccount(db: DbOrTrx, userId: string): Promise<{ user: StaffUser; hotel: SessionHotel } | null> {
+export async function findPasskeyAccount(db: DbOrTrx, hotelId: string, userId: string): Promise<{ user: StaffUser; hotel: SessionHotel } | null> {
   const r = await db
     .selectFrom('staff_users')
     .innerJoin('hotels', 'hotels.id', 'staff_users.hotel_id')
@@ -110,6 +111,7 @@ export async function findPasskeyAccount(db: DbOrTrx, userId: string): Promise<{
       'hotels.name',
       'hotels.time_zone',
     ])
+    .where('staff_users.hotel_id', '=', hotelId)
     .where('staff_users.id', '=', userId)
     .where('staff_users.deactivated_at', 'is', null)
     .executeTakeFirst();
@@ -127,8 +129,8 @@ export async function deletePasskey(db: DbOrTrx, hotelId: string, userId: string
 }
 
 /** After a sign-in: the authenticator's new counter and the time. */
-export async function markPasskeyUsed(db: DbOrTrx, id: string, counter: number, now: string): Promise<void> {
-  await db.updateTable('staff_passkeys').set({ counter, last_used_at: now }).where('id', '=', id).execute();
+export async function markPasskeyUsed(db: DbOrTrx, p: { hotelId: string; id: string }, counter: number, now: string): Promise<void> {
+  await db.updateTable('staff_passkeys').set({ counter, last_used_at: now }).where('hotel_id', '=', p.hotelId).where('id', '=', p.id).execute();
 }
 
 export async function passkeysOnly(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {

@@ -69,7 +69,15 @@ export async function findLoginAccounts(db: DbOrTrx, email: string, opts: { hote
       'hotels.time_zone',
       'staff_users.passkeys_only',
       (eb) =>
-        eb.exists(eb.selectFrom('staff_passkeys').select('staff_passkeys.id').whereRef('staff_passkeys.user_id', '=', 'staff_users.id')).as('has_passkey'),
+        eb
+          .exists(
+            eb
+              .selectFrom('staff_passkeys')
+              .select('staff_passkeys.id')
+              .whereRef('staff_passkeys.hotel_id', '=', 'staff_users.hotel_id')
+              .whereRef('staff_passkeys.user_id', '=', 'staff_users.id'),
+          )
+          .as('has_passkey'),
     ])
     .where('staff_users.email', '=', email)
     .where('staff_users.deactivated_at', 'is', null);

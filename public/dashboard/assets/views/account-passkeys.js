@@ -67,7 +67,8 @@ function passkeyActions(store, part, view) {
         run: () => store.add(name, view.password()),
         done: (p) => t('Passkey “{name}” added. Your other sessions were signed out.', { name: p?.name ?? name }),
         after: async () => {
-          form.reset();
+          clearPassword();
+          form.elements.namedItem('name').value = t('Passkey');
           await view.load();
         },
         failed: t('Could not add the passkey'),
