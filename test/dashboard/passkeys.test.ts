@@ -1,8 +1,16 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import type { Db } from '../../src/db/database.js';
+import { createHotel } from '../../src/operations.js';
+import { startServer, type RunningServer } from '../../src/server.js';
 import { userHasPasskey } from '../../src/staff/passkeys.js';
 import { addStaffUser, DashboardClient, DASHBOARD_API, send, STAFF_PASSWORD, type DashboardResponse } from '../support/dashboard-client.js';
-import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+import { createTestStorage, databaseEnv, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { createCredential, getAssertion, type SoftPasskey } from '../support/soft-authenticator.js';
 
 // docs/dashboard.md, "Passkeys": registration and sign-in through real HTTPS requests on
@@ -203,5 +211,57 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     const off = await viaPasskey.post('/account/passkeys-only', { passkeysOnly: false });
     expect([off.status, off.body]).toEqual([200, { passkeysOnly: false }]);
     expect((await new DashboardClient(t).login(email)).status).toBe(200);
+  });
+});
+
+describe.runIf(testEngines().includes('postgres'))('passkeys on two instances sharing one PostgreSQL', () => {
+  const servers: RunningServer[] = [];
+  const dirs: string[] = [];
+  const agents: Agent[] = [];
+  // Both instances behind one name (no port), as behind a load balancer: the relying party is the Host.
+  const HOST = 'localhost';
+  const ORIGIN = `https://${HOST}`;
+
+  beforeAll(async () => {
+    const storage = await createTestStorage('postgres');
+    dirs.push(storage.dataDir);
+    for (let i = 0; i < 2; i++) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-passkeys-'));
+      dirs.push(dataDir);
+      const config = loadConfig({ PORT: '0', HTTP_PORT: 'off', HOST: '127.0.0.1', DATA_DIR: dataDir, ...databaseEnv(storage), LOG_LEVEL: 'silent' });
+      servers.push(await startServer(config, pino({ level: 'silent' })));
+      agents.push(new Agent({ connect: { ca: fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8'), servername: 'localhost' } }));
+    }
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close();
+    for (const s of servers) await s.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a challenge issued by one instance is answered at the other, once: the answer again at the first is PASSKEY_CHALLENGE_EXPIRED', async () => {
+    const [a, b] = servers.map((s, i) => ({ baseUrl: `https://127.0.0.1:${s.httpsPort}`, agent: agents[i] as Agent }));
+    if (!a || !b || !servers[0]) throw new Error('two servers expected');
+    await createHotel(servers[0].database.db, 'two-passkeys', 'Two Passkeys Hotel');
+    const user = await addStaffUser(servers[0].database.db, 'two-passkeys', 'two@passkeys.example', 'admin');
+    const headers = { host: HOST };
+    const onA = new DashboardClient(a);
+    onA.adopt(await send(a, 'POST', `${DASHBOARD_API}/login`, { body: { email: user.email, password: STAFF_PASSWORD }, headers }));
+    // The same session (the cookie) on instance B.
+    const onB = new DashboardClient(b);
+    Object.assign(onB, { cookie: onA.cookie, csrfToken: onA.csrfToken });
+
+    const options = (await onA.post('/account/passkeys/options', { password: STAFF_PASSWORD }, { headers })).body.options;
+    expect(options.rp.id).toBe(HOST);
+    const { passkey, json } = createCredential(options, ORIGIN);
+    const added = await onB.post('/account/passkeys', { name: 'Desk', credential: json }, { headers });
+    expect(added.status, added.text).toBe(201);
+
+    const signInOptions = (await send(b, 'POST', `${DASHBOARD_API}/passkey-login/options`, { body: {}, headers })).body.options;
+    const assertion = getAssertion(passkey, signInOptions, ORIGIN);
+    const first = await send(a, 'POST', `${DASHBOARD_API}/passkey-login`, { body: { credential: assertion }, headers });
+    expect([first.status, first.body.user?.id]).toEqual([200, user.id]);
+    const again = await send(b, 'POST', `${DASHBOARD_API}/passkey-login`, { body: { credential: assertion }, headers });
+    expect([again.status, again.body.code]).toEqual([400, 'PASSKEY_CHALLENGE_EXPIRED']);
   });
 });
