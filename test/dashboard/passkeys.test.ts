@@ -134,6 +134,22 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     expect([res.status, res.body.code]).toEqual([400, 'PASSKEY_INVALID']);
   });
 
+  it('the sign-in routes refuse another origin (CSRF_REJECTED), as login does; a passkey may start a front-desk display', async () => {
+    for (const route of ['/passkey-login/options', '/passkey-login']) {
+      const res = await send(t, 'POST', `${DASHBOARD_API}${route}`, { body: {}, headers: { origin: 'https://evil.example' } });
+      expect([res.status, res.body.code]).toEqual([403, 'CSRF_REJECTED']);
+    }
+    const { client } = await newUser();
+    const { passkey } = await register(client);
+    const res = await send(t, 'POST', `${DASHBOARD_API}/passkey-login`, {
+      body: { credential: getAssertion(passkey, await signInOptions(), origin()), display: true },
+    });
+    expect([res.status, res.body.display]).toEqual([200, true]);
+    const display = new DashboardClient(t);
+    display.adopt(res);
+    expect((await display.get('/account/passkeys')).body.code).toBe('DISPLAY_READ_ONLY');
+  });
+
   it('a deactivated user’s passkey signs in no more (PASSKEY_INVALID)', async () => {
     const { id, client } = await newUser();
     const { passkey } = await register(client);
