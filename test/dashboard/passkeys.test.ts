@@ -176,6 +176,14 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     expect([wrong.status, wrong.body.code]).toEqual([403, 'PASSWORD_INCORRECT']);
   });
 
+  it('the password entered again is counted by the failed-login limits of the account: the sixth wrong one in a row is 429 RATE_LIMITED', async () => {
+    const { client } = await newUser();
+    for (let i = 0; i < 5; i++) expect((await client.post('/account/passkeys/options', { password: `wrong-${i}-password` })).status).toBe(403);
+    const held = await client.post('/account/passkeys/options', { password: STAFF_PASSWORD });
+    expect([held.status, held.body.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
   it('adding or removing a passkey ends the user’s other sessions (not this one) and records factor.added / factor.removed', async () => {
     const { id, email, client } = await newUser();
     const other = await DashboardClient.loggedIn(t, email);

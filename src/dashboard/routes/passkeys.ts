@@ -5,7 +5,6 @@ import * as passkeyRepo from '../../db/repositories/passkey.repository.js';
 import type { StaffSession } from '../../db/repositories/staff.repository.js';
 import { ApiError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
-import { countLoginAttempt } from '../../rate-limit/login.js';
 import {
   authenticatePasskey,
   changePasskeysOnly,
@@ -19,6 +18,7 @@ import {
   type RelyingParty,
 } from '../../staff/passkeys.js';
 import { sessionView } from '../answers.js';
+import { countLogin } from './login.js';
 import type { DashboardDeps } from '../deps.js';
 import {
   IdParams,
@@ -83,13 +83,9 @@ export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asyn
  * failed-login limits, docs/dashboard.md "Security"), taken back when right.
  */
 async function passwordAgain(deps: DashboardDeps, req: FastifyRequest, s: StaffSession, password: string): Promise<void> {
-  const attempt = await countLoginAttempt(deps.rateLimits, s.user.email, clientOf(req), Date.now());
-  if (!attempt.allowed) {
-    const retryAfter = attempt.retryAfterSeconds;
-    throw new ApiError('RATE_LIMITED', { extra: { retryAfter }, headers: { 'retry-after': String(retryAfter) } });
-  }
+  const takeBack = await countLogin(deps, s.user.email, req);
   await confirmPassword(deps.db, s, password);
-  await attempt.takeBack();
+  await takeBack();
 }
 
 /** The signed-in user's own passkeys (never a display session's: these routes do not allow one). */
