@@ -81,6 +81,14 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     expect((await client.get('/account/passkeys')).body.signedInWithPasskey).toBe(false);
   });
 
+  it('the page’s headers leave WebAuthn to this origin: no Permissions-Policy that withholds publickey-credentials-create or -get', async () => {
+    const page = await send(t, 'GET', '/dashboard/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    const policy = page.headers['permissions-policy'] ?? '';
+    for (const feature of ['publickey-credentials-create', 'publickey-credentials-get']) expect(policy).not.toMatch(new RegExp(`${feature}=\\((?!self)`));
+  });
+
   it('a challenge is single use: the same sign-in answered again, or a registration answered twice, is PASSKEY_CHALLENGE_EXPIRED', async () => {
     const { client } = await newUser();
     const options = await registerOptions(client);
