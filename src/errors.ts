@@ -114,6 +114,17 @@ export const ERRORS = {
       'HTTP/1.1: request line and headers over 16 KiB together. The connection is closed after the answer. (HTTP/2 refuses such a stream at the protocol level.)',
   },
   // The staff dashboard's JSON API (/dashboard/api, docs/dashboard.md).
+  PASSKEY_INVALID: {
+    status: 400,
+    message: 'The passkey could not be verified: use a passkey registered for this account on this site, then try again.',
+    meaning:
+      'Dashboard: a passkey registration or sign-in whose credential is unknown, already registered, or does not verify (signature, origin, relying party id, user verification, counter). One answer for all.',
+  },
+  PASSKEY_CHALLENGE_EXPIRED: {
+    status: 400,
+    message: 'The passkey request expired or was already used: start again (a passkey must answer within 5 minutes, once).',
+    meaning: 'Dashboard: a passkey registration or sign-in answering a challenge this service did not issue for it, already answered, or older than 5 minutes.',
+  },
   NOT_AUTHENTICATED: {
     status: 401,
     message: 'Log in to continue.',
@@ -134,6 +145,16 @@ export const ERRORS = {
     status: 403,
     message: 'This is a front-desk display: it shows the board only. Log out and log in without display mode to make changes or open a guest.',
     meaning: 'Dashboard: a display session (login with `display: true`) asked for anything but the board, its live events, the session or logout.',
+  },
+  PASSWORD_INCORRECT: {
+    status: 403,
+    message: 'The password entered is not the password of your account: type your current password again.',
+    meaning: 'Dashboard: a change to the signed-in account (a passkey added or removed, passkeys-only turned on) whose `password`, entered again, is wrong.',
+  },
+  PASSKEY_SESSION_REQUIRED: {
+    status: 403,
+    message: 'Only a session signed in with a passkey can turn off "sign in with passkeys only": log out, sign in with your passkey, then turn it off.',
+    meaning: 'Dashboard: `passkeysOnly: false` from a session that was signed in with the password.',
   },
   TOO_MANY_STREAMS: {
     status: 429,
@@ -173,6 +194,16 @@ export const ERRORS = {
     message: 'This hotel already has a user with this e-mail.',
     meaning:
       'Dashboard: a new staff user with an e-mail that already has an account at the same hotel. E-mails are unique per hotel: the same address at another hotel is a separate account.',
+  },
+  PASSKEY_REQUIRED: {
+    status: 409,
+    message: 'Add a passkey first: "sign in with passkeys only" needs at least one passkey on your account.',
+    meaning: 'Dashboard: `passkeysOnly: true` for an account without a passkey.',
+  },
+  LAST_PASSKEY: {
+    status: 409,
+    message: 'This is your last passkey and your account signs in with passkeys only: turn passkeys-only off first, or add another passkey.',
+    meaning: 'Dashboard: removing the last passkey of an account that signs in with passkeys only.',
   },
   GUEST_ACTIVE: {
     status: 409,

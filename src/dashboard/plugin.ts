@@ -8,6 +8,7 @@ import { withFallbacks } from '../http/fallbacks.js';
 import { noStore } from '../http/no-store.js';
 import { consoleRoutes } from './routes/console.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
+import { accountPasskeyRoutes, passkeyLoginRoutes } from './routes/passkeys.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { activityRoutes, rosterRoutes } from './routes/roster.js';
 import { roomAdminRoutes, roomRoutes } from './routes/rooms.js';
@@ -140,9 +141,11 @@ async function refusingCsrf(db: Db, req: FastifyRequest, s: StaffSession): Promi
 
 async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   await app.register(openRoutes, deps);
+  await app.register(passkeyLoginRoutes, deps);
   await app.register(async (signedIn) => {
     requireStaff(signedIn, deps.db, 'any');
     await signedIn.register(sessionRoutes, deps);
+    await signedIn.register(accountPasskeyRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
     await signedIn.register(activityRoutes, deps);
     await signedIn.register(roomRoutes, deps);

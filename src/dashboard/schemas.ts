@@ -427,3 +427,52 @@ export const DeliveriesAnswer = Type.Object({
 });
 
 export const ResentDeliveryAnswer = Type.Object({ deliveryId: Text });
+
+// ---- passkeys (docs/dashboard.md, "Passkeys") ----
+
+const Base64Url = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+={0,2}$' });
+/** The password entered again before a change to the account. */
+const PasswordAgain = Type.String({ minLength: 1, maxLength: PASSWORD_MAX });
+
+/** The browser's credential as JSON (WebAuthn's `toJSON()`): the members the server reads; others the browser adds pass. */
+const CredentialCommon = {
+  id: Base64Url(1024),
+  rawId: Base64Url(1024),
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 40 })),
+  clientExtensionResults: Type.Object({}),
+};
+const Transports = Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10 });
+const RegistrationCredential = Type.Object({
+  ...CredentialCommon,
+  response: Type.Object({
+    clientDataJSON: Base64Url(4096),
+    attestationObject: Base64Url(8192),
+    transports: Type.Optional(Transports),
+  }),
+});
+const AuthenticationCredential = Type.Object({
+  ...CredentialCommon,
+  response: Type.Object({
+    clientDataJSON: Base64Url(4096),
+    authenticatorData: Base64Url(4096),
+    signature: Base64Url(2048),
+    userHandle: Type.Optional(Base64Url(1024)),
+  }),
+});
+
+export const PasswordAgainBody = Type.Object({ password: PasswordAgain }, { additionalProperties: false });
+export const PasskeyRegisterBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 60, pattern: '\\S' }), credential: RegistrationCredential },
+  { additionalProperties: false },
+);
+export const PasskeysOnlyBody = Type.Object({ passkeysOnly: Type.Boolean(), password: Type.Optional(PasswordAgain) }, { additionalProperties: false });
+export const PasskeyLoginBody = Type.Object({ credential: AuthenticationCredential, display: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+/** What `navigator.credentials.create()` / `get()` is given (as @simplewebauthn/server makes it), written as made. */
+export const PasskeyOptionsAnswer = Type.Object({ options: Type.Object({}, { additionalProperties: true }) });
+const PasskeyView = Type.Object({ id: Text, name: Text, createdAt: Text, lastUsedAt: TextOrNull });
+export const PasskeysAnswer = Type.Object({ passkeys: Type.Array(PasskeyView), passkeysOnly: Type.Boolean(), signedInWithPasskey: Type.Boolean() });
+export const PasskeyAnswer = Type.Object({ passkey: PasskeyView });
+export const PasskeyRemovedAnswer = Type.Object({ id: Text, removed: Type.Literal(true) });
+export const PasskeysOnlyAnswer = Type.Object({ passkeysOnly: Type.Boolean() });

@@ -18,11 +18,19 @@ const TOUCH_EVERY_MS = 60_000;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The cookie's value is a random token; the database holds only its SHA-256. */
-export async function startSession(db: Db, user: { id: string; hotelId: string }, display = false): Promise<{ token: string; csrfToken: string }> {
+/**
+ * The cookie's value is a random token; the database holds only its SHA-256. `passkeyId`:
+ * the passkey that signed the user in (docs/dashboard.md, "Passkeys"); null: the password.
+ */
+export async function startSession(
+  db: Db,
+  user: { id: string; hotelId: string },
+  display = false,
+  passkeyId: string | null = null,
+): Promise<{ token: string; csrfToken: string }> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
-  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display });
+  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display, passkeyId });
   return { token, csrfToken };
 }
 
@@ -119,9 +127,14 @@ export function checkSameOrigin(req: FastifyRequest): void {
   } catch {
     throw new ApiError('CSRF_REJECTED');
   }
+  if (host !== requestHost(req)) throw new ApiError('CSRF_REJECTED');
+}
+
+/** The host (and port) the request was sent to, as the browser named it. */
+export function requestHost(req: FastifyRequest): string | undefined {
   // HTTP/2 carries the host as the :authority pseudo-header (RFC 9113 §8.3.1), not Host.
   const requested = req.headers.host ?? req.headers[':authority'];
-  if (host !== requested) throw new ApiError('CSRF_REJECTED');
+  return typeof requested === 'string' ? requested : undefined;
 }
 
 /** The staff session of a request the session guard let through. */

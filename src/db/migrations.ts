@@ -566,6 +566,43 @@ const migrations: Record<string, Migration> = {
       await sql`create index security_events_time_idx on security_events (created_at)`.execute(db);
     },
   },
+  '0026_passkeys': {
+    async up(db: Kysely<unknown>) {
+      // Staff passkeys (docs/dashboard.md, "Passkeys"): the public key only. A credential id
+      // is unique over the whole table, so a passkey names exactly one user and hotel.
+      await db.schema
+        .createTable('staff_passkeys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('credential_id', 'text', (c) => c.notNull().unique())
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('counter', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('transports', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .execute();
+      await sql`create index staff_passkeys_user_idx on staff_passkeys (user_id)`.execute(db);
+      // A registration's or sign-in's challenge, by its SHA-256: single use (deleted when
+      // answered), 5 minutes; a registration's is bound to the session that asked for it.
+      await db.schema
+        .createTable('staff_passkey_challenges')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('register', 'login')`))
+        .addColumn('session_id', 'text')
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('staff_passkey_challenges_session_ck', sql`(kind = 'register') = (session_id is not null)`)
+        .execute();
+      await sql`create index staff_passkey_challenges_expiry_idx on staff_passkey_challenges (expires_at)`.execute(db);
+      // "Sign in with passkeys only", and which passkey signed a session in (null: the password).
+      await db.schema
+        .alterTable('staff_users')
+        .addColumn('passkeys_only', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
+    },
+  },
 };
 
 /**

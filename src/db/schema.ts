@@ -184,6 +184,8 @@ interface StaffUserTable {
   password_hash: string;
   created_at: string;
   deactivated_at: string | null;
+  /** 1: the password does not sign this user in while they have a passkey (docs/dashboard.md, "Passkeys"). */
+  passkeys_only: Generated<number>;
 }
 
 /** A staff login; `id` is the SHA-256 of the cookie's token (the token itself is never stored). */
@@ -196,6 +198,32 @@ interface StaffSessionTable {
   last_seen_at: string;
   /** 1 for a front-desk display session (read-only board, no idle expiry), else 0. */
   display: Generated<number>;
+  /** The passkey (staff_passkeys.id) this session was signed in with; null: the password. */
+  passkey_id: Optional<string>;
+}
+interface StaffPasskeyTable {
+  id: string;
+  hotel_id: string;
+  user_id: string;
+  /** base64url, as the browser sends it; unique over the table. */
+  credential_id: string;
+  /** The credential's COSE public key, base64url. */
+  public_key: string;
+  /** The signature counter the authenticator last reported. */
+  counter: ColumnType<number | string, number, number>;
+  /** JSON array of the transports the browser reported (usb, internal, hybrid, …). */
+  transports: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+interface StaffPasskeyChallengeTable {
+  /** SHA-256 of the challenge (base64url as sent to the browser). */
+  id: string;
+  kind: 'register' | 'login';
+  /** The session a registration's challenge belongs to; null for a sign-in's. */
+  session_id: string | null;
+  expires_at: string;
 }
 
 export interface WebhookEndpointTable {
@@ -301,6 +329,8 @@ export interface Database {
   request_log_guest_keys: RequestLogGuestKeyTable;
   staff_users: StaffUserTable;
   staff_sessions: StaffSessionTable;
+  staff_passkeys: StaffPasskeyTable;
+  staff_passkey_challenges: StaffPasskeyChallengeTable;
   rate_limit_counters: RateLimitCounterTable;
   key_checklist: KeyChecklistTable;
   key_checklist_pending: KeyChecklistPendingTable;

@@ -49,6 +49,8 @@ const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'FORBIDDEN',
   'RATE_LIMITED',
   'SETUP_LINK_INVALID',
+  'PASSKEY_INVALID',
+  'PASSWORD_INCORRECT',
 ]);
 
 /**

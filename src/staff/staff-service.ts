@@ -79,7 +79,8 @@ export type LoginOutcome =
  * MAX_LOGIN_ACCOUNTS), or against the one at `hotelSlug` when the login names a hotel.
  * One match logs in; several ask which hotel, naming only the hotels whose account the
  * password opened, so nothing is told to someone without it. Unknown e-mail, wrong
- * password, deactivated user, a hotel where the e-mail has no account: 'failed', alike.
+ * password, deactivated user, a hotel where the e-mail has no account, an account that
+ * signs in with passkeys only: 'failed', alike.
  */
 export async function authenticateStaff(db: Db, email: string, password: string, hotelSlug?: string): Promise<LoginOutcome> {
   const accounts = await staff.findLoginAccounts(db, normalizeEmail(email), { hotelSlug, limit: MAX_LOGIN_ACCOUNTS });
@@ -92,7 +93,9 @@ export async function authenticateStaff(db: Db, email: string, password: string,
   const opened: staff.LoginAccount[] = [];
   for (const [i, hash] of hashes.entries()) {
     const account = accounts[i];
-    if ((await verifyPassword(password, hash)) && account) opened.push(account);
+    // An account that signs in with passkeys only is checked all the same (the same time)
+    // but opens nothing: the same LOGIN_FAILED as a wrong password (docs/dashboard.md, "Passkeys").
+    if ((await verifyPassword(password, hash)) && account && !account.passkeysOnly) opened.push(account);
   }
   const perCheck = (performance.now() - started) / hashes.length;
   const wait = (LOGIN_TIMED_CHECKS - hashes.length) * perCheck;

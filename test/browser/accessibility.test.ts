@@ -263,6 +263,8 @@ describe('accessibility of every page (axe-core)', () => {
     await page.locator('[data-dialog-close]').click();
     await open(page, '#/staff', '.table-users tr[data-user-id]');
     found.push(...(await audit(page, 'staff')));
+    await open(page, '#/account', 'section.account-passkeys [data-passkeys-only]');
+    found.push(...(await audit(page, 'my account')));
     await open(page, '#/webhooks', '.table-deliveries tr[data-delivery-id]');
     await expect.poll(() => page.locator('.deliveries .loading').count()).toBe(0);
     found.push(...(await audit(page, 'webhooks')));

@@ -1,4 +1,5 @@
 import Fastify from 'fastify';
+import { generateAuthenticationOptions, generateRegistrationOptions } from '@simplewebauthn/server';
 import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { boardGuestView, guestView, sessionView } from '../../src/dashboard/answers.js';
@@ -10,6 +11,11 @@ import {
   GuestDetailAnswer,
   GuestEditAnswer,
   GuestsAnswer,
+  PasskeyAnswer,
+  PasskeyOptionsAnswer,
+  PasskeyRemovedAnswer,
+  PasskeysAnswer,
+  PasskeysOnlyAnswer,
   RequestAnswer,
   SecurityEventsAnswer,
   SessionAnswer,
@@ -219,5 +225,28 @@ describe('the dashboard API answers, as their schemas write them', () => {
       nextAttemptAt: null,
     };
     await expectAsJson(DeliveriesAnswer, { deliveries: [delivery, { ...delivery, status: 'pending', lastStatus: null, lastLatencyMs: null }] });
+  });
+
+  it('passkeys: the options as @simplewebauthn/server makes them (every member written as made), the list, one passkey, a removal, passkeys only', async () => {
+    const registration = await generateRegistrationOptions({
+      rpName: 'innsync · Test Hotel',
+      rpID: 'localhost',
+      userName: 'ada@example.org',
+      userID: new TextEncoder().encode('user_1'),
+      attestationType: 'none',
+      excludeCredentials: [{ id: 'AAAA', transports: ['internal'] }],
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    });
+    await expectAsJson(PasskeyOptionsAnswer, { options: registration });
+    await expectAsJson(PasskeyOptionsAnswer, { options: await generateAuthenticationOptions({ rpID: 'localhost', userVerification: 'required' }) });
+    const passkey = { id: 'pk_1', name: 'Laptop', createdAt: '2026-11-23T10:00:00.000Z', lastUsedAt: null };
+    await expectAsJson(PasskeysAnswer, {
+      passkeys: [passkey, { ...passkey, id: 'pk_2', lastUsedAt: '2026-11-24T10:00:00.000Z' }],
+      passkeysOnly: true,
+      signedInWithPasskey: false,
+    });
+    await expectAsJson(PasskeyAnswer, { passkey });
+    await expectAsJson(PasskeyRemovedAnswer, { id: 'pk_1', removed: true });
+    await expectAsJson(PasskeysOnlyAnswer, { passkeysOnly: false });
   });
 });

@@ -19,6 +19,7 @@ import { staffView } from './views/staff.js';
 import { webhooksView } from './views/webhooks.js';
 import { roomsView } from './views/rooms.js';
 import { accessTrailView } from './views/access-trail.js';
+import { accountView } from './views/account.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -37,6 +38,8 @@ const ROUTES = [
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
   { pattern: /^\/access-trail$/, view: accessTrailView, admin: true, nav: '#/access-trail' },
+  // The user's own account; a front-desk display never shows it (renderRoute).
+  { pattern: /^\/account$/, view: accountView },
 ];
 
 const NAV = [
@@ -213,6 +216,9 @@ function renderHeader(route) {
   const links = shown.map(([href, text]) => h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))));
   const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
+  const account = session.display
+    ? null
+    : h('a', { href: '#/account', class: 'btn btn-quiet', 'aria-current': route.view === accountView ? 'page' : null }, t('My account'));
   replaceChildren(
     header,
     h(
@@ -240,6 +246,7 @@ function renderHeader(route) {
                 ),
               ],
         ),
+        account,
         logout,
       ),
     ),

@@ -47,6 +47,14 @@ const BY_CODE = {
   ROOM_CSV_TOO_LARGE: tk(
     'The room list CSV is larger than 512 KiB: keep only the columns room, floor, type and out_of_order_reason and one line per room, then import it again.',
   ),
+  PASSWORD_INCORRECT: tk('The password entered is not the password of your account: type your current password again.'),
+  PASSKEY_SESSION_REQUIRED: tk(
+    'Only a session signed in with a passkey can turn off "sign in with passkeys only": log out, sign in with your passkey, then turn it off.',
+  ),
+  PASSKEY_INVALID: tk('The passkey could not be verified: use a passkey registered for this account on this site, then try again.'),
+  PASSKEY_CHALLENGE_EXPIRED: tk('The passkey request expired or was already used: start again (a passkey must answer within 5 minutes, once).'),
+  PASSKEY_REQUIRED: tk('Add a passkey first: "sign in with passkeys only" needs at least one passkey on your account.'),
+  LAST_PASSKEY: tk('This is your last passkey and your account signs in with passkeys only: turn passkeys-only off first, or add another passkey.'),
   CANNOT_DEACTIVATE_SELF: tk('You cannot deactivate your own account.'),
   INTERNAL_ERROR: tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
   SERVICE_UNAVAILABLE: tk('Storage is unreachable; retry in a few seconds.'),

@@ -266,6 +266,8 @@ function roomOccupiedMessage(room, currentGuest) {
 const CODE_FIELDS = {
   ROOM_OCCUPIED: 'roomNumber',
   EMAIL_TAKEN: 'email',
+  // The password entered again before a change to one's own account (views/account-passkeys.js).
+  PASSWORD_INCORRECT: 'password',
 };
 
 /**

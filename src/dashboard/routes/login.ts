@@ -22,6 +22,22 @@ const setupRules: Refinement = (b) => [
 ];
 
 /**
+ * A password check counted by the failed-login limits of `email` (rate-limit/login.ts):
+ * 429 RATE_LIMITED when over one; else the function that takes the attempt back (a right password).
+ */
+export async function countLogin(deps: DashboardDeps, email: string, req: FastifyRequest): Promise<() => Promise<void>> {
+  const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
+  if (attempt.allowed) return attempt.takeBack;
+  deps.metrics?.rateLimited('login');
+  const retryAfter = attempt.retryAfterSeconds;
+  throw new ApiError('RATE_LIMITED', {
+    message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+    extra: { retryAfter },
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}
+
+/**
  * First run and login: open to anyone, so each is counted against the per-IP limit,
  * takes a small body and must come from the dashboard's own page (same origin).
  */
@@ -62,16 +78,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
   app.post('/login', { ...open, schema: { hide: true, body: LoginBody, response: { 200: SessionAnswer } } }, async (req, reply) => {
     const email = normalizeEmail(req.body.email);
     // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
-    const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
-    if (!attempt.allowed) {
-      deps.metrics?.rateLimited('login');
-      const retryAfter = attempt.retryAfterSeconds;
-      throw new ApiError('RATE_LIMITED', {
-        message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-        extra: { retryAfter },
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
+    const takeBack = await countLogin(deps, email, req);
     const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
     // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail;
     // kept as an entry of each account it was tried on (docs/dashboard.md, "Access trail").
@@ -87,7 +94,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
       throw new ApiError('LOGIN_FAILED');
     }
     // The password was right (one account, or several to choose from): not a failure.
-    await attempt.takeBack();
+    await takeBack();
     // The same e-mail and password at several hotels: the form asks which, and sends the
     // login again with `hotel`. Only the hotels this password opened are named.
     if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });

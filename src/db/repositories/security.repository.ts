@@ -16,6 +16,8 @@ export const SECURITY_EVENT_KINDS = [
   'factor.added',
   'factor.removed',
   'factors.reset',
+  'passkeys_only.on',
+  'passkeys_only.off',
   'recovery_code.used',
   'mfa.required',
   'mfa.not_required',

@@ -19,6 +19,8 @@ export interface StaffSession {
   lastSeenAt: string;
   /** A front-desk display: the board read-only, no idle expiry. */
   display: boolean;
+  /** The passkey this session was signed in with (docs/dashboard.md, "Passkeys"); null: the password. */
+  passkeyId: string | null;
   user: StaffUser;
   hotel: SessionHotel;
 }
@@ -42,6 +44,8 @@ export interface LoginAccount {
   user: StaffUser;
   hotel: SessionHotel;
   passwordHash: string;
+  /** The user signs in with passkeys only (and has one): the password opens nothing. */
+  passkeysOnly: boolean;
 }
 
 /**
@@ -63,12 +67,40 @@ export async function findLoginAccounts(db: DbOrTrx, email: string, opts: { hote
       'hotels.slug',
       'hotels.name',
       'hotels.time_zone',
+      'staff_users.passkeys_only',
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('staff_passkeys')
+              .select('staff_passkeys.id')
+              .whereRef('staff_passkeys.hotel_id', '=', 'staff_users.hotel_id')
+              .whereRef('staff_passkeys.user_id', '=', 'staff_users.id'),
+          )
+          .as('has_passkey'),
     ])
     .where('staff_users.email', '=', email)
     .where('staff_users.deactivated_at', 'is', null);
   if (opts.hotelSlug !== undefined) q = q.where('hotels.slug', '=', opts.hotelSlug);
   const rows = await q.orderBy('hotels.slug').limit(opts.limit).execute();
-  return rows.map((r) => ({ user: toUser(r), hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone }, passwordHash: r.password_hash }));
+  return rows.map((r) => ({
+    user: toUser(r),
+    hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
+    passwordHash: r.password_hash,
+    passkeysOnly: Number(r.passkeys_only) === 1 && Boolean(r.has_passkey),
+  }));
+}
+
+/** The password hash of an active user of the hotel, for a password entered again; null when none. */
+export async function findPasswordHash(db: DbOrTrx, hotelId: string, userId: string): Promise<string | null> {
+  const r = await db
+    .selectFrom('staff_users')
+    .select('password_hash')
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirst();
+  return r?.password_hash ?? null;
 }
 
 export async function insertUser(
@@ -122,11 +154,20 @@ export async function setPasswordHash(trx: DbOrTrx, hotelId: string, userId: str
 
 export async function insertSession(
   db: DbOrTrx,
-  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean },
+  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean; passkeyId?: string | null },
 ): Promise<void> {
   await db
     .insertInto('staff_sessions')
-    .values({ id: s.id, user_id: s.userId, hotel_id: s.hotelId, csrf_token: s.csrfToken, created_at: s.now, last_seen_at: s.now, display: s.display ? 1 : 0 })
+    .values({
+      id: s.id,
+      user_id: s.userId,
+      hotel_id: s.hotelId,
+      csrf_token: s.csrfToken,
+      created_at: s.now,
+      last_seen_at: s.now,
+      display: s.display ? 1 : 0,
+      passkey_id: s.passkeyId ?? null,
+    })
     .execute();
 }
 
@@ -142,6 +183,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
       'staff_sessions.created_at',
       'staff_sessions.last_seen_at',
       'staff_sessions.display',
+      'staff_sessions.passkey_id',
       'staff_users.id as user_id',
       'staff_users.email',
       'staff_users.role',
@@ -161,6 +203,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
     display: Number(r.display) === 1,
+    passkeyId: r.passkey_id,
     user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
     hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
   };

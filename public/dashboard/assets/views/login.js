@@ -2,11 +2,14 @@
 // One e-mail may have accounts at several hotels (e-mails are unique per hotel): when the
 // password opens more than one, the server answers 409 HOTEL_CHOICE_REQUIRED with those
 // hotels, the form shows a choice, and the login is sent again with `hotel`.
+// "Sign in with a passkey" needs neither e-mail nor password: the passkey names its
+// account and hotel (docs/dashboard.md, "Passkeys").
 
 import { api } from '../api.js';
 import { h, pageHeading } from '../dom.js';
 import { act, field, showAlert, announce } from '../ui.js';
 import { t } from '../i18n.js';
+import { getPasskey } from '../webauthn.js';
 
 /** The login form: e-mail, password, the front-desk display choice, and the submit button. */
 function loginForm() {
@@ -77,6 +80,26 @@ function choiceSlot(form, actions) {
   return { show, drop, shown: () => choice !== null };
 }
 
+/** The passkey sign-in button: asks the server for a challenge, the browser for a passkey, and signs in with its answer. */
+function passkeyButton(ctx, form) {
+  const button = h('button', { type: 'button', class: 'btn', 'data-action': 'passkey-login' }, t('Sign in with a passkey'));
+  button.addEventListener('click', () => {
+    const display = form.elements.namedItem('display').checked;
+    const open = { authRedirect: false };
+    return act({
+      button,
+      failed: t('Could not sign in with a passkey'),
+      run: async () => {
+        const { options } = await api.post('/passkey-login/options', {}, open);
+        const credential = await getPasskey(options);
+        return api.post('/passkey-login', { credential, ...(display ? { display } : {}) }, open);
+      },
+      after: (session) => session && ctx.onLoggedIn(session),
+    });
+  });
+  return h('div', { class: 'form-actions passkey-login' }, button);
+}
+
 export function loginView(ctx) {
   ctx.setTitle(t('Log in'));
   const { form, submit, actions } = loginForm();
@@ -120,7 +143,7 @@ export function loginView(ctx) {
   const heading = pageHeading(t('Log in'));
   heading.id = 'login-title';
   return {
-    node: h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, t('Staff dashboard')), form),
+    node: h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, t('Staff dashboard')), form, passkeyButton(ctx, form)),
     focus: () => form.elements.namedItem('email').focus(),
   };
 }

@@ -1,0 +1,140 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import * as passkeyRepo from '../../db/repositories/passkey.repository.js';
+import type { StaffSession } from '../../db/repositories/staff.repository.js';
+import { ApiError } from '../../errors.js';
+import { clientOf } from '../../http/ip-limit.js';
+import {
+  authenticatePasskey,
+  changePasskeysOnly,
+  confirmPassword,
+  passkeyView,
+  registerPasskey,
+  registrationOptions,
+  removePasskey,
+  signInOptions,
+  type PasskeyActor,
+  type RelyingParty,
+} from '../../staff/passkeys.js';
+import { sessionView } from '../answers.js';
+import { countLogin } from './login.js';
+import type { DashboardDeps } from '../deps.js';
+import {
+  IdParams,
+  PasskeyAnswer,
+  PasskeyLoginBody,
+  PasskeyOptionsAnswer,
+  PasskeyRegisterBody,
+  PasskeyRemovedAnswer,
+  PasskeysAnswer,
+  PasskeysOnlyAnswer,
+  PasskeysOnlyBody,
+  PasswordAgainBody,
+  SessionAnswer,
+} from '../schemas.js';
+import { checkSameOrigin, requestHost, sessionOf, setSessionCookie, startSession } from '../session.js';
+
+// docs/dashboard.md, "Passkeys": sign-in with a passkey (open, as login is) and the
+// passkeys of the signed-in account (My account).
+
+/** A browser's credential and its reply: at most this many bytes of JSON. */
+const BODY_LIMIT = 16 * 1024;
+
+/**
+ * The relying party is the host the dashboard was asked for (its name without the port),
+ * the origin `https://<host>[:port]`: the browser signs the origin it shows, so a passkey
+ * works on the host it was registered on.
+ */
+function relyingParty(req: FastifyRequest): RelyingParty {
+  const host = requestHost(req);
+  if (host === undefined) throw new ApiError('PASSKEY_INVALID');
+  let url: URL;
+  try {
+    url = new URL(`https://${host}`);
+  } catch {
+    throw new ApiError('PASSKEY_INVALID');
+  }
+  return { rpId: url.hostname, origin: url.origin };
+}
+
+/** Sign in with a passkey: no session yet, so counted per address and same-origin only, as login. */
+export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const sameOrigin = async (req: FastifyRequest): Promise<void> => checkSameOrigin(req);
+  const open = { onRequest: [app.limitByIp, sameOrigin], bodyLimit: BODY_LIMIT };
+
+  app.post('/passkey-login/options', { ...open, schema: { hide: true, response: { 200: PasskeyOptionsAnswer } } }, async (req) => ({
+    options: await signInOptions(db, relyingParty(req)),
+  }));
+
+  app.post('/passkey-login', { ...open, schema: { hide: true, body: PasskeyLoginBody, response: { 200: SessionAnswer } } }, async (req, reply) => {
+    // A passkey is possession and user verification at once: the session is complete.
+    const signedIn = await authenticatePasskey(db, relyingParty(req), req.body.credential as AuthenticationResponseJSON);
+    const display = req.body.display === true;
+    const { token, csrfToken } = await startSession(db, signedIn.user, display, signedIn.passkeyId);
+    setSessionCookie(reply, token);
+    return sessionView(signedIn, csrfToken, display);
+  });
+};
+
+/**
+ * The password entered again, counted as a login attempt of the account's e-mail (the
+ * failed-login limits, docs/dashboard.md "Security"), taken back when right.
+ */
+async function passwordAgain(deps: DashboardDeps, req: FastifyRequest, s: StaffSession, password: string): Promise<void> {
+  const takeBack = await countLogin(deps, s.user.email, req);
+  await confirmPassword(deps.db, s, password);
+  await takeBack();
+}
+
+/** The signed-in user's own passkeys (never a display session's: these routes do not allow one). */
+export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
+  const { db } = deps;
+  const hidden = { hide: true };
+  const actor = (req: FastifyRequest): PasskeyActor => ({ session: sessionOf(req), clientIp: clientOf(req) });
+  /** The user's other sessions ended by a change: their live streams on this instance close now (other instances': within 5 s). */
+  const closeStreams = (ids: string[]): void => ids.forEach((id) => deps.streams.endSession(id));
+
+  app.get('/account/passkeys', { schema: { ...hidden, response: { 200: PasskeysAnswer } } }, async (req) => {
+    const s = sessionOf(req);
+    const list = await passkeyRepo.listPasskeys(db, s.hotel.id, s.user.id);
+    const only = await passkeyRepo.passkeysOnly(db, s.hotel.id, s.user.id);
+    return { passkeys: list.map(passkeyView), passkeysOnly: only, signedInWithPasskey: s.passkeyId !== null };
+  });
+
+  app.post('/account/passkeys/options', { schema: { ...hidden, body: PasswordAgainBody, response: { 200: PasskeyOptionsAnswer } } }, async (req) => {
+    const s = sessionOf(req);
+    await passwordAgain(deps, req, s, req.body.password);
+    return { options: await registrationOptions(db, s, relyingParty(req)) };
+  });
+
+  app.post(
+    '/account/passkeys',
+    { bodyLimit: BODY_LIMIT, schema: { ...hidden, body: PasskeyRegisterBody, response: { 201: PasskeyAnswer } } },
+    async (req, reply) => {
+      const credential = req.body.credential as RegistrationResponseJSON;
+      const added = await registerPasskey(db, actor(req), relyingParty(req), { name: req.body.name, credential });
+      closeStreams(added.endedSessions);
+      return reply.code(201).send({ passkey: added.passkey });
+    },
+  );
+
+  app.post(
+    '/account/passkeys/:id/remove',
+    { schema: { ...hidden, params: IdParams, body: PasswordAgainBody, response: { 200: PasskeyRemovedAnswer } } },
+    async (req) => {
+      await passwordAgain(deps, req, sessionOf(req), req.body.password);
+      closeStreams(await removePasskey(db, actor(req), req.params.id));
+      return { id: req.params.id, removed: true as const };
+    },
+  );
+
+  app.post('/account/passkeys-only', { schema: { ...hidden, body: PasskeysOnlyBody, response: { 200: PasskeysOnlyAnswer } } }, async (req) => {
+    const on = req.body.passkeysOnly;
+    // Turning it on is confirmed with the password; turning it off needs a passkey session (changePasskeysOnly).
+    if (on) await passwordAgain(deps, req, sessionOf(req), req.body.password ?? '');
+    closeStreams(await changePasskeysOnly(db, actor(req), on));
+    return { passkeysOnly: on };
+  });
+};
