@@ -7,7 +7,7 @@ import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
 import { purgeWebhookHistory } from '../db/repositories/webhook.repository.js';
 import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { purgeSessions } from '../db/repositories/staff.repository.js';
-import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../dashboard/session.js';
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../staff/sessions.js';
 
 /** docs/pms-interface.md, "Request and activity logs": request logs are kept for 90 days. */
 export const REQUEST_LOG_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;

@@ -16,7 +16,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 // English, the dark theme in German and at a tablet's width; none may report a violation,
 // and no page may scroll sideways.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const ADMIN = 'admin@a11y.example';
 const DESK = 'desk@a11y.example';
 

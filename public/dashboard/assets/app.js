@@ -18,6 +18,7 @@ import { requestsView } from './views/requests.js';
 import { staffView } from './views/staff.js';
 import { webhooksView } from './views/webhooks.js';
 import { roomsView } from './views/rooms.js';
+import { accountView } from './views/account.js';
 
 const ROUTES = [
   { pattern: /^\/login$/, view: loginView, public: true, login: true },
@@ -35,6 +36,8 @@ const ROUTES = [
   { pattern: /^\/staff$/, view: staffView, admin: true, nav: '#/staff' },
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
+  // Every person's own page (a front-desk display has none: it is sent to the board).
+  { pattern: /^\/account$/, view: accountView, account: true },
 ];
 
 const NAV = [
@@ -237,6 +240,7 @@ function renderHeader(route) {
                 ),
               ],
         ),
+        session.display ? null : h('a', { class: 'account-link', href: '#/account', 'aria-current': route.account ? 'page' : null }, t('My account')),
         logout,
       ),
     ),

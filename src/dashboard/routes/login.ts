@@ -10,7 +10,7 @@ import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff
 import type { DashboardDeps } from '../deps.js';
 import { LoginBody, LogoutAnswer, SessionAnswer, SetupBody, SetupLinkAnswer, SetupTokenParams } from '../schemas.js';
 import { sessionView } from '../answers.js';
-import { checkSameOrigin, clearSessionCookie, endSession, sessionOf, setSessionCookie, startSession } from '../session.js';
+import { checkSameOrigin, clearSessionCookie, endSession, originOf, sessionOf, setSessionCookie, startSession } from '../session.js';
 
 /** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
 const setupRules: Refinement = (b) => [
@@ -19,6 +19,16 @@ const setupRules: Refinement = (b) => [
     ? [fieldError('passwordConfirm', 'INVALID_VALUE', 'passwordConfirm must repeat the password exactly.')]
     : []),
 ];
+
+/** 429 of the login limits (rate-limit/login.ts), counted in the metrics. */
+export function tooManyFailedLogins(deps: DashboardDeps, retryAfter: number): ApiError {
+  deps.metrics?.rateLimited('login');
+  return new ApiError('RATE_LIMITED', {
+    message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+    extra: { retryAfter },
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}
 
 /**
  * First run and login: open to anyone, so each is counted against the per-IP limit,
@@ -52,7 +62,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
       throw err;
     }
     const { user, hotel } = created;
-    const { token, csrfToken } = await startSession(db, user);
+    const { token, csrfToken } = await startSession(db, user, originOf(req));
     setSessionCookie(reply, token);
     req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
     return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
@@ -62,15 +72,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     const email = normalizeEmail(req.body.email);
     // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
     const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
-    if (!attempt.allowed) {
-      deps.metrics?.rateLimited('login');
-      const retryAfter = attempt.retryAfterSeconds;
-      throw new ApiError('RATE_LIMITED', {
-        message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-        extra: { retryAfter },
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
+    if (!attempt.allowed) throw tooManyFailedLogins(deps, attempt.retryAfterSeconds);
     const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
     // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail.
     if (outcome.kind === 'failed') throw new ApiError('LOGIN_FAILED');
@@ -80,7 +82,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     // login again with `hotel`. Only the hotels this password opened are named.
     if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
     const display = req.body.display === true;
-    const { token, csrfToken } = await startSession(db, outcome.user, display);
+    const { token, csrfToken } = await startSession(db, outcome.user, { display, ...originOf(req) });
     setSessionCookie(reply, token);
     return sessionView(outcome, csrfToken, display);
   });
