@@ -100,4 +100,27 @@ describe.each(testEngines())('My account in the browser (%s)', (engine) => {
       await context.close();
     }
   });
+
+  it('an admin ends every session of a user from the Staff page ("End sessions"): the user is logged out; the admin is not', async () => {
+    const admin = `admin-${engine}@account.example`;
+    const desk = `desk-${engine}@account.example`;
+    await createStaffUser(t.server.database.db, t.slug, admin, 'admin', PASSWORD);
+    await createStaffUser(t.server.database.db, t.slug, desk, 'receptionist', PASSWORD);
+    const deskClient = await DashboardClient.loggedIn(t, desk, PASSWORD);
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    try {
+      await logInToDashboard(page, t.baseUrl, admin, PASSWORD);
+      await page.getByRole('link', { name: 'Staff' }).click();
+      const row = page.locator(`tr[data-email="${desk}"]`);
+      await row.getByRole('button', { name: 'End sessions' }).click();
+      await expect.poll(() => status(page).innerText()).toBe(`${desk} is logged out everywhere.`);
+      expect((await deskClient.get('/session')).status).toBe(401);
+      // The admin's own row has no such button; the admin's session lives on.
+      expect(await page.locator(`tr[data-email="${admin}"] [data-action=end-sessions]`).count()).toBe(0);
+      expect(await page.evaluate(() => fetch('/dashboard/api/session').then((r) => r.status))).toBe(200);
+    } finally {
+      await context.close();
+    }
+  });
 });
