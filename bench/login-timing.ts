@@ -39,7 +39,7 @@ for (let r = 0; r < rounds; r++) {
   for (const [i, slug] of ['bench-a', 'bench-b', 'bench-c'].entries())
     await createStaffUser(db, slug, `three-${r}@bench.example`, 'receptionist', `three-password-${i}`);
 }
-await createStaffUser(db, 'bench-a', 'one@bench.example', 'receptionist', 'one-password-0');
+await createStaffUser(db, 'bench-a', 'one@bench.example', 'receptionist', 'sole-lantern-quartz-0');
 
 const cert = fs.readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8');
 const agents = Array.from(
@@ -73,7 +73,7 @@ try {
     const agent = agents[i] as Agent;
     kinds['unknown e-mail (baseline)'].push(await timed(agent, `nobody-${i}@bench.example`, 'not-the-password', 401));
     kinds['wrong password, 3 accounts'].push(await timed(agent, `three-${i}@bench.example`, 'not-the-password', 401));
-    kinds['sole account'].push(await timed(agent, 'one@bench.example', 'one-password-0', 200));
+    kinds['sole account'].push(await timed(agent, 'one@bench.example', 'sole-lantern-quartz-0', 200));
     kinds['third of 3 accounts'].push(await timed(agent, `three-${i}@bench.example`, 'three-password-2', 200));
   }
 } finally {

@@ -27,7 +27,7 @@ import { launchChromium, logInToDashboard } from '../test/support/chromium.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DOCS = path.join(ROOT, 'docs');
 const HOTEL = { slug: 'grand-hotel', name: 'Grand Hotel', timeZone: 'Europe/Berlin' };
-const STAFF = { email: 'frontdesk@grand-hotel.example', password: 'front-desk-password-1' };
+const STAFF = { email: 'frontdesk@grand-hotel.example', password: 'lantern-quartz-meadow-7' };
 const VIEWPORT = { width: 1280, height: 800 };
 
 /** A demo stay; `from` and `to` are days after the hotel's today (negative: before). */

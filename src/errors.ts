@@ -268,7 +268,20 @@ export type ErrorCode = keyof typeof ERRORS;
  * comes from a use case the API shares (RECORD_NOT_FOUND, VALIDATION_ERROR,
  * TOO_MANY_ENDPOINTS, …) keeps that code of ERRORS above.
  */
+/**
+ * Why a new staff password is refused as easy to guess (staff/password-strength.ts), one
+ * code each: a field error of a 422 in the API, the failure's own code in the command line.
+ */
+export const PASSWORD_REFUSALS = {
+  PASSWORD_TOO_COMMON:
+    'The password is one of the most common passwords (or one with small changes): choose another, for example three or four unrelated words.',
+  PASSWORD_LIKE_EMAIL: 'The password contains or resembles the e-mail address: choose one without the e-mail or the name in it.',
+  PASSWORD_LIKE_HOTEL: "The password contains or resembles the hotel's name: choose one without the hotel's name in it.",
+  PASSWORD_TOO_WEAK: 'The password is too easy to guess: make it longer, for example three or four unrelated words.',
+} as const;
+
 export const CLI_ERRORS = {
+  ...PASSWORD_REFUSALS,
   INVALID_ARGUMENT: 'An argument or option is not valid: the message names it and the rule it must follow.',
   CONFIG_ERROR: 'An environment variable is not valid: the message names it and the values it takes.',
   HOTEL_NOT_FOUND: 'No hotel has this slug: `innsync hotel list` shows the slugs.',
@@ -318,6 +331,7 @@ export const FIELD_ERRORS = {
   INVALID_VALUE: 'The value is not one of the allowed values.',
   DUPLICATE: 'The value appears more than once in the list.',
   TOO_MANY: 'The list has more items than allowed.',
+  ...PASSWORD_REFUSALS,
 } as const;
 
 export type FieldErrorCode = keyof typeof FIELD_ERRORS;

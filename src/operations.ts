@@ -5,7 +5,7 @@ import { countActiveKeyPairs, insertKeyPair, keyPairExists, markRateLimitsReset,
 import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
 import { newId, sha256Hex } from './domain/ids.js';
-import { ApiError, CliError } from './errors.js';
+import { ApiError, CliError, PASSWORD_REFUSALS } from './errors.js';
 import {
   checkStaffAccount,
   HOTEL_NAME_MAX,
@@ -21,6 +21,7 @@ import {
 import { keyPairViews } from './keys/key-pairs.js';
 import { addStaffUser, deactivateStaffUser, listStaffUsers, OPERATOR, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
+import { deviceName, liveUserSessions, publicSessionId } from './staff/sessions.js';
 
 // Operator use cases of the command line, by a hotel's slug. Where the dashboard does the
 // same (a hotel's key pairs and staff users), both call one use case (keys/key-pairs.ts,
@@ -122,15 +123,22 @@ export async function createStaffUser(db: Db, slug: string, email: string, role:
   const account = checkStaffAccount({ email, role, password });
   if (!account.ok) throw new OperationError('INVALID_ARGUMENT', ACCOUNT_RULE_WORDS[account.problem](email));
   try {
-    const user = await addStaffUser(db, hotel.id, { email, role, password }, OPERATOR);
+    const user = await addStaffUser(db, hotel, { email, role, password }, OPERATOR);
     return { userId: user.id, email: user.email, role: user.role };
   } catch (err) {
     // E-mails are unique per hotel, held by the database (migration 0005); the same
     // e-mail at another hotel is a separate account.
     if (err instanceof ApiError && err.code === 'EMAIL_TAKEN')
       throw new OperationError('USER_EXISTS', `hotel "${slug}" already has a user with e-mail ${account.email}`);
-    throw err;
+    throw passwordRefusal(err);
   }
+}
+
+/** A password refused as easy to guess (a 422 of the use case) becomes the command's failure of the same code; anything else stays as it is. */
+function passwordRefusal(err: unknown): unknown {
+  const first = err instanceof ApiError ? (err.extra.errors as Array<{ code: string }> | undefined)?.[0] : undefined;
+  const code = Object.keys(PASSWORD_REFUSALS).find((c) => c === first?.code) as keyof typeof PASSWORD_REFUSALS | undefined;
+  return code ? new OperationError(code, PASSWORD_REFUSALS[code]) : err;
 }
 
 /** Every hotel, by slug. */
@@ -183,6 +191,36 @@ export async function setStaffPasswordByEmail(
 ): Promise<{ userId: string; email: string; passwordChanged: true }> {
   if (!isStaffPassword(password)) throw new OperationError('INVALID_ARGUMENT', ACCOUNT_RULE_WORDS.password());
   const hotel = await hotelBySlug(db, slug);
-  const user = await setStaffPassword(db, hotel.id, (await staffByEmail(db, hotel, email)).id, password);
-  return { userId: user.id, email: user.email, passwordChanged: true };
+  const userId = (await staffByEmail(db, hotel, email)).id;
+  try {
+    const { user } = await setStaffPassword(db, hotel, userId, password, { actor: { type: 'operator' } });
+    return { userId: user.id, email: user.email, passwordChanged: true };
+  } catch (err) {
+    throw passwordRefusal(err);
+  }
+}
+
+/** A session as `innsync user sessions` lists it (docs/dashboard.md, "My account"). */
+export interface ListedSession {
+  id: string;
+  device: string;
+  ip: string | null;
+  createdAt: string;
+  lastSeenAt: string;
+  display: boolean;
+}
+
+/** The user's live sessions, the most recently seen first, each named by its public id's first 12 characters. */
+export async function listStaffSessions(db: Db, slug: string, email: string): Promise<{ email: string; sessions: ListedSession[] }> {
+  const hotel = await hotelBySlug(db, slug);
+  const user = await staffByEmail(db, hotel, email);
+  const sessions = (await liveUserSessions(db, hotel.id, user.id)).map((s) => ({
+    id: publicSessionId(s.id).slice(0, 12),
+    device: deviceName(s.userAgent),
+    ip: s.clientIp,
+    createdAt: s.createdAt,
+    lastSeenAt: s.lastSeenAt,
+    display: s.display,
+  }));
+  return { email: user.email, sessions };
 }

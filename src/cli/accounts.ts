@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { ListedSession } from '../operations.js';
 import { readPassword } from './password.js';
 import { print, type JsonFlag } from './output.js';
 import { configFromEnv, withDb } from './storage.js';
@@ -117,6 +118,14 @@ function addUserCommands(program: Command, json: JsonFlag): void {
       print(json(), r, `deactivated ${r.email}`);
     });
   user
+    .command('sessions <slug> <email>')
+    .description("list a staff user's dashboard sessions: id, device, IP, started, last seen, display")
+    .action(async (slug: string, email: string) => {
+      const { listStaffSessions } = await ops();
+      const r = await withDb(await configFromEnv(), (db) => listStaffSessions(db, slug, email));
+      print(json(), r, r.sessions.length ? sessionTable(r.sessions) : `${r.email} has no live dashboard sessions`);
+    });
+  user
     .command('set-password <slug> <email>')
     .description("set a staff user's password (asked for on a terminal, or read from stdin); their sessions end")
     .action(async (slug: string, email: string) => {
@@ -125,4 +134,21 @@ function addUserCommands(program: Command, json: JsonFlag): void {
       const r = await withDb(await configFromEnv(), (db) => setStaffPasswordByEmail(db, slug, email, password));
       print(json(), r, `password of ${r.email} changed; their sessions ended`);
     });
+}
+
+/** `innsync user sessions` as a table: one line a session under a header, columns aligned. */
+function sessionTable(sessions: ListedSession[]): string {
+  const rows = [
+    ['ID', 'DEVICE', 'IP', 'STARTED', 'LAST SEEN', 'DISPLAY'],
+    ...sessions.map((s) => [s.id, s.device, s.ip ?? '-', when(s.createdAt), when(s.lastSeenAt), s.display ? 'yes' : 'no']),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { withFallbacks } from '../http/fallbacks.js';
 import { noStore } from '../http/no-store.js';
+import { accountRoutes } from './routes/account.js';
 import { consoleRoutes } from './routes/console.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { accountPasskeyRoutes, passkeyLoginRoutes } from './routes/passkeys.js';
@@ -146,6 +147,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     requireStaff(signedIn, deps.db, 'any');
     await signedIn.register(sessionRoutes, deps);
     await signedIn.register(accountPasskeyRoutes, deps);
+    await signedIn.register(accountRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
     await signedIn.register(activityRoutes, deps);
     await signedIn.register(roomRoutes, deps);

@@ -183,6 +183,30 @@ export const SessionAnswer = Type.Object({
 
 export const LogoutAnswer = Type.Object({ loggedOut: Type.Literal(true) });
 
+/** One of the user's sessions on the My account page (docs/dashboard.md, "My account"). */
+const AccountSession = Type.Object({
+  id: Text,
+  browser: TextOrNull,
+  system: TextOrNull,
+  ip: TextOrNull,
+  createdAt: Text,
+  lastSeenAt: Text,
+  display: Type.Boolean(),
+  current: Type.Boolean(),
+});
+/** GET /account/sessions: the user's live sessions, the most recently seen first. */
+export const AccountSessionsAnswer = Type.Object({ sessions: Type.Array(AccountSession) });
+/** The sessions an end-sessions route ended (0 when none was left to end). */
+export const SessionsEndedAnswer = Type.Object({ ended: Count });
+export const SessionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** POST /account/password: the current password, and the new one under the rules of a new user's. */
+export const PasswordChangeBody = Type.Object(
+  { currentPassword: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }), newPassword: Password },
+  { additionalProperties: false },
+);
+export const PasswordChangedAnswer = Type.Object({ passwordChanged: Type.Literal(true), sessionsEnded: Count });
+
 /**
  * The members' types of a schema, none of its rules: what a guest answer holds is what was
  * stored, which need not keep today's rules of a request (an anonymised guest's lastName is

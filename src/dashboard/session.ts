@@ -4,6 +4,8 @@ import type { Db } from '../db/database.js';
 import type { Actor } from '../db/repositories/activity.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError } from '../errors.js';
+import { clientOf } from '../http/ip-limit.js';
+import { SESSION_MAX_MS, sessionExpired } from '../staff/sessions.js';
 
 // docs/dashboard.md: Security.
 /**
@@ -11,26 +13,44 @@ import { ApiError } from '../errors.js';
  * `Path=/` and no `Domain`, so a sibling subdomain cannot plant or overwrite it.
  */
 export const SESSION_COOKIE = '__Host-innsync_session';
-export const SESSION_IDLE_MS = 30 * 60_000;
-export const SESSION_MAX_MS = 12 * 60 * 60_000;
 /** last_seen_at is written at most this often per session (not on every request). */
 const TOUCH_EVERY_MS = 60_000;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/**
- * The cookie's value is a random token; the database holds only its SHA-256. `passkeyId`:
- * the passkey that signed the user in (docs/dashboard.md, "Passkeys"); null: the password.
- */
-export async function startSession(
-  db: Db,
-  user: { id: string; hotelId: string },
-  display = false,
-  passkeyId: string | null = null,
-): Promise<{ token: string; csrfToken: string }> {
+/** What a session keeps of the browser's User-Agent: enough to name the browser and system, no more. */
+const SESSION_USER_AGENT_MAX = 300;
+
+/** Where a session was started from, as the My account page shows it (docs/dashboard.md, "My account"). */
+export interface SessionOrigin {
+  display?: boolean;
+  userAgent?: string | null;
+  clientIp?: string | null;
+  /** The passkey that signed the user in (docs/dashboard.md, "Passkeys"); null: the password. */
+  passkeyId?: string | null;
+}
+
+/** The request's User-Agent and client address, as a new session keeps them. */
+export function originOf(req: FastifyRequest): { userAgent: string | null; clientIp: string } {
+  const ua = req.headers['user-agent'];
+  return { userAgent: typeof ua === 'string' && ua !== '' ? [...ua].slice(0, SESSION_USER_AGENT_MAX).join('') : null, clientIp: clientOf(req) };
+}
+
+/** The cookie's value is a random token; the database holds only its SHA-256. */
+export async function startSession(db: Db, user: { id: string; hotelId: string }, origin: SessionOrigin = {}): Promise<{ token: string; csrfToken: string }> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
-  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display, passkeyId });
+  await staff.insertSession(db, {
+    id: sha256(token),
+    userId: user.id,
+    hotelId: user.hotelId,
+    csrfToken,
+    now: new Date().toISOString(),
+    display: origin.display ?? false,
+    userAgent: origin.userAgent ?? null,
+    clientIp: origin.clientIp ?? null,
+    passkeyId: origin.passkeyId ?? null,
+  });
   return { token, csrfToken };
 }
 
@@ -51,11 +71,6 @@ function cookieToken(req: FastifyRequest): string | null {
   return value === undefined || value === '' ? null : value;
 }
 
-/** A person's session ends after 30 minutes idle; a front-desk display only at the end of its shift (12 h). */
-function expired(s: { createdAt: string; lastSeenAt: string; display: boolean }, now: number): boolean {
-  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
-}
-
 /**
  * A display session may only do what showing the board needs: routes that declare
  * `config: { display: true }` (the session, the roster, its live events, logout).
@@ -68,7 +83,7 @@ export function checkDisplay(req: FastifyRequest, session: staff.StaffSession): 
 export async function liveSessionIds(db: Db, ids: string[]): Promise<Set<string>> {
   const now = Date.now();
   const rows = await staff.findActiveSessionTimes(db, ids);
-  return new Set(rows.filter((r) => !expired(r, now)).map((r) => r.id));
+  return new Set(rows.filter((r) => !sessionExpired(r, now)).map((r) => r.id));
 }
 
 /** The request's live session, or null. An expired one is deleted on sight. */
@@ -78,7 +93,7 @@ export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.St
   const session = await staff.findSession(db, sha256(token));
   if (!session) return null;
   const now = Date.now();
-  if (expired(session, now)) {
+  if (sessionExpired(session, now)) {
     await staff.deleteSession(db, session.hotel.id, session.id);
     return null;
   }

@@ -603,6 +603,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
     },
   },
+  '0025_session_details': {
+    async up(db: Kysely<unknown>) {
+      // What the My account page shows of each session (docs/dashboard.md, "My account"):
+      // the browser's User-Agent, cut to a few hundred characters, and the client's address
+      // at sign-in. Both go with the session's row when it ends.
+      await db.schema.alterTable('staff_sessions').addColumn('user_agent', 'text').execute();
+      await db.schema.alterTable('staff_sessions').addColumn('client_ip', 'text').execute();
+    },
+  },
 };
 
 /**

@@ -107,7 +107,7 @@ export interface RequestLogTable {
   request_sha256: Optional<string>;
   response_sha256: Optional<string>;
   client_ip: string;
-  user_agent: string | null;
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
   duration_ms: number;
   idempotency_key: string | null;
   /** Full size of the body in bytes (null: none, or a row older than the cap). */
@@ -198,6 +198,10 @@ interface StaffSessionTable {
   last_seen_at: string;
   /** 1 for a front-desk display session (read-only board, no idle expiry), else 0. */
   display: Generated<number>;
+  /** The browser's User-Agent at sign-in, at most SESSION_USER_AGENT_MAX characters (migration 0025). */
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The client's address at sign-in, as the rate limits see it (migration 0025). */
+  client_ip: ColumnType<string | null, string | null | undefined, string | null>;
   /** The passkey (staff_passkeys.id) this session was signed in with; null: the password. */
   passkey_id: Optional<string>;
 }

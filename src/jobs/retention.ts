@@ -7,7 +7,7 @@ import { anonymiseExpiredGuests } from '../privacy/guest-privacy.js';
 import { purgeWebhookHistory } from '../db/repositories/webhook.repository.js';
 import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { purgeSessions } from '../db/repositories/staff.repository.js';
-import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../dashboard/session.js';
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../staff/sessions.js';
 import { purgeAccessTrail } from '../db/repositories/access-trail.repository.js';
 import { DEFAULT_ACCESS_LOG_RETENTION_DAYS } from '../config.js';
 

@@ -6,6 +6,7 @@ import { checkStaffAccount, EMAIL_MAX, normalizeEmail, PASSWORD_MAX, PASSWORD_MI
 import { newId } from '../domain/ids.js';
 import { ApiError, fieldError, validationError, type FieldError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { requireStrongPassword } from './password-strength.js';
 import { insertSecurityEvent, type SecurityEvent } from '../db/repositories/security.repository.js';
 
 /** Who made a change to a staff account: a staff member with their address, or the operator's command line. */
@@ -29,6 +30,7 @@ export async function setUpFirstHotel(
   db: Db,
   input: { slug: string; name: string; email: string; password: string; timeZone?: string },
 ): Promise<{ user: staff.StaffUser; hotel: Hotel }> {
+  await requireStrongPassword(input.password, { email: input.email, hotelName: input.name });
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.transaction().execute(async (trx) => {
@@ -128,20 +130,33 @@ function accountRuleError(problem: 'role' | 'email' | 'password', password: stri
   );
 }
 
+/** The hotel as the use cases of its staff accounts need it: its id, and its name (a password must not hold it). */
+export interface StaffHotel {
+  id: string;
+  name: string;
+}
+
 /**
  * A new staff user of the hotel, from the dashboard's Staff page or `innsync user create`:
  * the account rules of domain/accounts.ts (checkStaffAccount; a broken one is 422 naming its
- * field), the e-mail stored trimmed and in lower case, the password as an scrypt hash.
+ * field), a password not easy to guess (staff/password-strength.ts), the e-mail stored
+ * trimmed and in lower case, the password as an scrypt hash.
  */
-export async function addStaffUser(db: Db, hotelId: string, input: { email: string; role: string; password: string }, by: ChangedBy): Promise<staff.StaffUser> {
+export async function addStaffUser(
+  db: Db,
+  hotel: StaffHotel,
+  input: { email: string; role: string; password: string },
+  by: ChangedBy,
+): Promise<staff.StaffUser> {
   const account = checkStaffAccount(input);
   if (!account.ok) throw validationError([accountRuleError(account.problem, input.password)]);
+  await requireStrongPassword(input.password, { email: account.email, hotelName: hotel.name });
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.transaction().execute(async (trx) => {
       const now = new Date().toISOString();
-      const user = await staff.insertUser(trx, { id: newId('user'), hotelId, email: account.email, role: account.role, passwordHash, now });
-      await insertSecurityEvent(trx, { hotelId, kind: 'staff.added', ...by, subjectUserId: user.id, detail: { role: user.role }, at: now });
+      const user = await staff.insertUser(trx, { id: newId('user'), hotelId: hotel.id, email: account.email, role: account.role, passwordHash, now });
+      await insertSecurityEvent(trx, { hotelId: hotel.id, kind: 'staff.added', ...by, subjectUserId: user.id, detail: { role: user.role }, at: now });
       return user;
     });
   } catch (err) {
@@ -168,13 +183,83 @@ export async function deactivateStaffUser(db: Db, hotelId: string, userId: strin
   });
 }
 
-/** A user's new password (the account rules of domain/accounts.ts); their sessions end. */
-export async function setStaffPassword(db: Db, hotelId: string, userId: string, password: string): Promise<staff.StaffUser> {
+/** Who changes a password or ends sessions: the user themself or an admin (their session), or the operator's command line. */
+export type AccountActor = { type: 'staff'; userId: string; clientIp: string } | { type: 'operator' };
+
+function securityActor(actor: AccountActor): { actor: SecurityEvent['actor']; clientIp: string | null } {
+  return actor.type === 'staff'
+    ? { actor: { type: 'staff', userId: actor.userId }, clientIp: actor.clientIp }
+    : { actor: { type: 'operator' }, clientIp: null };
+}
+
+/**
+ * A user's new password (the account rules of domain/accounts.ts, not easy to guess); their
+ * sessions end but `keepSession` (the one that changed it), and 'password.changed' is
+ * recorded with the change. The ids of the sessions ended, for their event streams.
+ */
+export async function setStaffPassword(
+  db: Db,
+  hotel: StaffHotel,
+  userId: string,
+  password: string,
+  by: { actor: AccountActor; keepSession?: string; field?: string },
+): Promise<{ user: staff.StaffUser; ended: string[] }> {
+  const found = await staff.findUser(db, hotel.id, userId);
+  if (!found) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+  await requireStrongPassword(password, { email: found.email, hotelName: hotel.name }, by.field);
   const passwordHash = await hashPassword(password);
   return db.transaction().execute(async (trx) => {
-    const user = await staff.findUser(trx, hotelId, userId);
+    const user = await staff.findUser(trx, hotel.id, userId);
     if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
-    await staff.setPasswordHash(trx, hotelId, user.id, passwordHash);
-    return user;
+    const ended = await staff.setPasswordHash(trx, hotel.id, user.id, passwordHash, by.keepSession);
+    await insertSecurityEvent(trx, {
+      hotelId: hotel.id,
+      kind: 'password.changed',
+      subjectUserId: user.id,
+      ...securityActor(by.actor),
+      detail: { sessionsEnded: ended.length },
+    });
+    return { user, ended };
+  });
+}
+
+/**
+ * The signed-in user's own password change (docs/dashboard.md, "My account"): the current
+ * password must be right (else 422 naming `currentPassword`), the new one keeps the rules
+ * of setStaffPassword; every other session of the user ends.
+ */
+export async function changeOwnPassword(
+  db: Db,
+  session: { id: string; user: staff.StaffUser; hotel: StaffHotel },
+  input: { currentPassword: string; newPassword: string; clientIp: string },
+): Promise<{ ended: string[] }> {
+  const stored = await staff.findPasswordHash(db, session.hotel.id, session.user.id);
+  if (stored === null || !(await verifyPassword(input.currentPassword, stored)))
+    throw validationError([fieldError('currentPassword', 'INVALID_VALUE', 'currentPassword is not your current password: type it again.')]);
+  const actor: AccountActor = { type: 'staff', userId: session.user.id, clientIp: input.clientIp };
+  const { ended } = await setStaffPassword(db, session.hotel, session.user.id, input.newPassword, { actor, keepSession: session.id, field: 'newPassword' });
+  return { ended };
+}
+
+/**
+ * Ends sessions of a user (docs/dashboard.md, "My account"), with its security entry in the
+ * same transaction: `only` one (the user ending one of their own: 'session.ended'), or all
+ * but `except` (the user's "End all others"), or all (an admin, or the operator: both
+ * 'sessions.ended'). The ids ended, for their event streams; none is an empty list.
+ */
+export async function endStaffSessions(
+  db: Db,
+  hotelId: string,
+  userId: string,
+  which: { only?: string; except?: string },
+  actor: AccountActor,
+): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const ended = await staff.deleteUserSessions(trx, hotelId, userId, which);
+    if (ended.length === 0) return ended;
+    const kind = which.only !== undefined ? 'session.ended' : 'sessions.ended';
+    const detail = { count: ended.length, scope: which.only !== undefined ? 'one' : which.except !== undefined ? 'others' : 'all' };
+    await insertSecurityEvent(trx, { hotelId, kind, subjectUserId: userId, ...securityActor(actor), detail });
+    return ended;
   });
 }

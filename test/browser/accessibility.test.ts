@@ -16,7 +16,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 // English, the dark theme in German and at a tablet's width; none may report a violation,
 // and no page may scroll sideways.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const ADMIN = 'admin@a11y.example';
 const DESK = 'desk@a11y.example';
 
@@ -263,8 +263,16 @@ describe('accessibility of every page (axe-core)', () => {
     await page.locator('[data-dialog-close]').click();
     await open(page, '#/staff', '.table-users tr[data-user-id]');
     found.push(...(await audit(page, 'staff')));
-    await open(page, '#/account', 'section.account-passkeys [data-passkeys-only]');
+    await open(page, '#/account', 'table.table-sessions tr[data-session-id]');
+    await page.locator('section.account-passkeys [data-passkeys-only]').waitFor();
     found.push(...(await audit(page, 'my account')));
+    // A refused new password (it is not changed): the reason under the field.
+    await page.locator('input[name=currentPassword]').fill(PASSWORD);
+    await page.locator('input[name=newPassword]').fill('password1234');
+    await page.locator('input[name=newPasswordConfirm]').fill('password1234');
+    await page.locator('form[aria-labelledby=account-password] button[type=submit]').click();
+    await page.locator('[data-field=newPassword] .field-error').waitFor();
+    found.push(...(await audit(page, 'my account with a refused password')));
     await open(page, '#/webhooks', '.table-deliveries tr[data-delivery-id]');
     await expect.poll(() => page.locator('.deliveries .loading').count()).toBe(0);
     found.push(...(await audit(page, 'webhooks')));

@@ -9,7 +9,7 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // search finds and offers to clear them; the board's filters and search are kept for the
 // browser tab, shown where they are set.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const DESK = 'desk@find.example';
 
 describe('the board says why a search shows nothing', () => {

@@ -16,7 +16,7 @@ import { scaled } from '../support/test-run.js';
 // Tests: the dashboard in a real browser (Debian's chromium through
 // playwright-core), against the real server over HTTPS, on both engines.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 function guest(pmsGuestId: string, roomNumber: string, lastName: string) {
   return { pmsGuestId, lastName, firstName: 'Ada', roomNumber, checkInDate: '2026-11-23', checkOutDate: '2026-11-26' };

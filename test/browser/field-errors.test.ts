@@ -13,7 +13,7 @@ import { createTestStorage, startTestServer, type TestServer } from '../support/
 // for a PMS developer ("checkOutDate 2026-11-20 is before checkInDate 2026-11-26", "an
 // assigned ISO 639-1 language code"); a receptionist reads the form's words instead.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const DESK = 'desk@field-errors.example';
 const ADMIN = 'admin@field-errors.example';
 

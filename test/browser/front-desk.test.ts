@@ -11,7 +11,7 @@ import { scaled } from '../support/test-run.js';
 // remembers), the dark theme, a tablet's width, the board's source filter and floors,
 // the walk-in form's defaults and errors, and the read-only front-desk display.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const ADMIN = 'admin@frontdesk.example';
 const DESK = 'desk@frontdesk.example';
 const ZONE = 'Europe/Berlin';

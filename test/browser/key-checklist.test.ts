@@ -8,7 +8,7 @@ import { guest, startTestServer, testEngines, uniqueKey, type TestServer } from 
 // URL of the hotel, a curl line with a placeholder key, the API reference, and each active
 // pair's checklist in words (✓ shown / — not yet), per key.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 describe.each(testEngines())('the go-live checklist on the Keys page (%s)', (engine) => {
   let browser: Browser;

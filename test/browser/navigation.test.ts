@@ -7,7 +7,7 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // Navigation seen in a real browser: a guest's page leads back ("←") to where the user came from
 // (the list, the activity log), not always to the board.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 describe('going back from a guest', () => {
   let browser: Browser;

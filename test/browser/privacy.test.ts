@@ -10,7 +10,7 @@ import { guest, startTestServer, testEngines, type TestServer } from '../support
 // once the guest has checked out, "Erase personal data" behind a confirmation that names
 // what goes; receptionists see neither.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 async function newPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true, acceptDownloads: true, viewport: { width: 1280, height: 900 } });

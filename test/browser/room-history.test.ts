@@ -8,7 +8,7 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // docs/dashboard.md, the guest page: the room history shows the stay's arrival date for the
 // first room (not when the row was written) and, for a move, when it happened.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const DESK = 'desk@history.example';
 
 describe("the guest page's room history", () => {

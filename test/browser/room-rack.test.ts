@@ -11,7 +11,7 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // order with their reason, a PMS guest in a room not on the list marked so; the walk-in
 // form offers the vacant rooms first and warns about an out-of-order or unlisted room.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const ADMIN = 'admin@rack.example';
 const DESK = 'desk@rack.example';
 const CSV = ['room,floor,type,out_of_order_reason', '101,1,Double,', '102,1,Single,', '103,1,Single,', '201,2,Double,', '202,2,Suite,Water damage'].join('\n');

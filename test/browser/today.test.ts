@@ -11,7 +11,7 @@ import { guest, startTestServer, type TestServer } from '../support/harness.js';
 // own day. The hotel's zone is chosen so that its date differs from UTC's (and the
 // browser's, which runs in UTC here) at the moment the test runs.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 describe("the board's day", () => {
   let browser: Browser;

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 // nonsense) is an error at the field in the user's language and nothing is sent. The form
 // never turns what was typed into other data.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 const DESK = 'desk@codes.example';
 
 interface Case {

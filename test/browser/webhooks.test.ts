@@ -9,7 +9,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 // secret shown once, sends a test event, sees a check-in's delivery listed, and sends it
 // again; the receiver verifies every delivery with the secret the page showed.
 
-const PASSWORD = 'front-desk-password-1';
+const PASSWORD = 'lantern-quartz-meadow-7';
 
 describe.each(testEngines())('the Webhooks page (%s)', (engine) => {
   let browser: Browser;

@@ -369,7 +369,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
   it('`user create --role receptionist` without --json prints text, exit 0', async () => {
     await createHotel('staff-text');
-    const r = await cli(['user', 'create', 'staff-text', '--email', 'desk@staff.example', '--role', 'receptionist'], { input: 'front desk password' });
+    const r = await cli(['user', 'create', 'staff-text', '--email', 'desk@staff.example', '--role', 'receptionist'], { input: 'reception counter password' });
     expectTextSuccess(r);
     expect(r.stdout).toContain('desk@staff.example');
     const row = await db().selectFrom('staff_users').select(['role', 'password_hash']).where('email', '=', 'desk@staff.example').executeTakeFirstOrThrow();
@@ -452,7 +452,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     // Dashboard sessions: one idle past 30 minutes, one past its 12 hours, a display idle for
     // hours (no idle expiry: kept), a live one (kept).
     const hotel = await createHotelInProcess(db(), 'purge-sessions', 'Purge Sessions');
-    const user = await createStaffUser(db(), 'purge-sessions', 'desk@purge.example', 'receptionist', 'front-desk-password-1');
+    const user = await createStaffUser(db(), 'purge-sessions', 'desk@purge.example', 'receptionist', 'lantern-quartz-meadow-7');
     const session = (id: string, created: number, seen: number, display = 0) => ({
       id,
       user_id: user.userId,

@@ -80,10 +80,10 @@ describe('innsync user create on a terminal (sqlite)', () => {
   it('piped on stdin the password is read once (no prompt)', async () => {
     const r = await runCli(['user', 'create', slug, '--email', 'piped@tty.example', '--role', 'receptionist', '--json'], {
       env,
-      input: 'piped-password-890\n',
+      input: 'quiet-harbor-lamp-890\n',
     });
     expect(parseJsonOutput(r)).toMatchObject({ email: 'piped@tty.example', role: 'receptionist' });
     expect(r.stderr).toBe('');
-    expect(await verifyPassword('piped-password-890', (await hashOf('piped@tty.example')) ?? '')).toBe(true);
+    expect(await verifyPassword('quiet-harbor-lamp-890', (await hashOf('piped@tty.example')) ?? '')).toBe(true);
   });
 });

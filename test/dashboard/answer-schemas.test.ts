@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { boardGuestView, guestView, sessionView } from '../../src/dashboard/answers.js';
 import {
   AccessTrailAnswer,
+  AccountSessionsAnswer,
   ActivityAnswer,
   DeliveriesAnswer,
   EndpointSecretAnswer,
@@ -16,9 +17,11 @@ import {
   PasskeyRemovedAnswer,
   PasskeysAnswer,
   PasskeysOnlyAnswer,
+  PasswordChangedAnswer,
   RequestAnswer,
   SecurityEventsAnswer,
   SessionAnswer,
+  SessionsEndedAnswer,
   UsersAnswer,
   WebhooksAnswer,
 } from '../../src/dashboard/schemas.js';
@@ -104,6 +107,15 @@ describe('the dashboard API answers, as their schemas write them', () => {
     const user = { id: 'usr_1', hotelId: 'htl_1', email: 'desk@example.org', role: 'receptionist' as const, createdAt: 'x', deactivatedAt: null };
     await expectAsJson(SessionAnswer, sessionView({ user, hotel: { slug: 'inn', name: 'Inn', timeZone: 'UTC' } }, 'csrf', true));
     await expectAsJson(UsersAnswer, { users: [staffUserView(user), staffUserView({ ...user, role: 'admin', deactivatedAt: 'y' })] });
+  });
+
+  it("My account: the user's sessions (a device named or not), sessions ended, a password changed", async () => {
+    // In the order the route writes a session's members (routes/account.ts).
+    const session = { id: 'a1', browser: 'Chrome 120', system: 'Linux', ip: '192.0.2.1', createdAt: 'x', lastSeenAt: 'y', display: false, current: true };
+    await expectAsJson(AccountSessionsAnswer, { sessions: [session, { ...session, browser: null, system: null, ip: null, display: true, current: false }] });
+    await expectAsJson(AccountSessionsAnswer, { sessions: [] });
+    await expectAsJson(SessionsEndedAnswer, { ended: 0 });
+    await expectAsJson(PasswordChangedAnswer, { passwordChanged: true, sessionsEnded: 2 });
   });
 
   it('activity entries of each kind of actor, with changes of any form', async () => {

@@ -93,7 +93,7 @@ describe.runIf(postgres)('two instances on one PostgreSQL database', () => {
     certB = fs.readFileSync(path.join(dirs[1] ?? '', 'tls', 'cert.pem'), 'utf8');
     await createHotel(a.database.db, slug, 'Twin Hotel');
     keys = await issueKeyPair(a.database.db, slug);
-    await createStaffUser(a.database.db, slug, 'desk@twin.example', 'receptionist', 'front-desk-password-1');
+    await createStaffUser(a.database.db, slug, 'desk@twin.example', 'receptionist', 'lantern-quartz-meadow-7');
   });
 
   afterAll(async () => {
@@ -109,7 +109,7 @@ describe.runIf(postgres)('two instances on one PostgreSQL database', () => {
         method: 'POST',
         dispatcher: agent,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: 'desk@twin.example', password: 'front-desk-password-1' }),
+        body: JSON.stringify({ email: 'desk@twin.example', password: 'lantern-quartz-meadow-7' }),
       });
       await res.body.text();
       expect(res.statusCode).toBe(200);

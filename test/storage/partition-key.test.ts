@@ -398,6 +398,14 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
       await ok(admin.patch('/hotel', { timeZone: 'Europe/Berlin' }));
       const receptionist = await DashboardClient.loggedIn(t, 'desk@partition.example');
       await ok(receptionist.get('/guests'));
+      // My account: the sessions, ending them, the password (docs/dashboard.md, "My account").
+      const sessions = await ok(receptionist.get('/account/sessions'));
+      await DashboardClient.loggedIn(t, 'desk@partition.example');
+      await ok(receptionist.post('/account/sessions/end-others', {}));
+      await ok(receptionist.post(`/account/sessions/${sessions.body.sessions[0].id as string}/end`, {}));
+      const again = await DashboardClient.loggedIn(t, 'desk@partition.example');
+      await ok(again.post('/account/password', { currentPassword: STAFF_PASSWORD, newPassword: 'ochre-pelican-tundra-31' }));
+      await ok(admin.post(`/users/${desk.body.user.id as string}/end-sessions`, {}));
       await ok(admin.post(`/users/${desk.body.user.id as string}/deactivate`));
 
       // The room list.

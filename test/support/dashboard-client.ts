@@ -17,7 +17,7 @@ import type { ApiResponse } from './harness.js';
 export const DASHBOARD_API = '/dashboard/api';
 export { SESSION_COOKIE };
 /** The password of every user made by addStaffUser. */
-export const STAFF_PASSWORD = 'front-desk-password-1';
+export const STAFF_PASSWORD = 'lantern-quartz-meadow-7';
 
 /** Where a client talks to: a TestServer, or a server a test started itself. */
 export interface Target {

@@ -38,7 +38,7 @@ const ROUTES = [
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
   { pattern: /^\/access-trail$/, view: accessTrailView, admin: true, nav: '#/access-trail' },
-  // The user's own account; a front-desk display never shows it (renderRoute).
+  // Every person's own page (a front-desk display has none: it is sent to the board).
   { pattern: /^\/account$/, view: accountView },
 ];
 

@@ -212,6 +212,13 @@ const FIELD_MESSAGES = {
   INVALID_VALUE: tk('{field} is not one of the allowed values.'),
   DUPLICATE: tk('{field} appears more than once.'),
   TOO_MANY: tk('{field} has too many entries.'),
+  // A new password the server finds easy to guess (docs/dashboard.md, "Passwords"), one reason each.
+  PASSWORD_TOO_COMMON: tk(
+    '{field} is one of the most common passwords (or one with small changes): choose another, for example three or four unrelated words.',
+  ),
+  PASSWORD_LIKE_EMAIL: tk('{field} contains or resembles the e-mail address: choose one without the e-mail or the name in it.'),
+  PASSWORD_LIKE_HOTEL: tk("{field} contains or resembles the hotel's name: choose one without the hotel's name in it."),
+  PASSWORD_TOO_WEAK: tk('{field} is too easy to guess: make it longer, for example three or four unrelated words.'),
 };
 
 // The same codes where the input states its limit.
@@ -224,6 +231,7 @@ const LIMIT_MESSAGES = {
 // Errors that read better in the form's own words.
 const FORM_MESSAGES = {
   'passwordConfirm:INVALID_VALUE': tk('The two passwords do not match.'),
+  'currentPassword:INVALID_VALUE': tk('{field} is not your current password: type it again.'),
   'email:INVALID_FORMAT': tk('{field} must be an e-mail address such as name@example.com.'),
   'phone:INVALID_FORMAT': tk('{field} must be in international format: + and the country code, e.g. +4930123456.'),
   'language:INVALID_VALUE': tk('{field}: pick a language from the list, or type its two-letter code (such as “de”).'),

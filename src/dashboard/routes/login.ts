@@ -11,7 +11,7 @@ import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff
 import type { DashboardDeps } from '../deps.js';
 import { LoginBody, LogoutAnswer, SessionAnswer, SetupBody, SetupLinkAnswer, SetupTokenParams } from '../schemas.js';
 import { sessionView } from '../answers.js';
-import { checkSameOrigin, clearSessionCookie, endSession, sessionOf, setSessionCookie, startSession } from '../session.js';
+import { checkSameOrigin, clearSessionCookie, endSession, originOf, sessionOf, setSessionCookie, startSession } from '../session.js';
 
 /** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
 const setupRules: Refinement = (b) => [
@@ -21,20 +21,24 @@ const setupRules: Refinement = (b) => [
     : []),
 ];
 
+/** 429 of the login limits (rate-limit/login.ts), counted in the metrics. */
+function tooManyFailedLogins(deps: DashboardDeps, retryAfter: number): ApiError {
+  deps.metrics?.rateLimited('login');
+  return new ApiError('RATE_LIMITED', {
+    message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
+    extra: { retryAfter },
+    headers: { 'retry-after': String(retryAfter) },
+  });
+}
+
 /**
  * A password check counted by the failed-login limits of `email` (rate-limit/login.ts):
  * 429 RATE_LIMITED when over one; else the function that takes the attempt back (a right password).
  */
 export async function countLogin(deps: DashboardDeps, email: string, req: FastifyRequest): Promise<() => Promise<void>> {
   const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
-  if (attempt.allowed) return attempt.takeBack;
-  deps.metrics?.rateLimited('login');
-  const retryAfter = attempt.retryAfterSeconds;
-  throw new ApiError('RATE_LIMITED', {
-    message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-    extra: { retryAfter },
-    headers: { 'retry-after': String(retryAfter) },
-  });
+  if (!attempt.allowed) throw tooManyFailedLogins(deps, attempt.retryAfterSeconds);
+  return attempt.takeBack;
 }
 
 /**
@@ -69,7 +73,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
       throw err;
     }
     const { user, hotel } = created;
-    const { token, csrfToken } = await startSession(db, user);
+    const { token, csrfToken } = await startSession(db, user, originOf(req));
     setSessionCookie(reply, token);
     req.log.info({ hotel: hotel.slug, userId: user.id }, 'first hotel and admin created through the setup link');
     return reply.code(201).send(sessionView({ user, hotel }, csrfToken));
@@ -99,7 +103,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     // login again with `hotel`. Only the hotels this password opened are named.
     if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
     const display = req.body.display === true;
-    const { token, csrfToken } = await startSession(db, outcome.user, display);
+    const { token, csrfToken } = await startSession(db, outcome.user, { display, ...originOf(req) });
     setSessionCookie(reply, token);
     return sessionView(outcome, csrfToken, display);
   });

@@ -33,7 +33,7 @@ import {
   PasswordAgainBody,
   SessionAnswer,
 } from '../schemas.js';
-import { checkSameOrigin, requestHost, sessionOf, setSessionCookie, startSession } from '../session.js';
+import { checkSameOrigin, originOf, requestHost, sessionOf, setSessionCookie, startSession } from '../session.js';
 
 // docs/dashboard.md, "Passkeys": sign-in with a passkey (open, as login is) and the
 // passkeys of the signed-in account (My account).
@@ -72,7 +72,7 @@ export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asyn
     // A passkey is possession and user verification at once: the session is complete.
     const signedIn = await authenticatePasskey(db, relyingParty(req), req.body.credential as AuthenticationResponseJSON);
     const display = req.body.display === true;
-    const { token, csrfToken } = await startSession(db, signedIn.user, display, signedIn.passkeyId);
+    const { token, csrfToken } = await startSession(db, signedIn.user, { display, passkeyId: signedIn.passkeyId, ...originOf(req) });
     setSessionCookie(reply, token);
     return sessionView(signedIn, csrfToken, display);
   });

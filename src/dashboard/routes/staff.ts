@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { addStaffUser, deactivateStaffUser, listStaffUsers, staffUserView, type ChangedBy } from '../../staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, endStaffSessions, listStaffUsers, staffUserView, type ChangedBy } from '../../staff/staff-service.js';
+import { findUser } from '../../db/repositories/staff.repository.js';
+import { ApiError } from '../../errors.js';
+import { clientOf } from '../../http/ip-limit.js';
 import type { DashboardDeps } from '../deps.js';
-import { HotelSettingsAnswer, HotelSettingsBody, IdParams, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
+import { HotelSettingsAnswer, HotelSettingsBody, IdParams, SessionsEndedAnswer, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { sessionOf } from '../session.js';
-import { clientOf } from '../../http/ip-limit.js';
 import type { FastifyRequest } from 'fastify';
 
 /** The signed-in admin who changes an account, with their address (docs/dashboard.md, "Access trail"). */
@@ -20,7 +22,7 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   app.get('/users', { schema: { ...hidden, response: { 200: UsersAnswer } } }, async (req) => ({ users: await listStaffUsers(db, sessionOf(req).hotel.id) }));
 
   app.post('/users', { schema: { ...hidden, body: UserBody, response: { 201: UserAnswer } } }, async (req, reply) => {
-    const user = await addStaffUser(db, sessionOf(req).hotel.id, req.body, changedBy(req));
+    const user = await addStaffUser(db, sessionOf(req).hotel, req.body, changedBy(req));
     return reply.code(201).send({ user: staffUserView(user) });
   });
 
@@ -29,6 +31,16 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
     const s = sessionOf(req);
     await setHotelTimeZone(db, s.hotel.id, req.body.timeZone);
     return { hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: req.body.timeZone } };
+  });
+
+  // docs/dashboard.md, "Ending sessions": every session of the user ends at once, their event streams with them.
+  app.post('/users/:id/end-sessions', { schema: { ...hidden, params: IdParams, response: { 200: SessionsEndedAnswer } } }, async (req) => {
+    const s = sessionOf(req);
+    const user = await findUser(db, s.hotel.id, req.params.id);
+    if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+    const ended = await endStaffSessions(db, s.hotel.id, user.id, {}, { type: 'staff', userId: s.user.id, clientIp: clientOf(req) });
+    for (const id of ended) deps.streams.endSession(id);
+    return { ended: ended.length };
   });
 
   app.post('/users/:id/deactivate', { schema: { ...hidden, params: IdParams, response: { 200: UserAnswer } } }, async (req) => {

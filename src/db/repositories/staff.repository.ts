@@ -146,15 +146,28 @@ export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: stri
   await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
 }
 
-/** A new password hash; the user's sessions end (whoever knew the old password is logged out). */
-export async function setPasswordHash(trx: DbOrTrx, hotelId: string, userId: string, passwordHash: string): Promise<void> {
+/**
+ * A new password hash; the user's sessions end (whoever knew the old password is logged
+ * out), but `keep` (the session that changed it). The ids of the sessions ended.
+ */
+export async function setPasswordHash(trx: DbOrTrx, hotelId: string, userId: string, passwordHash: string, keep?: string): Promise<string[]> {
   await trx.updateTable('staff_users').set({ password_hash: passwordHash }).where('hotel_id', '=', hotelId).where('id', '=', userId).execute();
-  await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
+  return deleteUserSessions(trx, hotelId, userId, { except: keep });
 }
 
 export async function insertSession(
   db: DbOrTrx,
-  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean; passkeyId?: string | null },
+  s: {
+    id: string;
+    userId: string;
+    hotelId: string;
+    csrfToken: string;
+    now: string;
+    display: boolean;
+    passkeyId?: string | null;
+    userAgent: string | null;
+    clientIp: string | null;
+  },
 ): Promise<void> {
   await db
     .insertInto('staff_sessions')
@@ -167,8 +180,52 @@ export async function insertSession(
       last_seen_at: s.now,
       display: s.display ? 1 : 0,
       passkey_id: s.passkeyId ?? null,
+      user_agent: s.userAgent,
+      client_ip: s.clientIp,
     })
     .execute();
+}
+
+/** A session as the My account page and `innsync user sessions` list it (docs/dashboard.md, "My account"). */
+export interface SessionDetails {
+  id: string;
+  createdAt: string;
+  lastSeenAt: string;
+  display: boolean;
+  userAgent: string | null;
+  clientIp: string | null;
+}
+
+/** The user's sessions, the most recently seen first (expired ones too, until purged: the caller filters). */
+export async function listUserSessions(db: DbOrTrx, hotelId: string, userId: string): Promise<SessionDetails[]> {
+  const rows = await db
+    .selectFrom('staff_sessions')
+    .select(['id', 'created_at', 'last_seen_at', 'display', 'user_agent', 'client_ip'])
+    .where('hotel_id', '=', hotelId)
+    .where('user_id', '=', userId)
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: r.created_at,
+    lastSeenAt: r.last_seen_at,
+    display: Number(r.display) === 1,
+    userAgent: r.user_agent,
+    clientIp: r.client_ip,
+  }));
+}
+
+/**
+ * Ends sessions of the user, in the caller's transaction: `only` one of them, or all but
+ * `except`, or all. The ids ended (their event streams are closed by the caller).
+ */
+export async function deleteUserSessions(trx: DbOrTrx, hotelId: string, userId: string, which: { only?: string; except?: string } = {}): Promise<string[]> {
+  let q = trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId);
+  if (which.only !== undefined) q = q.where('id', '=', which.only);
+  if (which.except !== undefined) q = q.where('id', '!=', which.except);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
 }
 
 /** The session with this id and its (active) user and hotel; null when unknown or the user is deactivated. */

@@ -1,19 +1,27 @@
-// #/account: the signed-in user's own account ("My account", linked from the header; not
-// for a front-desk display). Each section is its own module that loads itself.
+// #/account: My account, for every signed-in person (a front-desk display has none): their
+// own sessions, password and sign-in factors (docs/dashboard.md, "My account"). Each
+// section is a module of its own that loads itself, mounted here.
 
 import { h, pageHeading } from '../dom.js';
 import { t } from '../i18n.js';
 import { passkeysSection } from './account-passkeys.js';
+import { mountPasswordSection } from './account-password.js';
+import { mountSessionsSection } from './account-sessions.js';
 
 export function accountView(ctx) {
   ctx.setTitle(t('My account'));
   const { user, hotel } = ctx.session;
+  const sessions = mountSessionsSection(ctx);
+  // A new password ends the other sessions: the list shows it.
+  const password = mountPasswordSection(ctx, { changed: () => sessions.reload() });
   return {
     node: h(
       'section',
       { class: 'view view-account' },
       pageHeading(t('My account')),
       h('p', { class: 'lead' }, t('{email} at {hotel}', { email: user.email, hotel: hotel.name })),
+      sessions.node,
+      password.node,
       passkeysSection(ctx).node,
     ),
   };

@@ -18,7 +18,7 @@ export function staffView(ctx) {
 
   async function load() {
     try {
-      replaceChildren(page.table, userTable(await store.load(), me, actions.deactivate));
+      replaceChildren(page.table, userTable(await store.load(), me, actions));
     } catch (err) {
       showError(err, t('Could not load the staff list'));
     }
@@ -56,6 +56,7 @@ function staffStore(signal) {
     },
     add: async (values) => (await api.post('/users', values)).user,
     deactivate: (u) => api.post(`/users/${enc(u.id)}/deactivate`, {}),
+    endSessions: async (u) => (await api.post(`/users/${enc(u.id)}/end-sessions`, {})).ended,
     setTimeZone: async (timeZone) => (await api.patch('/hotel', { timeZone })).hotel,
   };
 }
@@ -93,6 +94,14 @@ function staffActions(store, page, view) {
           view.focusHeading();
         },
         failed: t('Could not deactivate the user'),
+      }),
+    // Every session of the user ends: they must log in again (docs/dashboard.md, "Ending sessions").
+    endSessions: (u, button) =>
+      act({
+        button,
+        run: () => store.endSessions(u),
+        done: t('{email} is logged out everywhere.', { email: u.email }),
+        failed: t('Could not end the sessions'),
       }),
     saveTimeZone: () =>
       act({
@@ -170,8 +179,8 @@ function deactivateConfirm(u) {
   };
 }
 
-/** The users' table; `me` gets no button; `onDeactivate(u, button)`. */
-function userTable(users, me, onDeactivate) {
+/** The users' table; `me` gets no button; `on.deactivate(u, button)`, `on.endSessions(u, button)`. */
+function userTable(users, me, on) {
   return h(
     'div',
     { class: 'table-wrap' },
@@ -191,18 +200,24 @@ function userTable(users, me, onDeactivate) {
       h(
         'tbody',
         null,
-        users.map((u) => userRow(u, u.id === me.id, onDeactivate)),
+        users.map((u) => userRow(u, u.id === me.id, on)),
       ),
     ),
   );
 }
 
-function userRow(u, self, onDeactivate) {
+/** A button of a user's row that calls `handler(u, button)`. */
+function rowButton(label, name, handler, u) {
+  const button = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': name }, label);
+  button.addEventListener('click', () => handler(u, button));
+  return button;
+}
+
+function userRow(u, self, on) {
   const active = !u.deactivatedAt;
   let action = null;
   if (active && !self) {
-    action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'deactivate' }, t('Deactivate'));
-    action.addEventListener('click', () => onDeactivate(u, action));
+    action = [rowButton(t('End sessions'), 'end-sessions', on.endSessions, u), ' ', rowButton(t('Deactivate'), 'deactivate', on.deactivate, u)];
   } else if (self) {
     action = h('span', { class: 'muted' }, t('you'));
   }
