@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import { withFallbacks } from '../http/fallbacks.js';
 import { noStore } from '../http/no-store.js';
 import { consoleRoutes } from './routes/console.js';
+import { accountFactorRoutes, factorAdminRoutes } from './routes/factors.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { activityRoutes, rosterRoutes } from './routes/roster.js';
@@ -15,7 +16,7 @@ import { staffRoutes } from './routes/staff.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { guestRulesModule } from './guest-rules.js';
 import { packageRoot } from '../package-info.js';
-import { checkCsrf, checkDisplay, loadSession } from './session.js';
+import { checkCsrf, checkStage, loadSession } from './session.js';
 import type { Db } from '../db/database.js';
 import type { DashboardDeps } from './deps.js';
 
@@ -108,7 +109,7 @@ function requireStaff(app: FastifyInstance, db: Db, role: 'any' | 'admin'): void
     if (!s) throw new ApiError('NOT_AUTHENTICATED');
     req.staff = s;
     checkCsrf(req, s);
-    checkDisplay(req, s);
+    checkStage(req, s);
     if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
   });
 }
@@ -118,6 +119,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   await app.register(async (signedIn) => {
     requireStaff(signedIn, deps.db, 'any');
     await signedIn.register(sessionRoutes, deps);
+    await signedIn.register(accountFactorRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
     await signedIn.register(activityRoutes, deps);
     await signedIn.register(roomRoutes, deps);
@@ -126,6 +128,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     requireStaff(admin, deps.db, 'admin');
     await admin.register(consoleRoutes, deps);
     await admin.register(staffRoutes, deps);
+    await admin.register(factorAdminRoutes, deps);
     await admin.register(privacyRoutes, deps);
     await admin.register(webhookRoutes, deps);
     await admin.register(roomAdminRoutes, deps);

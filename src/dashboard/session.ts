@@ -18,11 +18,19 @@ const TOUCH_EVERY_MS = 60_000;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** A sign-in waiting for its second factor or its enrolment lasts this long from the password. */
+const PENDING_MAX_MS = 15 * 60_000;
+
 /** The cookie's value is a random token; the database holds only its SHA-256. */
-export async function startSession(db: Db, user: { id: string; hotelId: string }, display = false): Promise<{ token: string; csrfToken: string }> {
+export async function startSession(
+  db: Db,
+  user: { id: string; hotelId: string },
+  display = false,
+  stage: staff.SessionStage = 'full',
+): Promise<{ token: string; csrfToken: string }> {
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
-  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display });
+  await staff.insertSession(db, { id: sha256(token), userId: user.id, hotelId: user.hotelId, csrfToken, now: new Date().toISOString(), display, stage });
   return { token, csrfToken };
 }
 
@@ -37,23 +45,57 @@ export function clearSessionCookie(reply: FastifyReply): void {
   void reply.setCookie(SESSION_COOKIE, '', { ...COOKIE_OPTIONS, maxAge: 0 });
 }
 
+/**
+ * A front-desk display an admin paired (docs/dashboard.md, "Second factors") holds this
+ * cookie: a random token whose SHA-256 the database keeps. It stays for a year; its display
+ * sign-ins skip the second factor.
+ */
+export const DISPLAY_COOKIE = '__Host-innsync_display';
+const DISPLAY_COOKIE_MAX_S = 365 * 24 * 60 * 60;
+
+export function setDisplayCookie(reply: FastifyReply, token: string): void {
+  void reply.setCookie(DISPLAY_COOKIE, token, { ...COOKIE_OPTIONS, maxAge: DISPLAY_COOKIE_MAX_S });
+}
+
+/** The paired-device token the request carries, or null. */
+export function displayToken(req: FastifyRequest): string | null {
+  const value = req.cookies[DISPLAY_COOKIE];
+  return value === undefined || value === '' ? null : value;
+}
+
 /** The session token the request's cookie carries (parsed by @fastify/cookie), or null. */
 function cookieToken(req: FastifyRequest): string | null {
   const value = req.cookies[SESSION_COOKIE];
   return value === undefined || value === '' ? null : value;
 }
 
-/** A person's session ends after 30 minutes idle; a front-desk display only at the end of its shift (12 h). */
-function expired(s: { createdAt: string; lastSeenAt: string; display: boolean }, now: number): boolean {
-  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
+/**
+ * A person's session ends after 30 minutes idle; a front-desk display only at the end of its
+ * shift (12 h); a sign-in still waiting for its second factor or enrolment after 15 minutes.
+ */
+function expired(s: { createdAt: string; lastSeenAt: string; display: boolean; stage?: staff.SessionStage }, now: number): boolean {
+  const age = now - Date.parse(s.createdAt);
+  if (s.stage !== undefined && s.stage !== 'full' && age > PENDING_MAX_MS) return true;
+  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || age > SESSION_MAX_MS;
 }
 
 /**
  * A display session may only do what showing the board needs: routes that declare
  * `config: { display: true }` (the session, the roster, its live events, logout).
  */
-export function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
+function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
   if (session.display && req.routeOptions.config?.display !== true) throw new ApiError('DISPLAY_READ_ONLY');
+}
+
+/**
+ * A sign-in that still needs its second factor, or must enrol one first (docs/dashboard.md,
+ * "Second factors"), may use only the routes that list its stage in `config.stages`; a full
+ * session goes on to the display check.
+ */
+export function checkStage(req: FastifyRequest, session: staff.StaffSession): void {
+  if (session.stage === 'full') return checkDisplay(req, session);
+  if (req.routeOptions.config?.stages?.includes(session.stage) === true) return;
+  throw new ApiError(session.stage === 'enrol' ? 'ENROLMENT_REQUIRED' : 'SECOND_FACTOR_REQUIRED');
 }
 
 /** Which of these sessions are still live: not ended, not expired, user not deactivated. */

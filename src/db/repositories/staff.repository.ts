@@ -11,6 +11,9 @@ export interface StaffUser {
   deactivatedAt: string | null;
 }
 
+/** A full session, or a sign-in still waiting for its second factor or for the enrolment of one. */
+export type SessionStage = 'full' | 'second_factor' | 'enrol';
+
 export interface StaffSession {
   /** SHA-256 of the cookie token. */
   id: string;
@@ -19,6 +22,7 @@ export interface StaffSession {
   lastSeenAt: string;
   /** A front-desk display: the board read-only, no idle expiry. */
   display: boolean;
+  stage: SessionStage;
   user: StaffUser;
   hotel: SessionHotel;
 }
@@ -122,11 +126,20 @@ export async function setPasswordHash(trx: DbOrTrx, hotelId: string, userId: str
 
 export async function insertSession(
   db: DbOrTrx,
-  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean },
+  s: { id: string; userId: string; hotelId: string; csrfToken: string; now: string; display: boolean; stage: SessionStage },
 ): Promise<void> {
   await db
     .insertInto('staff_sessions')
-    .values({ id: s.id, user_id: s.userId, hotel_id: s.hotelId, csrf_token: s.csrfToken, created_at: s.now, last_seen_at: s.now, display: s.display ? 1 : 0 })
+    .values({
+      id: s.id,
+      user_id: s.userId,
+      hotel_id: s.hotelId,
+      csrf_token: s.csrfToken,
+      created_at: s.now,
+      last_seen_at: s.now,
+      display: s.display ? 1 : 0,
+      stage: s.stage,
+    })
     .execute();
 }
 
@@ -142,6 +155,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
       'staff_sessions.created_at',
       'staff_sessions.last_seen_at',
       'staff_sessions.display',
+      'staff_sessions.stage',
       'staff_users.id as user_id',
       'staff_users.email',
       'staff_users.role',
@@ -161,6 +175,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
     display: Number(r.display) === 1,
+    stage: r.stage,
     user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
     hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
   };
@@ -180,6 +195,26 @@ export async function findActiveSessionTimes(
     .where('staff_users.deactivated_at', 'is', null)
     .execute();
   return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, display: Number(r.display) === 1 }));
+}
+
+/** Ends the user's sessions but `keepId` (null: all of them); the ids ended, for closing their event streams. */
+export async function deleteUserSessions(trx: DbOrTrx, hotelId: string, userId: string, keepId: string | null): Promise<string[]> {
+  let q = trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId);
+  if (keepId !== null) q = q.where('id', '<>', keepId);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** The active user's e-mail and password hash, for re-checking the password before a change to the account's security. */
+export async function findCredentials(db: DbOrTrx, hotelId: string, userId: string): Promise<{ email: string; passwordHash: string } | null> {
+  const r = await db
+    .selectFrom('staff_users')
+    .select(['email', 'password_hash'])
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirst();
+  return r ? { email: r.email, passwordHash: r.password_hash } : null;
 }
 
 export async function touchSession(db: DbOrTrx, hotelId: string, id: string, now: string): Promise<void> {
