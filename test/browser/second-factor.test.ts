@@ -1,0 +1,112 @@
+import { generate } from 'otplib';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addStaffUser, DashboardClient, STAFF_PASSWORD } from '../support/dashboard-client.js';
+import { launchChromium } from '../support/chromium.js';
+import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
+
+// docs/dashboard.md, "Second factors", in a real browser (Debian's chromium through
+// playwright-core): the login page asks for the authenticator's code after the password,
+// and a hotel that requires a second factor sends an account without one to the My account
+// page's enrolment, whose QR code, key and first code make the session full. The codes are
+// computed here from the secret, as the user's app computes them.
+
+/** The authenticator's code for the time step `steps` away from now. */
+const codeAt = (secret: string, steps = 0): Promise<string> => generate({ secret, epoch: Math.floor(Date.now() / 1000) + steps * 30 });
+
+describe.each(testEngines())('second factors in the browser (%s)', (engine) => {
+  let browser: Browser;
+  let t: TestServer;
+  let admin: DashboardClient;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    t = await startTestServer(engine);
+    await addStaffUser(t.server.database.db, t.slug, 'admin@browser-factors.example', 'admin');
+    admin = await DashboardClient.loggedIn(t, 'admin@browser-factors.example');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function openLogin(): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(msg.text())) errors.push(msg.text());
+    });
+    await page.goto(`${t.baseUrl}/dashboard/#/login`);
+    return { page, errors, close: () => context.close() };
+  }
+
+  async function submitPassword(page: Page, email: string): Promise<void> {
+    await page.locator('input[name=email]').fill(email);
+    await page.locator('input[name=password]').fill(STAFF_PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+  }
+
+  it('an account with an authenticator: after the password the page asks for the code; a wrong one is refused in words, the right one opens the board', async () => {
+    const user = await addStaffUser(t.server.database.db, t.slug, 'code@browser-factors.example', 'receptionist');
+    const client = await DashboardClient.loggedIn(t, user.email);
+    const { secret } = (await client.post('/account/totp/start', { password: STAFF_PASSWORD })).body as { secret: string };
+    expect((await client.post('/account/totp/confirm', { code: await codeAt(secret) })).status).toBe(200);
+
+    const { page, errors, close } = await openLogin();
+    try {
+      await submitPassword(page, user.email);
+      const code = page.getByLabel(/^Code/);
+      const shown = async () => `${await code.count()} ${await page.locator('#alert').innerText()}`.trim();
+      await expect.poll(shown).toBe('1');
+      expect(await page.evaluate('document.activeElement && document.activeElement.name')).toBe('code');
+      expect(page.url()).toMatch(/#\/login$/);
+      await code.fill('12345x');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await expect.poll(() => page.locator('#alert').innerText()).toMatch(/wrong or was already used/);
+      expect(page.url()).toMatch(/#\/login$/);
+
+      await code.fill(await codeAt(secret, 1));
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      await expect.poll(() => page.locator('header').innerText()).toContain('My account');
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("the hotel requires a second factor: the login lands on enrolment, and the account's first code opens the dashboard", async () => {
+    expect((await admin.post('/hotel/second-factor', { required: true })).status).toBe(200);
+    const { page, errors, close } = await openLogin();
+    try {
+      const user = await addStaffUser(t.server.database.db, t.slug, 'enrol@browser-factors.example', 'receptionist');
+      await submitPassword(page, user.email);
+      await expect.poll(() => page.url()).toMatch(/#\/account$/);
+      await expect.poll(() => page.locator('h1').innerText()).toBe('My account');
+      expect(await page.locator('.notice').innerText()).toMatch(/requires a second factor/);
+      // Only the enrolment: no page links, and another route comes back here.
+      expect(await page.locator('nav a').count()).toBe(0);
+      await page.goto(`${t.baseUrl}/dashboard/#/board`);
+      await expect.poll(() => page.url()).toMatch(/#\/account$/);
+
+      await page.getByLabel('Your password').fill(STAFF_PASSWORD);
+      await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+      const secret = page.locator('.totp-secret');
+      await expect.poll(() => secret.count()).toBe(1);
+      expect(await page.locator('img.totp-qr').evaluate((img) => (img as HTMLImageElement).naturalWidth > 0)).toBe(true);
+      await page.getByLabel('Code from the app').fill(await codeAt(await secret.innerText()));
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await expect.poll(() => page.locator('.recovery-codes li').count()).toBe(10);
+      await expect.poll(() => page.locator('nav a').count()).toBeGreaterThan(0);
+      await page.getByRole('link', { name: 'Continue to the board' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      expect(await page.evaluate("fetch('/dashboard/api/guests').then((r) => r.status)")).toBe(200);
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+      await admin.post('/hotel/second-factor', { required: false });
+    }
+  });
+});
