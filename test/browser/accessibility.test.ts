@@ -262,7 +262,13 @@ describe('accessibility of every page (axe-core)', () => {
     found.push(...(await audit(page, 'request detail panel')));
     await page.locator('[data-dialog-close]').click();
     await open(page, '#/staff', '.table-users tr[data-user-id]');
+    await page.locator('#require-second-factor').waitFor();
     found.push(...(await audit(page, 'staff')));
+    await page.locator('[data-action=pair-display]').click();
+    await page.locator('.pairing-code code').waitFor();
+    found.push(...(await audit(page, 'staff with a display pairing code')));
+    await open(page, '#/account', '[data-factor]');
+    found.push(...(await audit(page, 'my account')));
     await open(page, '#/webhooks', '.table-deliveries tr[data-delivery-id]');
     await expect.poll(() => page.locator('.deliveries .loading').count()).toBe(0);
     found.push(...(await audit(page, 'webhooks')));

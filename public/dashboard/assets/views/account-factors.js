@@ -105,7 +105,7 @@ export function accountFactorsSection(ctx) {
   function render(factors) {
     const required =
       factors.required && !factors.totp
-        ? h('p', { class: 'notice' }, t('Your hotel requires a second factor: set up an authenticator app to continue.'))
+        ? h('p', { class: 'notice warning' }, t('Your hotel requires a second factor: set up an authenticator app to continue.'))
         : null;
     const form = factors.totp
       ? factorForm(
