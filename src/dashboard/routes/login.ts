@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
-import type { StaffUser } from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
@@ -90,7 +89,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
  * Whether a display sign-in comes from a paired device: one holding the paired-device cookie
  * of the user's hotel, or one pairing now with an admin's code (it then gets the cookie).
  */
-async function pairedDevice(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, user: StaffUser, code: string | undefined): Promise<boolean> {
+async function pairedDevice(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, user: staff.StaffUser, code: string | undefined): Promise<boolean> {
   if (code === undefined) {
     const token = displayToken(req);
     return token !== null && isPairedDisplay(deps.db, user.hotelId, token);

@@ -129,7 +129,17 @@ export function loginView(ctx) {
   displayBox.addEventListener('change', () => {
     form.querySelector('[data-field="pairingCode"]').hidden = !displayBox.checked;
   });
-  const secondStep = secondFactorStep(ctx, () => form.replaceWith(secondStep.form), refused);
+  const secondStep = secondFactorStep(ctx, {
+    show: () => secondStep.form.parentNode || form.replaceWith(secondStep.form),
+    // The waiting sign-in ended (15 minutes): the password again.
+    back: () => {
+      secondStep.form.replaceWith(form);
+      password().value = '';
+      showAlert(t('Your session has ended. Please log in again.'));
+      password().focus();
+    },
+    refused,
+  });
 
   for (const name of ['email', 'password']) form.elements.namedItem(name).addEventListener('input', choice.drop);
 
@@ -144,7 +154,7 @@ export function loginView(ctx) {
     else if (refusal?.kind === 'wrong') {
       choice.drop();
       showAlert(err.code === 'LOGIN_FAILED' ? t('E-mail or password is wrong.') : refusal.message);
-      const retry = form.isConnected ? password() : secondStep.input();
+      const retry = form.parentNode ? password() : secondStep.input();
       retry.value = '';
       retry.focus();
     }
@@ -169,20 +179,20 @@ export function loginView(ctx) {
       },
     });
   });
-  if (ctx.pending) secondStep.show(ctx.pending);
   const heading = pageHeading(t('Log in'));
   heading.id = 'login-title';
-  return {
-    node: h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, t('Staff dashboard')), form),
-    focus: () => (form.isConnected || !secondStep.form.isConnected ? form.elements.namedItem('email') : secondStep.input()).focus(),
-  };
+  const node = h('section', { class: 'view view-login card' }, heading, h('p', { class: 'lead' }, t('Staff dashboard')), form);
+  // A reload while the sign-in waits for its second factor: the code step again.
+  if (ctx.pending) secondStep.show(ctx.pending);
+  return { node, focus: () => (form.parentNode ? form.elements.namedItem('email') : secondStep.input()).focus() };
 }
 
 /**
  * The second step of a sign-in: `show(session)` puts the code form in the password form's
- * place (the pending session's token signs its request); a right code gives the full session.
+ * place (the pending session's token signs its request); a right code gives the full session,
+ * an ended sign-in goes `back` to the password.
  */
-function secondFactorStep(ctx, swap, refused) {
+function secondFactorStep(ctx, { show, back, refused }) {
   const { form, submit } = codeForm();
   const input = () => form.elements.namedItem('code');
   form.addEventListener('submit', (e) => {
@@ -194,8 +204,9 @@ function secondFactorStep(ctx, swap, refused) {
       failed: t('Could not log in'),
       run: () =>
         api.post('/login/second-factor', { code }, { authRedirect: false }).catch((err) => {
-          if (refused(err)) return null;
-          throw err;
+          if (err.code === 'NOT_AUTHENTICATED') back();
+          else if (!refused(err)) throw err;
+          return null;
         }),
       after: (session) => session && ctx.onLoggedIn(session),
     });
@@ -205,7 +216,7 @@ function secondFactorStep(ctx, swap, refused) {
     input,
     show(session) {
       setCsrfToken(session.csrfToken);
-      if (!form.isConnected) swap();
+      show();
       announce(t('Enter the code of your authenticator app, or a recovery code.'));
       input().focus();
     },
