@@ -2,7 +2,7 @@ import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addStaffUser, DashboardClient, STAFF_PASSWORD } from '../support/dashboard-client.js';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
 // docs/dashboard.md, "Second factors", in a real browser (Debian's chromium through
@@ -42,6 +42,14 @@ describe.each(testEngines())('second factors in the browser (%s)', (engine) => {
     return { page, errors, close: () => context.close() };
   }
 
+  /** Sets up an authenticator for the account over HTTP; its secret. */
+  async function enrolled(email: string): Promise<string> {
+    const client = await DashboardClient.loggedIn(t, email);
+    const { secret } = (await client.post('/account/totp/start', { password: STAFF_PASSWORD })).body as { secret: string };
+    expect((await client.post('/account/totp/confirm', { code: await codeAt(secret) })).status).toBe(200);
+    return secret;
+  }
+
   async function submitPassword(page: Page, email: string): Promise<void> {
     await page.locator('input[name=email]').fill(email);
     await page.locator('input[name=password]').fill(STAFF_PASSWORD);
@@ -50,9 +58,7 @@ describe.each(testEngines())('second factors in the browser (%s)', (engine) => {
 
   it('an account with an authenticator: after the password the page asks for the code; a wrong one is refused in words, the right one opens the board', async () => {
     const user = await addStaffUser(t.server.database.db, t.slug, 'code@browser-factors.example', 'receptionist');
-    const client = await DashboardClient.loggedIn(t, user.email);
-    const { secret } = (await client.post('/account/totp/start', { password: STAFF_PASSWORD })).body as { secret: string };
-    expect((await client.post('/account/totp/confirm', { code: await codeAt(secret) })).status).toBe(200);
+    const secret = await enrolled(user.email);
 
     const { page, errors, close } = await openLogin();
     try {
@@ -112,6 +118,53 @@ describe.each(testEngines())('second factors in the browser (%s)', (engine) => {
     } finally {
       await close();
       await admin.post('/hotel/second-factor', { required: false });
+    }
+  });
+
+  it("display pairing: an admin's Pair a display shows a code; the display's first sign-in takes it and later ones on that screen need no code, another screen's does", async () => {
+    const user = await addStaffUser(t.server.database.db, t.slug, 'screen@browser-factors.example', 'receptionist');
+    await enrolled(user.email);
+    const adminContext = await browser.newContext({ ignoreHTTPSErrors: true });
+    const screen = await openLogin();
+    const other = await openLogin();
+    try {
+      const adminPage = await adminContext.newPage();
+      await logInToDashboard(adminPage, t.baseUrl, 'admin@browser-factors.example', STAFF_PASSWORD);
+      await adminPage.goto(`${t.baseUrl}/dashboard/#/staff`);
+      await adminPage.getByRole('button', { name: 'Pair a display' }).click();
+      const shownCode = adminPage.locator('.pairing-code code');
+      await expect.poll(() => shownCode.count()).toBe(1);
+      const pairingCode = await shownCode.innerText();
+
+      const page = screen.page;
+      await page.locator('input[name=email]').fill(user.email);
+      await page.locator('input[name=password]').fill(STAFF_PASSWORD);
+      expect(await page.getByLabel('Pairing code').isVisible()).toBe(false);
+      await page.locator('input[name=display]').check();
+      await page.getByLabel('Pairing code').fill(pairingCode);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+      await expect.poll(() => page.locator('header').innerText()).toContain('Front-desk display');
+      const device = (await page.context().cookies()).find((c) => c.name === '__Host-innsync_display');
+      expect([device?.httpOnly, device?.secure, device?.sameSite]).toEqual([true, true, 'Strict']);
+
+      // Later display sign-ins on this screen: no code asked.
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await expect.poll(() => page.url()).toMatch(/#\/login$/);
+      await logInToDashboard(page, t.baseUrl, user.email, STAFF_PASSWORD, { display: true });
+      await expect.poll(() => page.url()).toMatch(/#\/board$/);
+
+      // Another screen, not paired: the display sign-in asks for the code.
+      await other.page.locator('input[name=email]').fill(user.email);
+      await other.page.locator('input[name=password]').fill(STAFF_PASSWORD);
+      await other.page.locator('input[name=display]').check();
+      await other.page.getByRole('button', { name: 'Log in' }).click();
+      await expect.poll(() => other.page.getByLabel(/^Code/).count()).toBe(1);
+      expect([...screen.errors, ...other.errors]).toEqual([]);
+    } finally {
+      await adminContext.close();
+      await screen.close();
+      await other.close();
     }
   });
 });
