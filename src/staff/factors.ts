@@ -52,7 +52,8 @@ interface Account {
 /**
  * Whether the user has a second factor: the one place that says so (a sign-in asks for it,
  * the hotel's rule sends an account without one to enrolment). Today: a confirmed
- * authenticator app.
+ * authenticator app; another kind of factor is added here.
+ * @public
  */
 export async function hasSecondFactor(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {
   return (await factors.findTotp(db, hotelId, userId))?.confirmed === true;

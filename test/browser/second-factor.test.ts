@@ -107,6 +107,11 @@ describe.each(testEngines())('second factors in the browser (%s)', (engine) => {
       await expect.poll(() => secret.count()).toBe(1);
       // The QR code is an image the browser drew (an SVG data URL the page's policy allows).
       expect(await page.evaluate("document.querySelector('img.totp-qr').naturalWidth")).toBeGreaterThan(0);
+      // A wrong code: refused in words, the set-up stays.
+      await page.getByLabel('Code from the app').fill('12345x');
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await expect.poll(() => page.locator('.field[data-field=code]').innerText()).toMatch(/wrong or was already used/);
+      expect(page.url()).toMatch(/#\/account$/);
       await page.getByLabel('Code from the app').fill(await codeAt(await secret.innerText()));
       await page.getByRole('button', { name: 'Confirm' }).click();
       await expect.poll(() => page.locator('.recovery-codes li').count()).toBe(10);

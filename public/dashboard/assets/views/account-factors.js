@@ -16,7 +16,12 @@ function factorsStore(signal) {
   return {
     load: () => api.get('/account/factors', { signal }),
     start: (password) => api.post('/account/totp/start', { password }),
-    confirm: (code) => api.post('/account/totp/confirm', { code }),
+    // A wrong code is a 401 that leaves the session as it is (not "session gone"); a session that did end reloads the page to the login.
+    confirm: (code) =>
+      api.post('/account/totp/confirm', { code }, { authRedirect: false }).catch((err) => {
+        if (err.code === 'NOT_AUTHENTICATED') location.reload();
+        throw err;
+      }),
     regenerate: (password) => api.post('/account/recovery-codes', { password }),
     remove: (password) => api.post('/account/totp/remove', { password }),
   };
