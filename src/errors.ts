@@ -149,7 +149,8 @@ export const ERRORS = {
   PASSWORD_INCORRECT: {
     status: 403,
     message: 'The password entered is not the password of your account: type your current password again.',
-    meaning: 'Dashboard: a change to the signed-in account (a passkey added or removed, passkeys-only turned on) whose `password`, entered again, is wrong.',
+    meaning:
+      "Dashboard: a change to the signed-in account's sign-in (a passkey added or removed, passkeys-only turned on, the authenticator app set up or removed, new recovery codes) whose `password`, entered again, is wrong. Counted as a failed login.",
   },
   PASSKEY_SESSION_REQUIRED: {
     status: 403,
@@ -246,6 +247,36 @@ export const ERRORS = {
     meaning: 'Dashboard: a room list import whose CSV is over 512 KiB (UTF-8). Adds `limit` and `size` in bytes.',
   },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
+  SECOND_FACTOR_REQUIRED: {
+    status: 403,
+    message: 'This sign-in needs its second factor first: enter the code of your authenticator app, or one of your recovery codes.',
+    meaning:
+      'Dashboard: a session whose password was right but whose second factor was not given yet (`stage: "second_factor"`) asked for anything but `POST /login/second-factor`, the session or logout.',
+  },
+  SECOND_FACTOR_INVALID: {
+    status: 401,
+    message: 'This code is wrong or was already used: enter the code your authenticator app shows now (a code works once), or an unused recovery code.',
+    meaning:
+      'Dashboard: a second-factor code that is not the current authenticator code, a code of a time step already used, or a recovery code that is unknown or used. Counted as a failed login.',
+  },
+  ENROLMENT_REQUIRED: {
+    status: 403,
+    message: 'Your hotel requires a second factor: set up an authenticator app on the My account page to continue.',
+    meaning:
+      'Dashboard: a session of an account without a second factor at a hotel that requires one (`stage: "enrol"`) asked for anything but the enrolment, the session or logout.',
+  },
+  FACTOR_STATE_CONFLICT: {
+    status: 409,
+    message: 'Your authenticator app is not in the state this step needs: reload the My account page and start again from what it shows.',
+    meaning:
+      'Dashboard: an authenticator set up twice (remove it first), a confirmation with no set-up started, or removing or regenerating recovery codes with no authenticator.',
+  },
+  PAIRING_CODE_INVALID: {
+    status: 401,
+    message: 'This pairing code is wrong, used or expired: ask an admin for a new one (Staff page, Pair a display) and sign in again with it.',
+    meaning:
+      "Dashboard: a display sign-in with a `pairingCode` that is not a current, unused code of the account's hotel (codes last 10 minutes, once). Counted as a failed login.",
+  },
   INTERNAL_ERROR: {
     status: 500,
     message: 'An internal error occurred. It has been logged; quote the requestId when reporting it.',

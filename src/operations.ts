@@ -22,6 +22,7 @@ import { keyPairViews } from './keys/key-pairs.js';
 import { addStaffUser, deactivateStaffUser, listStaffUsers, OPERATOR, setStaffPassword } from './staff/staff-service.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 import { deviceName, liveUserSessions, publicSessionId } from './staff/sessions.js';
+import { resetFactors, setSecondFactorRequirement } from './staff/factors.js';
 
 // Operator use cases of the command line, by a hotel's slug. Where the dashboard does the
 // same (a hotel's key pairs and staff users), both call one use case (keys/key-pairs.ts,
@@ -223,4 +224,21 @@ export async function listStaffSessions(db: Db, slug: string, email: string): Pr
     display: s.display,
   }));
   return { email: user.email, sessions };
+}
+
+/** `innsync hotel require-mfa`: the hotel's rule that every staff sign-in needs a second factor (as the dashboard's Staff page sets it). */
+export async function requireSecondFactor(db: Db, slug: string, setting: string): Promise<{ slug: string; requireSecondFactor: boolean }> {
+  if (setting !== 'on' && setting !== 'off')
+    throw new OperationError('INVALID_ARGUMENT', `"${setting}" is neither on nor off: innsync hotel require-mfa <slug> on|off`);
+  const hotel = await hotelBySlug(db, slug);
+  await setSecondFactorRequirement(db, hotel.id, setting === 'on', OPERATOR);
+  return { slug: hotel.slug, requireSecondFactor: setting === 'on' };
+}
+
+/** `innsync user mfa-reset`: removes every second factor of the user (a lost phone and codes); their sessions end. */
+export async function resetStaffFactors(db: Db, slug: string, email: string): Promise<{ userId: string; email: string; factorsReset: true }> {
+  const hotel = await hotelBySlug(db, slug);
+  const user = await staffByEmail(db, hotel, email);
+  await resetFactors(db, { id: user.id, hotelId: hotel.id }, { ...OPERATOR, keepSessionId: null });
+  return { userId: user.id, email: user.email, factorsReset: true };
 }

@@ -31,6 +31,16 @@ export function addAccountCommands(program: Command, json: JsonFlag): void {
       print(json(), h, `time zone of ${h.slug} set to ${h.timeZone}`);
     });
   hotel
+    .command('require-mfa <slug> <setting>')
+    .description(
+      'on: every staff sign-in at the hotel needs a second factor (an account without one sets one up at its next sign-in); off: only accounts that have one',
+    )
+    .action(async (slug: string, setting: string) => {
+      const { requireSecondFactor } = await ops();
+      const r = await withDb(await configFromEnv(), (db) => requireSecondFactor(db, slug, setting));
+      print(json(), r, `${r.slug}: a second factor is ${r.requireSecondFactor ? 'required' : 'not required'} at sign-in`);
+    });
+  hotel
     .command('list')
     .description('list every hotel')
     .action(async () => {
@@ -117,6 +127,7 @@ function addUserCommands(program: Command, json: JsonFlag): void {
       const r = await withDb(await configFromEnv(), (db) => deactivateStaff(db, slug, email));
       print(json(), r, `deactivated ${r.email}`);
     });
+
   user
     .command('sessions <slug> <email>')
     .description("list a staff user's dashboard sessions: id, device, IP, started, last seen, display")
@@ -124,6 +135,15 @@ function addUserCommands(program: Command, json: JsonFlag): void {
       const { listStaffSessions } = await ops();
       const r = await withDb(await configFromEnv(), (db) => listStaffSessions(db, slug, email));
       print(json(), r, r.sessions.length ? sessionTable(r.sessions) : `${r.email} has no live dashboard sessions`);
+    });
+
+  user
+    .command('mfa-reset <slug> <email>')
+    .description("remove a staff user's second factors (authenticator app and recovery codes); their sessions end")
+    .action(async (slug: string, email: string) => {
+      const { resetStaffFactors } = await ops();
+      const r = await withDb(await configFromEnv(), (db) => resetStaffFactors(db, slug, email));
+      print(json(), r, `second factors of ${r.email} removed; their sessions ended`);
     });
   user
     .command('set-password <slug> <email>')

@@ -69,6 +69,7 @@ Commands in full:
   innsync migrate
   innsync hotel create <slug> --name <name> [--time-zone <zone>]
   innsync hotel set-time-zone <slug> <zone>
+  innsync hotel require-mfa <slug> on|off
   innsync key issue <slug>
   innsync key revoke <keyId>
   innsync key reset-limits <keyId>
@@ -78,6 +79,7 @@ Commands in full:
   innsync user list <slug>
   innsync user deactivate <slug> <email>
   innsync user set-password <slug> <email>   (password: prompted, or on stdin)
+  innsync user mfa-reset <slug> <email>
   innsync purge
   innsync backup <file>
   innsync restore <file>   (the server stopped)

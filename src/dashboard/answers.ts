@@ -1,3 +1,4 @@
+import type { SessionStage } from '../db/repositories/staff.repository.js';
 import type { Guest } from '../db/repositories/guest.repository.js';
 
 // The dashboard API's answers: what it shows of a session and of a guest.
@@ -7,12 +8,15 @@ export function sessionView(
   s: { user: { id: string; email: string; role: string }; hotel: { slug: string; name: string; timeZone: string } },
   csrfToken: string,
   display = false,
+  stage: SessionStage = 'full',
 ) {
   return {
     user: { id: s.user.id, email: s.user.email, role: s.user.role },
     hotel: { slug: s.hotel.slug, name: s.hotel.name, timeZone: s.hotel.timeZone },
     display,
     csrfToken,
+    // Only a sign-in still waiting for its second factor or enrolment says its stage.
+    ...(stage === 'full' ? {} : { stage }),
   };
 }
 

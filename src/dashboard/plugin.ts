@@ -8,6 +8,7 @@ import { withFallbacks } from '../http/fallbacks.js';
 import { noStore } from '../http/no-store.js';
 import { accountRoutes } from './routes/account.js';
 import { consoleRoutes } from './routes/console.js';
+import { accountFactorRoutes, factorAdminRoutes } from './routes/factors.js';
 import { openRoutes, sessionRoutes } from './routes/login.js';
 import { accountPasskeyRoutes, passkeyLoginRoutes } from './routes/passkeys.js';
 import { privacyRoutes } from './routes/privacy.js';
@@ -18,7 +19,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { trailRoutes } from './routes/trail.js';
 import { guestRulesModule } from './guest-rules.js';
 import { packageRoot } from '../package-info.js';
-import { checkCsrf, checkDisplay, loadSession } from './session.js';
+import { checkCsrf, checkStage, loadSession } from './session.js';
 import type { Db } from '../db/database.js';
 import type { DashboardDeps } from './deps.js';
 import type { StaffSession } from '../db/repositories/staff.repository.js';
@@ -114,7 +115,7 @@ function requireStaff(app: FastifyInstance, db: Db, role: 'any' | 'admin'): void
     if (!s) throw new ApiError('NOT_AUTHENTICATED');
     req.staff = s;
     await refusingCsrf(db, req, s);
-    checkDisplay(req, s);
+    checkStage(req, s);
     if (role === 'admin' && s.user.role !== 'admin') throw new ApiError('FORBIDDEN');
   });
 }
@@ -148,6 +149,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     await signedIn.register(sessionRoutes, deps);
     await signedIn.register(accountPasskeyRoutes, deps);
     await signedIn.register(accountRoutes, deps);
+    await signedIn.register(accountFactorRoutes, deps);
     await signedIn.register(rosterRoutes, deps);
     await signedIn.register(activityRoutes, deps);
     await signedIn.register(roomRoutes, deps);
@@ -156,6 +158,7 @@ async function api(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
     requireStaff(admin, deps.db, 'admin');
     await admin.register(consoleRoutes, deps);
     await admin.register(staffRoutes, deps);
+    await admin.register(factorAdminRoutes, deps);
     await admin.register(privacyRoutes, deps);
     await admin.register(webhookRoutes, deps);
     await admin.register(roomAdminRoutes, deps);

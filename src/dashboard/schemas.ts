@@ -46,6 +46,8 @@ export const LoginBody = Type.Object(
     hotel: Type.Optional(Type.String({ minLength: 1, maxLength: 63 })),
     // A front-desk display: the board read-only, signed in for a shift (12 h) without idle expiry.
     display: Type.Optional(Type.Boolean()),
+    // With `display`: the one-time code an admin's "Pair a display" showed (docs/dashboard.md, "Second factors").
+    pairingCode: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   },
   { additionalProperties: false },
 );
@@ -179,6 +181,8 @@ export const SessionAnswer = Type.Object({
   hotel: Type.Object({ slug: Text, name: Text, timeZone: Text }),
   display: Type.Boolean(),
   csrfToken: Text,
+  /** Absent for a full session (docs/dashboard.md, "Second factors"). */
+  stage: Type.Optional(Type.Union([Type.Literal('second_factor'), Type.Literal('enrol')])),
 });
 
 export const LogoutAnswer = Type.Object({ loggedOut: Type.Literal(true) });
@@ -500,3 +504,23 @@ export const PasskeysAnswer = Type.Object({ passkeys: Type.Array(PasskeyView), p
 export const PasskeyAnswer = Type.Object({ passkey: PasskeyView });
 export const PasskeyRemovedAnswer = Type.Object({ id: Text, removed: Type.Literal(true) });
 export const PasskeysOnlyAnswer = Type.Object({ passkeysOnly: Type.Boolean() });
+
+// docs/dashboard.md, "Second factors".
+
+/** A second-factor code: six digits of the authenticator app, or a recovery code. */
+export const SecondFactorBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false });
+
+/** A change to the account's second factors: the user's password again. */
+export const PasswordConfirmBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }) }, { additionalProperties: false });
+
+export const SecondFactorRuleBody = Type.Object({ required: Type.Boolean() }, { additionalProperties: false });
+
+export const FactorsAnswer = Type.Object({ totp: Type.Boolean(), recoveryCodesLeft: Count, required: Type.Boolean() });
+export const TotpStartAnswer = Type.Object({ secret: Text, uri: Text, qr: Text });
+export const TotpConfirmAnswer = Type.Object({ recoveryCodes: Type.Array(Text), session: SessionAnswer });
+export const RecoveryCodesAnswer = Type.Object({ recoveryCodes: Type.Array(Text) });
+export const FactorRemovedAnswer = Type.Object({ removed: Type.Literal(true) });
+export const HotelFactorsAnswer = Type.Object({ required: Type.Boolean(), usersWithFactor: Type.Array(Text) });
+export const SecondFactorRuleAnswer = Type.Object({ required: Type.Boolean() });
+export const FactorsResetAnswer = Type.Object({ userId: Text, reset: Type.Literal(true) });
+export const PairingCodeAnswer = Type.Object({ code: Text, expiresAt: Text });

@@ -28,6 +28,8 @@ export interface SessionOrigin {
   clientIp?: string | null;
   /** The passkey that signed the user in (docs/dashboard.md, "Passkeys"); null: the password. */
   passkeyId?: string | null;
+  /** 'full', or a sign-in waiting for its second factor or its enrolment (docs/dashboard.md, "Second factors"). */
+  stage?: staff.SessionStage;
 }
 
 /** The request's User-Agent and client address, as a new session keeps them. */
@@ -50,6 +52,7 @@ export async function startSession(db: Db, user: { id: string; hotelId: string }
     userAgent: origin.userAgent ?? null,
     clientIp: origin.clientIp ?? null,
     passkeyId: origin.passkeyId ?? null,
+    stage: origin.stage ?? 'full',
   });
   return { token, csrfToken };
 }
@@ -65,6 +68,24 @@ export function clearSessionCookie(reply: FastifyReply): void {
   void reply.setCookie(SESSION_COOKIE, '', { ...COOKIE_OPTIONS, maxAge: 0 });
 }
 
+/**
+ * A front-desk display an admin paired (docs/dashboard.md, "Second factors") holds this
+ * cookie: a random token whose SHA-256 the database keeps. It stays for a year; its display
+ * sign-ins skip the second factor.
+ */
+export const DISPLAY_COOKIE = '__Host-innsync_display';
+const DISPLAY_COOKIE_MAX_S = 365 * 24 * 60 * 60;
+
+export function setDisplayCookie(reply: FastifyReply, token: string): void {
+  void reply.setCookie(DISPLAY_COOKIE, token, { ...COOKIE_OPTIONS, maxAge: DISPLAY_COOKIE_MAX_S });
+}
+
+/** The paired-device token the request carries, or null. */
+export function displayToken(req: FastifyRequest): string | null {
+  const value = req.cookies[DISPLAY_COOKIE];
+  return value === undefined || value === '' ? null : value;
+}
+
 /** The session token the request's cookie carries (parsed by @fastify/cookie), or null. */
 function cookieToken(req: FastifyRequest): string | null {
   const value = req.cookies[SESSION_COOKIE];
@@ -75,8 +96,19 @@ function cookieToken(req: FastifyRequest): string | null {
  * A display session may only do what showing the board needs: routes that declare
  * `config: { display: true }` (the session, the roster, its live events, logout).
  */
-export function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
+function checkDisplay(req: FastifyRequest, session: staff.StaffSession): void {
   if (session.display && req.routeOptions.config?.display !== true) throw new ApiError('DISPLAY_READ_ONLY');
+}
+
+/**
+ * A sign-in that still needs its second factor, or must enrol one first (docs/dashboard.md,
+ * "Second factors"), may use only the routes that list its stage in `config.stages`; a full
+ * session goes on to the display check.
+ */
+export function checkStage(req: FastifyRequest, session: staff.StaffSession): void {
+  if (session.stage === 'full') return checkDisplay(req, session);
+  if (req.routeOptions.config?.stages?.includes(session.stage) === true) return;
+  throw new ApiError(session.stage === 'enrol' ? 'ENROLMENT_REQUIRED' : 'SECOND_FACTOR_REQUIRED');
 }
 
 /** Which of these sessions are still live: not ended, not expired, user not deactivated. */

@@ -612,6 +612,61 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('staff_sessions').addColumn('client_ip', 'text').execute();
     },
   },
+  '0024_staff_factors': {
+    async up(db: Kysely<unknown>) {
+      // A second factor for staff sign-in, the hotel's rule that requires one, and the
+      // front-desk displays an admin paired (docs/dashboard.md, "Second factors"). Every
+      // row names its hotel.
+      await db.schema
+        .alterTable('hotels')
+        .addColumn('require_second_factor', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      // 'full', or a sign-in that still needs its second factor ('second_factor') or must
+      // set one up first ('enrol'): such a session may use only the routes of that stage.
+      await db.schema
+        .alterTable('staff_sessions')
+        .addColumn('stage', 'text', (c) => c.notNull().defaultTo('full'))
+        .execute();
+      // The authenticator (TOTP) secret, readable by the server (it computes the codes);
+      // confirmed_at null while the enrolment waits for its first code. last_step: the
+      // time step of the last code accepted, so no code is used twice.
+      await db.schema
+        .createTable('staff_totp')
+        .addColumn('user_id', 'text', (c) => c.primaryKey().references('staff_users.id'))
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('confirmed_at', 'text')
+        .addColumn('last_step', 'bigint')
+        .execute();
+      // Recovery codes as SHA-256 of the code; a used one is deleted.
+      await db.schema
+        .createTable('staff_recovery_codes')
+        .addColumn('code_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await sql`create index staff_recovery_codes_user_idx on staff_recovery_codes (hotel_id, user_id)`.execute(db);
+      // An admin's one-time pairing code (SHA-256), and the devices it paired (SHA-256 of
+      // the device cookie's token).
+      await db.schema
+        .createTable('display_pairing_codes')
+        .addColumn('code_hash', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('created_by', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('paired_displays')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('paired_by', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 /**

@@ -15,6 +15,8 @@ interface HotelTable {
   event_seq: Generated<number>;
   /** The hotel's IANA time zone: its "today" for arrivals and departures. */
   time_zone: Generated<string>;
+  /** 1: every staff sign-in needs a second factor (docs/dashboard.md, "Second factors"). */
+  require_second_factor: Generated<number>;
 }
 
 /** One row per key; a live and a test key share a `pair_id` (the key id operators see). */
@@ -204,7 +206,10 @@ interface StaffSessionTable {
   client_ip: ColumnType<string | null, string | null | undefined, string | null>;
   /** The passkey (staff_passkeys.id) this session was signed in with; null: the password. */
   passkey_id: Optional<string>;
+  /** 'full', or a sign-in still waiting for its second factor ('second_factor') or its enrolment ('enrol'). */
+  stage: Generated<'full' | 'second_factor' | 'enrol'>;
 }
+
 interface StaffPasskeyTable {
   id: string;
   hotel_id: string;
@@ -228,6 +233,40 @@ interface StaffPasskeyChallengeTable {
   /** The session a registration's challenge belongs to; null for a sign-in's. */
   session_id: string | null;
   expires_at: string;
+}
+
+interface StaffTotpTable {
+  user_id: string;
+  hotel_id: string;
+  /** Base32; the server needs it to compute the codes, so it is stored as is (never logged). */
+  secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  /** The time step of the last code accepted. */
+  last_step: ColumnType<number | null, number | null, number | null>;
+}
+
+interface StaffRecoveryCodeTable {
+  /** SHA-256 (hex) of the code as the user types it, upper-cased without separators. */
+  code_hash: string;
+  user_id: string;
+  hotel_id: string;
+  created_at: string;
+}
+
+interface DisplayPairingCodeTable {
+  code_hash: string;
+  hotel_id: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+}
+
+interface PairedDisplayTable {
+  token_hash: string;
+  hotel_id: string;
+  paired_by: string;
+  created_at: string;
 }
 
 export interface WebhookEndpointTable {
@@ -338,4 +377,8 @@ export interface Database {
   rate_limit_counters: RateLimitCounterTable;
   key_checklist: KeyChecklistTable;
   key_checklist_pending: KeyChecklistPendingTable;
+  staff_totp: StaffTotpTable;
+  staff_recovery_codes: StaffRecoveryCodeTable;
+  display_pairing_codes: DisplayPairingCodeTable;
+  paired_displays: PairedDisplayTable;
 }

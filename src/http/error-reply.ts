@@ -45,6 +45,9 @@ export function toApiError(err: FastifyError | Error, req: FastifyRequest, metri
 const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UNAUTHORIZED',
   'LOGIN_FAILED',
+  'SECOND_FACTOR_INVALID',
+  'PASSWORD_INCORRECT',
+  'PAIRING_CODE_INVALID',
   'CSRF_REJECTED',
   'FORBIDDEN',
   'RATE_LIMITED',

@@ -41,5 +41,7 @@ declare module 'fastify' {
     httpsRedirect?: boolean;
     /** A dashboard route a front-desk display session may use (dashboard/session.ts checkDisplay). */
     display?: boolean;
+    /** The sign-in stages, besides a full session, that may use the route (dashboard/session.ts checkStage). */
+    stages?: ReadonlyArray<'second_factor' | 'enrol'>;
   }
 }

@@ -112,7 +112,7 @@ export function passkeyView(p: passkeys.Passkey) {
 /** The user's sessions but this one end, and the change is recorded, in the change's transaction; returns the ended sessions' ids. */
 async function recordChange(trx: DbOrTrx, actor: PasskeyActor, kind: SecurityEventKind, detail: Record<string, unknown>): Promise<string[]> {
   const { session: s } = actor;
-  const ended = await passkeys.endOtherSessions(trx, s.hotel.id, s.user.id, s.id);
+  const ended = await staff.deleteUserSessions(trx, s.hotel.id, s.user.id, { except: s.id });
   await insertSecurityEvent(trx, {
     hotelId: s.hotel.id,
     kind,

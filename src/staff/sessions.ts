@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Bowser from 'bowser';
 import type { DbOrTrx } from '../db/database.js';
-import { listUserSessions, type SessionDetails } from '../db/repositories/staff.repository.js';
+import { listUserSessions, type SessionDetails, type SessionStage } from '../db/repositories/staff.repository.js';
 
 // Dashboard sessions as their user sees them (docs/dashboard.md, "My account"): how long one
 // lives, the name it is shown and ended by, and the device it was started on.
@@ -9,9 +9,17 @@ import { listUserSessions, type SessionDetails } from '../db/repositories/staff.
 export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_MAX_MS = 12 * 60 * 60_000;
 
-/** A person's session ends after 30 minutes idle; a front-desk display only at the end of its shift (12 h). */
-export function sessionExpired(s: { createdAt: string; lastSeenAt: string; display: boolean }, now: number): boolean {
-  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || now - Date.parse(s.createdAt) > SESSION_MAX_MS;
+/** A sign-in waiting for its second factor or its enrolment lasts this long from the password. */
+const PENDING_MAX_MS = 15 * 60_000;
+
+/**
+ * A person's session ends after 30 minutes idle; a front-desk display only at the end of its
+ * shift (12 h); a sign-in still waiting for its second factor or enrolment after 15 minutes.
+ */
+export function sessionExpired(s: { createdAt: string; lastSeenAt: string; display: boolean; stage?: SessionStage }, now: number): boolean {
+  const age = now - Date.parse(s.createdAt);
+  if (s.stage !== undefined && s.stage !== 'full' && age > PENDING_MAX_MS) return true;
+  return (!s.display && now - Date.parse(s.lastSeenAt) > SESSION_IDLE_MS) || age > SESSION_MAX_MS;
 }
 
 /**

@@ -10,7 +10,7 @@ import { requireStrongPassword } from './password-strength.js';
 import { insertSecurityEvent, type SecurityEvent } from '../db/repositories/security.repository.js';
 
 /** Who made a change to a staff account: a staff member with their address, or the operator's command line. */
-export type ChangedBy = Pick<SecurityEvent, 'actor' | 'clientIp'>;
+export type ChangedBy = Pick<SecurityEvent, 'actor'> & { clientIp: string | null };
 
 /** The command line's changes (docs/dashboard.md, "Access trail"). */
 export const OPERATOR: ChangedBy = { actor: { type: 'operator' }, clientIp: null };

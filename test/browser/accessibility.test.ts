@@ -262,9 +262,14 @@ describe('accessibility of every page (axe-core)', () => {
     found.push(...(await audit(page, 'request detail panel')));
     await page.locator('[data-dialog-close]').click();
     await open(page, '#/staff', '.table-users tr[data-user-id]');
+    await page.locator('#require-second-factor').waitFor();
     found.push(...(await audit(page, 'staff')));
+    await page.locator('[data-action=pair-display]').click();
+    await page.locator('.pairing-code code').waitFor();
+    found.push(...(await audit(page, 'staff with a display pairing code')));
     await open(page, '#/account', 'table.table-sessions tr[data-session-id]');
     await page.locator('section.account-passkeys [data-passkeys-only]').waitFor();
+    await page.locator('[data-factor]').first().waitFor();
     found.push(...(await audit(page, 'my account')));
     // A refused new password (it is not changed): the reason under the field.
     await page.locator('input[name=currentPassword]').fill(PASSWORD);

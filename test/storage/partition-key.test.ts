@@ -44,6 +44,10 @@ const HOTEL_KEY: Record<string, string[]> = {
   rooms: ['hotel_id'],
   access_log: ['hotel_id'],
   security_events: ['hotel_id'],
+  staff_totp: ['hotel_id'],
+  staff_recovery_codes: ['hotel_id'],
+  display_pairing_codes: ['hotel_id'],
+  paired_displays: ['hotel_id'],
   // No hotel_id: owned through a parent (TODO schema: add hotel_id to co-locate them).
   idempotency_records: ['api_key_id'], // api_keys.id
   key_checklist: ['pair_id'], // api_keys.pair_id

@@ -38,8 +38,8 @@ const ROUTES = [
   { pattern: /^\/webhooks$/, view: webhooksView, admin: true, nav: '#/webhooks' },
   { pattern: /^\/rooms$/, view: roomsView, admin: true, nav: '#/rooms' },
   { pattern: /^\/access-trail$/, view: accessTrailView, admin: true, nav: '#/access-trail' },
-  // Every person's own page (a front-desk display has none: it is sent to the board).
-  { pattern: /^\/account$/, view: accountView },
+  // The user's own account; a sign-in that must enrol a second factor sees only this page.
+  { pattern: /^\/account$/, view: accountView, nav: '#/account' },
 ];
 
 const NAV = [
@@ -69,6 +69,7 @@ const state = {
   notice: null, // a message to show once the next page is mounted
   confirmation: null, // a status message for the next page (e.g. "Logged out." on the login page)
   mounted: false,
+  pending: null, // a sign-in waiting for its second factor (the login page asks for the code)
   backTo: { hash: '#/board', label: 'Board' }, // the last list page shown: where a detail page's "←" leads
 };
 
@@ -119,8 +120,13 @@ function renderRoute() {
     navigate('#/board');
     return;
   }
+  // A sign-in the hotel's rule sends to enrolment sees its account page only (docs/dashboard.md, "Second factors").
+  if (state.session?.stage === 'enrol' && route.nav !== '#/account') {
+    location.replace('#/account');
+    return;
+  }
   // A front-desk display shows the board and nothing else.
-  if (state.session?.display && route.nav !== '#/board') {
+  if (state.session?.display && !state.session.stage && route.nav !== '#/board') {
     location.replace('#/board');
     return;
   }
@@ -147,6 +153,12 @@ function mount(route, params) {
       document.title = [title, state.session?.hotel?.name, 'innsync'].filter(Boolean).join(' · ');
     },
     onLoggedIn: loggedIn,
+    pending: state.pending,
+    // The enrolment made the session full: a new session (its CSRF token), the whole header.
+    onSession: (session) => {
+      startSession(session);
+      renderHeader(route);
+    },
   };
   ctx.setTitle('');
   const instance = route.admin && !ctx.isAdmin ? adminOnlyView(ctx) : route.view(ctx);
@@ -212,7 +224,7 @@ function renderHeader(route) {
     return;
   }
   const isAdmin = session.user?.role === 'admin';
-  const shown = session.display ? NAV.filter(([href]) => href === '#/board') : NAV.filter(([, , who]) => who !== 'admin' || isAdmin);
+  const shown = session.stage ? [] : session.display ? NAV.filter(([href]) => href === '#/board') : NAV.filter(([, , who]) => who !== 'admin' || isAdmin);
   const links = shown.map(([href, text]) => h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))));
   const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
@@ -229,8 +241,11 @@ function renderHeader(route) {
       h(
         'div',
         { class: 'user-box' },
-        liveIndicator(),
+        session.stage ? null : liveIndicator(),
         languagePicker(),
+        session.display
+          ? null
+          : h('a', { href: '#/account', class: 'account-link', 'aria-current': route.nav === '#/account' ? 'page' : null }, t('My account')),
         h(
           'span',
           { class: 'user' },
@@ -293,14 +308,20 @@ function setLiveState(next) {
 
 function startSession(session) {
   state.session = session;
+  state.pending = null;
   setCsrfToken(session.csrfToken);
-  startLive();
+  // A session still enrolling its second factor has no live board (the server refuses it).
+  if (session.stage) {
+    state.live?.close();
+    state.live = null;
+  } else startLive();
 }
 
 function endSession() {
   state.live?.close();
   state.live = null;
   state.session = null;
+  state.pending = null;
   setCsrfToken(null);
   roster.reset();
   roomList.reset();
@@ -336,7 +357,8 @@ function startLive() {
 /** After login or setup: start the session and go where the user was heading. */
 function loggedIn(session) {
   startSession(session);
-  const target = state.returnTo && !/^#\/(login|setup)/.test(state.returnTo) ? state.returnTo : '#/board';
+  const wanted = state.returnTo && !/^#\/(login|setup)/.test(state.returnTo) ? state.returnTo : '#/board';
+  const target = session.stage === 'enrol' ? '#/account' : wanted;
   state.returnTo = null;
   navigate(target);
 }
@@ -401,7 +423,11 @@ async function boot() {
   if (!found?.route.public || found.route.login) {
     try {
       const session = await api.get('/session', { authRedirect: false });
-      startSession(session);
+      // A sign-in still waiting for its second factor: the login page asks for the code.
+      if (session.stage === 'second_factor') {
+        state.pending = session;
+        setCsrfToken(session.csrfToken);
+      } else startSession(session);
     } catch (err) {
       if (err.status !== 401) state.notice = t('Could not check the session: {message}', { message: err.message });
     }

@@ -56,6 +56,13 @@ const BY_CODE = {
   PASSKEY_REQUIRED: tk('Add a passkey first: "sign in with passkeys only" needs at least one passkey on your account.'),
   LAST_PASSKEY: tk('This is your last passkey and your account signs in with passkeys only: turn passkeys-only off first, or add another passkey.'),
   CANNOT_DEACTIVATE_SELF: tk('You cannot deactivate your own account.'),
+  SECOND_FACTOR_REQUIRED: tk('This sign-in needs its second factor first: enter the code of your authenticator app, or one of your recovery codes.'),
+  SECOND_FACTOR_INVALID: tk(
+    'This code is wrong or was already used: enter the code your authenticator app shows now (a code works once), or an unused recovery code.',
+  ),
+  ENROLMENT_REQUIRED: tk('Your hotel requires a second factor: set up an authenticator app on the My account page to continue.'),
+  FACTOR_STATE_CONFLICT: tk('Your authenticator app is not in the state this step needs: reload the My account page and start again from what it shows.'),
+  PAIRING_CODE_INVALID: tk('This pairing code is wrong, used or expired: ask an admin for a new one (Staff page, Pair a display) and sign in again with it.'),
   INTERNAL_ERROR: tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),
   SERVICE_UNAVAILABLE: tk('Storage is unreachable; retry in a few seconds.'),
   NETWORK_ERROR: tk('The server cannot be reached. Check the connection and try again.'),

@@ -32,10 +32,14 @@ function errorContent(err, prefix) {
   return [text, err.requestId ? h('span', { class: 'request-id' }, ` (${t('request {id}', { id: err.requestId })})`) : null];
 }
 
+/** The 401s that refuse what was typed (a password, a code), not a session that ended. */
+const TYPED_REFUSALS = new Set(['LOGIN_FAILED', 'SECOND_FACTOR_INVALID', 'PAIRING_CODE_INVALID']);
+const sessionEnded = (err) => err?.status === 401 && !TYPED_REFUSALS.has(err.code);
+
 export function showError(err, prefix) {
   if (err?.name === 'AbortError') return;
   // A 401 already sent the user to the login page; no second message needed.
-  if (err?.status === 401 && err.code !== 'LOGIN_FAILED') return;
+  if (sessionEnded(err)) return;
   showAlert(...errorContent(err ?? { message: String(err) }, prefix));
 }
 
@@ -276,6 +280,8 @@ const CODE_FIELDS = {
   EMAIL_TAKEN: 'email',
   // The password entered again before a change to one's own account (views/account-passkeys.js).
   PASSWORD_INCORRECT: 'password',
+  SECOND_FACTOR_INVALID: 'code',
+  PAIRING_CODE_INVALID: 'pairingCode',
 };
 
 /**
@@ -285,7 +291,7 @@ const CODE_FIELDS = {
 export function showFormErrors(form, err, { prefix } = {}) {
   if (err?.name === 'AbortError') return false;
   clearFieldErrors(form);
-  if (err?.status === 401 && err.code !== 'LOGIN_FAILED') return false;
+  if (sessionEnded(err)) return false;
   let firstInvalid = null;
   const unplaced = [];
   for (const e of err.errors ?? []) {

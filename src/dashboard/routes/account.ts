@@ -7,7 +7,7 @@ import { changeOwnPassword, endStaffSessions, type AccountActor } from '../../st
 import type { DashboardDeps } from '../deps.js';
 import { AccountSessionsAnswer, PasswordChangeBody, PasswordChangedAnswer, SessionParams, SessionsEndedAnswer } from '../schemas.js';
 import { sessionOf } from '../session.js';
-import { countLogin } from './login.js';
+import { countedAttempt } from '../attempts.js';
 
 /**
  * My account (docs/dashboard.md, "My account"): the signed-in user's own sessions, ending
@@ -59,7 +59,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
   // open is no way to try passwords faster than the login form allows.
   app.post('/account/password', { schema: { ...hidden, body: PasswordChangeBody, response: { 200: PasswordChangedAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    const takeBack = await countLogin(deps, s.user.email, req);
+    const takeBack = await countedAttempt(deps, req, s.user.email);
     let ended: string[];
     try {
       ({ ended } = await changeOwnPassword(db, s, { ...req.body, clientIp: clientOf(req) }));

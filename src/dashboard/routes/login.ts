@@ -1,17 +1,28 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
 import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
 import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { countLoginAttempt } from '../../rate-limit/login.js';
+import { isPairedDisplay, pairDisplay, signInStage } from '../../staff/factors.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
+import { countedAttempt } from '../attempts.js';
 import type { DashboardDeps } from '../deps.js';
 import { LoginBody, LogoutAnswer, SessionAnswer, SetupBody, SetupLinkAnswer, SetupTokenParams } from '../schemas.js';
 import { sessionView } from '../answers.js';
-import { checkSameOrigin, clearSessionCookie, endSession, originOf, sessionOf, setSessionCookie, startSession } from '../session.js';
+import {
+  checkSameOrigin,
+  clearSessionCookie,
+  displayToken,
+  endSession,
+  originOf,
+  sessionOf,
+  setDisplayCookie,
+  setSessionCookie,
+  startSession,
+} from '../session.js';
 
 /** As `innsync hotel create`: a name of blanks only is no name; a confirmation must repeat the password. */
 const setupRules: Refinement = (b) => [
@@ -20,26 +31,6 @@ const setupRules: Refinement = (b) => [
     ? [fieldError('passwordConfirm', 'INVALID_VALUE', 'passwordConfirm must repeat the password exactly.')]
     : []),
 ];
-
-/** 429 of the login limits (rate-limit/login.ts), counted in the metrics. */
-function tooManyFailedLogins(deps: DashboardDeps, retryAfter: number): ApiError {
-  deps.metrics?.rateLimited('login');
-  return new ApiError('RATE_LIMITED', {
-    message: `Too many failed logins; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
-    extra: { retryAfter },
-    headers: { 'retry-after': String(retryAfter) },
-  });
-}
-
-/**
- * A password check counted by the failed-login limits of `email` (rate-limit/login.ts):
- * 429 RATE_LIMITED when over one; else the function that takes the attempt back (a right password).
- */
-export async function countLogin(deps: DashboardDeps, email: string, req: FastifyRequest): Promise<() => Promise<void>> {
-  const attempt = await countLoginAttempt(deps.rateLimits, email, clientOf(req), Date.now());
-  if (!attempt.allowed) throw tooManyFailedLogins(deps, attempt.retryAfterSeconds);
-  return attempt.takeBack;
-}
 
 /**
  * First run and login: open to anyone, so each is counted against the per-IP limit,
@@ -82,7 +73,7 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
   app.post('/login', { ...open, schema: { hide: true, body: LoginBody, response: { 200: SessionAnswer } } }, async (req, reply) => {
     const email = normalizeEmail(req.body.email);
     // Counted before the (slow) password check, by the login limits (rate-limit/login.ts).
-    const takeBack = await countLogin(deps, email, req);
+    const takeBack = await countedAttempt(deps, req, email);
     const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
     // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail;
     // kept as an entry of each account it was tried on (docs/dashboard.md, "Access trail").
@@ -97,22 +88,45 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
         });
       throw new ApiError('LOGIN_FAILED');
     }
-    // The password was right (one account, or several to choose from): not a failure.
-    await takeBack();
     // The same e-mail and password at several hotels: the form asks which, and sends the
-    // login again with `hotel`. Only the hotels this password opened are named.
-    if (outcome.kind === 'choose-hotel') throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
+    // login again with `hotel`. Only the hotels this password opened are named. The
+    // password was right: not a failure.
+    if (outcome.kind === 'choose-hotel') {
+      await takeBack();
+      throw new ApiError('HOTEL_CHOICE_REQUIRED', { extra: { hotels: outcome.hotels } });
+    }
     const display = req.body.display === true;
-    const { token, csrfToken } = await startSession(db, outcome.user, { display, ...originOf(req) });
+    // A wrong pairing code is a failed attempt: it is not taken back.
+    const paired = display && (await pairedDevice(deps, req, reply, outcome.user, req.body.pairingCode));
+    await takeBack();
+    // docs/dashboard.md, "Second factors": a paired display skips the second factor.
+    const stage = paired ? 'full' : await signInStage(db, outcome.user);
+    const { token, csrfToken } = await startSession(db, outcome.user, { display, stage, ...originOf(req) });
     setSessionCookie(reply, token);
-    return sessionView(outcome, csrfToken, display);
+    return sessionView(outcome, csrfToken, display, stage);
   });
 };
 
+/**
+ * Whether a display sign-in comes from a paired device: one holding the paired-device cookie
+ * of the user's hotel, or one pairing now with an admin's code (it then gets the cookie).
+ */
+async function pairedDevice(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, user: staff.StaffUser, code: string | undefined): Promise<boolean> {
+  if (code === undefined) {
+    const token = displayToken(req);
+    return token !== null && isPairedDisplay(deps.db, user.hotelId, token);
+  }
+  const token = await pairDisplay(deps.db, user, code, clientOf(req));
+  if (token === null) throw new ApiError('PAIRING_CODE_INVALID');
+  setDisplayCookie(reply, token);
+  return true;
+}
+
 /** The signed-in user's session: what the page shows, and logout. */
 export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
-  const display = { display: true };
-  app.post('/logout', { config: display, schema: { hide: true, response: { 200: LogoutAnswer } } }, async (req, reply) => {
+  // Displays, and sign-ins still waiting for their second factor or enrolment, too.
+  const anyStage = { display: true, stages: ['second_factor', 'enrol'] as const };
+  app.post('/logout', { config: anyStage, schema: { hide: true, response: { 200: LogoutAnswer } } }, async (req, reply) => {
     const s = sessionOf(req);
     await endSession(deps.db, s);
     deps.streams.endSession(s.id);
@@ -120,8 +134,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     return { loggedOut: true as const };
   });
 
-  app.get('/session', { config: display, schema: { hide: true, response: { 200: SessionAnswer } } }, async (req) => {
+  app.get('/session', { config: anyStage, schema: { hide: true, response: { 200: SessionAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    return sessionView(s, s.csrfToken, s.display);
+    return sessionView(s, s.csrfToken, s.display, s.stage);
   });
 };

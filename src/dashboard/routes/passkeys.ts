@@ -18,7 +18,7 @@ import {
   type RelyingParty,
 } from '../../staff/passkeys.js';
 import { sessionView } from '../answers.js';
-import { countLogin } from './login.js';
+import { countedAttempt } from '../attempts.js';
 import type { DashboardDeps } from '../deps.js';
 import {
   IdParams,
@@ -83,7 +83,7 @@ export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asyn
  * failed-login limits, docs/dashboard.md "Security"), taken back when right.
  */
 async function passwordAgain(deps: DashboardDeps, req: FastifyRequest, s: StaffSession, password: string): Promise<void> {
-  const takeBack = await countLogin(deps, s.user.email, req);
+  const takeBack = await countedAttempt(deps, req, s.user.email);
   await confirmPassword(deps.db, s, password);
   await takeBack();
 }

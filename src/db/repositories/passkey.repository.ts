@@ -147,16 +147,17 @@ export async function setPasskeysOnly(db: DbOrTrx, hotelId: string, userId: stri
     .execute();
 }
 
-/** Ends the user's sessions but `keepSessionId`, in the caller's transaction; returns the ids ended. */
-export async function endOtherSessions(db: DbOrTrx, hotelId: string, userId: string, keepSessionId: string): Promise<string[]> {
-  const rows = await db
-    .deleteFrom('staff_sessions')
-    .where('hotel_id', '=', hotelId)
-    .where('user_id', '=', userId)
-    .where('id', '!=', keepSessionId)
-    .returning('id')
-    .execute();
-  return rows.map((r) => r.id);
+/** The hotel's users with at least one passkey. */
+export async function usersWithPasskey(db: DbOrTrx, hotelId: string): Promise<string[]> {
+  const rows = await db.selectFrom('staff_passkeys').select('user_id').distinct().where('hotel_id', '=', hotelId).execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** Deletes every passkey of the user and turns passkeys-only off (an admin's or operator's reset), in the caller's transaction; how many passkeys went. */
+export async function deleteUserPasskeys(trx: DbOrTrx, hotelId: string, userId: string): Promise<number> {
+  const res = await trx.deleteFrom('staff_passkeys').where('hotel_id', '=', hotelId).where('user_id', '=', userId).executeTakeFirst();
+  await setPasskeysOnly(trx, hotelId, userId, false);
+  return Number(res.numDeletedRows);
 }
 
 export interface PasskeyChallenge {

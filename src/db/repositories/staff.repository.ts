@@ -11,6 +11,9 @@ export interface StaffUser {
   deactivatedAt: string | null;
 }
 
+/** A full session, or a sign-in still waiting for its second factor or for the enrolment of one. */
+export type SessionStage = 'full' | 'second_factor' | 'enrol';
+
 export interface StaffSession {
   /** SHA-256 of the cookie token. */
   id: string;
@@ -21,6 +24,7 @@ export interface StaffSession {
   display: boolean;
   /** The passkey this session was signed in with (docs/dashboard.md, "Passkeys"); null: the password. */
   passkeyId: string | null;
+  stage: SessionStage;
   user: StaffUser;
   hotel: SessionHotel;
 }
@@ -167,6 +171,7 @@ export async function insertSession(
     passkeyId?: string | null;
     userAgent: string | null;
     clientIp: string | null;
+    stage?: SessionStage;
   },
 ): Promise<void> {
   await db
@@ -182,6 +187,7 @@ export async function insertSession(
       passkey_id: s.passkeyId ?? null,
       user_agent: s.userAgent,
       client_ip: s.clientIp,
+      stage: s.stage ?? 'full',
     })
     .execute();
 }
@@ -241,6 +247,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
       'staff_sessions.last_seen_at',
       'staff_sessions.display',
       'staff_sessions.passkey_id',
+      'staff_sessions.stage',
       'staff_users.id as user_id',
       'staff_users.email',
       'staff_users.role',
@@ -261,6 +268,7 @@ export async function findSession(db: DbOrTrx, id: string): Promise<StaffSession
     lastSeenAt: r.last_seen_at,
     display: Number(r.display) === 1,
     passkeyId: r.passkey_id,
+    stage: r.stage,
     user: { id: r.user_id, hotelId: r.hotel_id, email: r.email, role: r.role, createdAt: r.user_created_at, deactivatedAt: null },
     hotel: { id: r.hotel_id, slug: r.slug, name: r.name, timeZone: r.time_zone },
   };
@@ -280,6 +288,18 @@ export async function findActiveSessionTimes(
     .where('staff_users.deactivated_at', 'is', null)
     .execute();
   return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, display: Number(r.display) === 1 }));
+}
+
+/** The active user's e-mail and password hash, for re-checking the password before a change to the account's security. */
+export async function findCredentials(db: DbOrTrx, hotelId: string, userId: string): Promise<{ email: string; passwordHash: string } | null> {
+  const r = await db
+    .selectFrom('staff_users')
+    .select(['email', 'password_hash'])
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirst();
+  return r ? { email: r.email, passwordHash: r.password_hash } : null;
 }
 
 export async function touchSession(db: DbOrTrx, hotelId: string, id: string, now: string): Promise<void> {

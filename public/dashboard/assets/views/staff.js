@@ -6,6 +6,7 @@ import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { act, field, passwordLength, showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
+import { staffFactorsSection } from './staff-factors.js';
 
 const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
 const roleLabel = (role) => (ROLE_LABELS[role] ? t(ROLE_LABELS[role]) : role);
@@ -40,6 +41,7 @@ export function staffView(ctx) {
     actions.saveTimeZone();
   });
 
+  page.node.append(staffFactorsSection(ctx));
   load();
   return { node: page.node };
 }
