@@ -112,7 +112,11 @@ describe.each(testEngines())('innsync user sessions and password strength (%s)',
       .selectFrom('security_events')
       .select(['kind', 'actor_type'])
       .where('subject_user_id', '=', parseJsonOutput(created).userId)
+      .orderBy('created_at')
       .execute();
-    expect(entries).toEqual([{ kind: 'password.changed', actor_type: 'operator' }]);
+    expect(entries).toEqual([
+      { kind: 'staff.added', actor_type: 'operator' },
+      { kind: 'password.changed', actor_type: 'operator' },
+    ]);
   });
 });
