@@ -556,6 +556,20 @@ const migrations: Record<string, Migration> = {
       await sql`create index security_events_hotel_time_idx on security_events (hotel_id, created_at)`.execute(db);
     },
   },
+  '0022_key_restrictions': {
+    async up(db: Kysely<unknown>) {
+      // What a key pair may do (docs/pms-interface.md, "Keys and authentication"): the
+      // networks it may be used from (a JSON list of CIDR blocks; null: any), the last day
+      // it works (UTC; null: until revoked) and whether it may only read. Both rows of a
+      // pair hold the same values.
+      await db.schema.alterTable('api_keys').addColumn('allowed_networks', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('expires_on', 'text').execute();
+      await db.schema
+        .alterTable('api_keys')
+        .addColumn('read_only', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };
 
 /**
