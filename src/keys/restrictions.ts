@@ -52,7 +52,8 @@ function checkNetworks(list: string[]): { networks: string[] | null; errors: Fie
 export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
 
 function checkExpiry(date: string): FieldError[] {
-  const real = /^\d{4}-\d{2}-\d{2}$/.test(date) && new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) === date;
+  const time = /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : NaN;
+  const real = !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === date;
   if (!real) return [fieldError('expiresOn', 'INVALID_DATE_FORMAT', `"${date.slice(0, 40)}" is not a date: write the last day the keys work as YYYY-MM-DD, e.g. 2027-06-30.`)];
   if (date < todayUtc()) return [fieldError('expiresOn', 'OUT_OF_RANGE', `${date} has passed: choose today or a later day, or revoke the key pair instead.`)];
   return [];
