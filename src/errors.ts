@@ -49,7 +49,8 @@ export const ERRORS = {
   },
   KEY_READ_ONLY: {
     status: 403,
-    message: "This API key's pair is read-only: it may only read GET /guests. Use a key pair that may write, or ask the hotel's admin to make this one read-write.",
+    message:
+      "This API key's pair is read-only: it may only read GET /guests. Use a key pair that may write, or ask the hotel's admin to make this one read-write.",
     meaning: 'A key of a read-only pair sent a write (check-in, update, checkout or sync); only `GET /guests` is open to it. Nothing was changed.',
   },
   GUEST_NOT_FOUND: {

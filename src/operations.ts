@@ -89,7 +89,8 @@ export async function revokeKeys(db: Db, keyId: string): Promise<void> {
 export async function changeKeyRestrictions(db: Db, slug: string, keyId: string, changes: RestrictionChanges): Promise<KeyRestrictions> {
   const hotel = await hotelBySlug(db, slug);
   const after = await changePair(db, keyId, checkedRestrictions(changes), OPERATOR, hotel.id);
-  if (!after) throw new OperationError('KEY_PAIR_NOT_FOUND', `hotel "${slug}" has no active key pair with id "${keyId}": innsync key list ${slug} shows its key pairs`);
+  if (!after)
+    throw new OperationError('KEY_PAIR_NOT_FOUND', `hotel "${slug}" has no active key pair with id "${keyId}": innsync key list ${slug} shows its key pairs`);
   return after;
 }
 

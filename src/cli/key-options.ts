@@ -1,7 +1,7 @@
 import { CliError } from '../errors.js';
 import type { KeyRestrictions, RestrictionChanges } from '../keys/restrictions.js';
 
-// The options of `innsync key issue` and `innsync key set` (README.md, "API keys"): what a
+// The options of `innsync key issue` and `innsync key set` (README.md, "Operating it"): what a
 // key pair may do, as the command line writes it.
 
 export interface KeyRestrictionOptions {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
-// README.md, "API keys and secret scanning": a key is `pms_live_` or `pms_test_`, 32
+// README.md, "The API": a key is `pms_live_` or `pms_test_`, 32
 // random base62 characters, then the base62 CRC32 of everything before it in 6
 // characters, so a scanner tells a real key from a random string offline.
 
@@ -10,7 +10,7 @@ const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
 
 /** The shape of every key issued now; the README gives the same expression to secret scanners. */
-export const KEY_PATTERN = /^pms_(?:live|test)_[0-9A-Za-z]{38}$/;
+const KEY_PATTERN = /^pms_(?:live|test)_[0-9A-Za-z]{38}$/;
 
 /** `n` as base62, left-padded with 0 to `width` characters. */
 function base62(n: number, width: number): string {

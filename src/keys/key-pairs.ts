@@ -15,7 +15,7 @@ import { newPlainKey } from './key-format.js';
 import type { KeyRestrictions, RestrictionChanges } from './restrictions.js';
 
 // A hotel's key pairs, the same use cases for the command line and the dashboard's Keys
-// page. Each change writes its security entry (docs/dashboard.md, "Access trail") in its
+// page. Each change writes its security entry (docs/dashboard.md, "Keys: what a pair may do") in its
 // own transaction.
 
 /** Who changes a key pair: a signed-in staff member (with the client's address) or the operator's command line. */
@@ -82,7 +82,14 @@ export async function issuePair(
       const active = await countActiveKeyPairs(trx, hotelId);
       if (active >= o.maxActive) throw new ApiError('KEY_PAIR_LIMIT', { extra: { limit: o.maxActive } });
     }
-    await insertKeyPair(trx, { pairId: keyId, hotelId, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString(), restrictions: o.restrictions });
+    await insertKeyPair(trx, {
+      pairId: keyId,
+      hotelId,
+      liveHash: sha256Hex(live),
+      testHash: sha256Hex(test),
+      now: new Date().toISOString(),
+      restrictions: o.restrictions,
+    });
     await insertSecurityEvent(trx, securityEvent(o.by, hotelId, keyId, 'key.issued', { ...o.restrictions }));
   });
   return { keyId, live, test };

@@ -19,7 +19,7 @@ export type RestrictionChanges = Partial<KeyRestrictions>;
 export const NO_RESTRICTIONS: KeyRestrictions = { networks: null, expiresOn: null, readOnly: false };
 
 /** At most this many networks per pair. */
-export const MAX_NETWORKS = 50;
+const MAX_NETWORKS = 50;
 
 const NETWORK_EXAMPLE = 'an IPv4 or IPv6 network in CIDR notation such as 203.0.113.0/24 or 2001:db8::/32';
 
@@ -38,7 +38,8 @@ function canonicalNetwork(text: string): string | null {
 /** The list checked and in stored form; an empty list is null (any address). */
 function checkNetworks(list: string[]): { networks: string[] | null; errors: FieldError[] } {
   const errors: FieldError[] = [];
-  if (list.length > MAX_NETWORKS) errors.push(fieldError('networks', 'TOO_MANY', `List at most ${MAX_NETWORKS} networks: join neighbouring ones into a wider block.`));
+  if (list.length > MAX_NETWORKS)
+    errors.push(fieldError('networks', 'TOO_MANY', `List at most ${MAX_NETWORKS} networks: join neighbouring ones into a wider block.`));
   const networks: string[] = [];
   for (const text of list) {
     const canonical = canonicalNetwork(text);
@@ -49,12 +50,15 @@ function checkNetworks(list: string[]): { networks: string[] | null; errors: Fie
 }
 
 /** Today's date, UTC. */
-export const todayUtc = (): string => new Date().toISOString().slice(0, 10);
+const todayUtc = (): string => new Date().toISOString().slice(0, 10);
 
 function checkExpiry(date: string): FieldError[] {
   const time = /^\d{4}-\d{2}-\d{2}$/.test(date) ? Date.parse(`${date}T00:00:00Z`) : NaN;
   const real = !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === date;
-  if (!real) return [fieldError('expiresOn', 'INVALID_DATE_FORMAT', `"${date.slice(0, 40)}" is not a date: write the last day the keys work as YYYY-MM-DD, e.g. 2027-06-30.`)];
+  if (!real)
+    return [
+      fieldError('expiresOn', 'INVALID_DATE_FORMAT', `"${date.slice(0, 40)}" is not a date: write the last day the keys work as YYYY-MM-DD, e.g. 2027-06-30.`),
+    ];
   if (date < todayUtc()) return [fieldError('expiresOn', 'OUT_OF_RANGE', `${date} has passed: choose today or a later day, or revoke the key pair instead.`)];
   return [];
 }

@@ -4,7 +4,7 @@ import { createStaffUser } from '../../src/operations.js';
 import { launchChromium, logInToDashboard } from '../support/chromium.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// docs/dashboard.md, "Keys": in a real browser, an admin issues a key pair limited to
+// docs/dashboard.md, "Keys: what a pair may do": in a real browser, an admin issues a key pair limited to
 // networks, a last day and reading, sees them in the table, changes them later, sees a
 // wrong network next to its field, and is warned of a pair whose last day is within 14 days.
 

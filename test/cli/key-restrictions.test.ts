@@ -3,7 +3,7 @@ import { hotelIdOf } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 import { lines, parseJsonOutput, runCli, storageEnv, type CliResult } from './cli-helpers.js';
 
-// README.md, "API keys": `innsync key issue <slug> --networks … --expires … --read-only`,
+// README.md, "Operating it": `innsync key issue <slug> --networks … --expires … --read-only`,
 // `innsync key set <slug> <keyId> …` and `innsync key list <slug>` show and change what a
 // key pair may do; each issue, change and revocation writes a security entry (actor:
 // operator) with the change.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addStaffUser, DashboardClient, hotelIdOf } from '../support/dashboard-client.js';
 import { startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// docs/dashboard.md, "Keys": an admin issues a key pair with networks, a last day and
+// docs/dashboard.md, "Keys: what a pair may do": an admin issues a key pair with networks, a last day and
 // read-only, changes them later (PATCH /keys/:keyId), and a receptionist can do neither.
 // Wrong values are 422 field errors naming the fix; every issue, change and revocation
 // writes a security entry with the admin and the client's address.

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../src/domain/ids.js';
 import { hotelIdOf, withoutRequestId } from '../support/dashboard-client.js';
 import { directDatabaseUrl, startTestServer, testEngines, type TestServer } from '../support/harness.js';
 
-// README.md, "API keys and secret scanning": every key issued is `pms_live_` or `pms_test_`,
+// README.md, "The API": every key issued is `pms_live_` or `pms_test_`,
 // 32 base62 characters and the base62 CRC32 of all before it in 6; a key of that shape whose
 // checksum fails is refused before any database lookup. Keys of the earlier shape work on.
 

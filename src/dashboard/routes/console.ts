@@ -61,7 +61,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
     const checked = checkRestrictionChanges(req.body ?? {});
     if (!checked.ok) throw validationError(checked.errors);
     const after = await changePair(db, req.params.keyId, checked.changes, staffActor(req), sessionOf(req).hotel.id);
-    if (!after) throw new ApiError('RECORD_NOT_FOUND', { message: 'No active key pair with this id in your hotel: reload the Keys page to see its key pairs.' });
+    if (!after)
+      throw new ApiError('RECORD_NOT_FOUND', { message: 'No active key pair with this id in your hotel: reload the Keys page to see its key pairs.' });
     return { keyId: req.params.keyId, ...after };
   });
 

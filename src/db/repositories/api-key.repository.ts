@@ -133,11 +133,6 @@ export async function revokeKeyPair(db: DbOrTrx, pairId: string, now: string, ho
   return Number(res.numUpdatedRows);
 }
 
-export async function keyPairExists(db: DbOrTrx, pairId: string): Promise<boolean> {
-  const row = await db.selectFrom('api_keys').select('id').where('pair_id', '=', pairId).executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Records last use (key id → its hotel and the time); called in batches off the request path. */
 export async function touchKeys(db: DbOrTrx, lastUsed: Map<string, { hotelId: string; at: string }>): Promise<void> {
   for (const [keyId, { hotelId, at }] of lastUsed) {
