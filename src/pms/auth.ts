@@ -9,7 +9,7 @@ const BEARER = /^bearer +(pms_(?:live|test)_[A-Za-z0-9_-]{16,128})$/i;
 
 /**
  * docs/pms-interface.md, "Keys and authentication": Bearer key → its checksum (a key of
- * the checksummed shape that fails it is refused before any database lookup) → SHA-256 →
+ * the checksummed shape that fails it is refused before the key is looked up) → SHA-256 →
  * the key's hotel must be the slug's hotel; revoked and expired keys refused. Null for
  * every failure: the caller answers one identical 401.
  */
