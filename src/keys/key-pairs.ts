@@ -108,13 +108,17 @@ export async function revokePair(db: Db, pairId: string, by: KeyActor, hotelId?:
 
 /**
  * Changes what an active pair (of this hotel, when given) may do, with the changes
- * checked (restrictions.ts); its restrictions after, or null when there is no such active pair.
+ * checked (restrictions.ts); its restrictions after, or null when there is no such active
+ * pair. The entry holds the values before and after; a change to the values the pair has
+ * writes none.
  */
 export async function changePair(db: Db, pairId: string, changes: RestrictionChanges, by: KeyActor, hotelId?: string): Promise<KeyRestrictions | null> {
   return db.transaction().execute(async (trx) => {
     const pair = await findKeyPair(trx, pairId, hotelId);
     if (!pair || pair.revokedAt !== null) return null;
     const after: KeyRestrictions = { ...pair.restrictions, ...changes };
+    // Nothing new (a change to the values it has): no write and no entry.
+    if (JSON.stringify(after) === JSON.stringify(pair.restrictions)) return after;
     await updateKeyPairRestrictions(trx, pairId, changes);
     await insertSecurityEvent(trx, securityEvent(by, pair.hotelId, pairId, 'key.changed', { before: pair.restrictions, after }));
     return after;

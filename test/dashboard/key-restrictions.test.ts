@@ -43,6 +43,8 @@ describe.each(testEngines())('Keys page API: a pair’s networks, last day and r
     expect(changed.body).toEqual({ keyId, networks: null, expiresOn: FUTURE, readOnly: false });
     expect(await listed(keyId)).toMatchObject({ networks: null, expiresOn: FUTURE, readOnly: false });
     expect((await admin.patch(`/keys/${keyId}`, { expiresOn: null })).body.expiresOn).toBeNull();
+    // The values it has already: answered, and no entry.
+    expect((await admin.patch(`/keys/${keyId}`, { readOnly: false, networks: null })).status).toBe(200);
 
     expect((await admin.post(`/keys/${keyId}/revoke`, undefined)).status).toBe(200);
     const hotelId = await hotelIdOf(t.server.database.db, t.slug);
