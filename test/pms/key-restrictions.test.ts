@@ -46,6 +46,21 @@ describe.each(testEngines())('key pair restrictions (%s)', (engine) => {
     expect((await list(t, t.keys.live)).status).toBe(200);
   });
 
+  it('networks of IPv6: a client at ::1 answers with ::1/128 listed and is refused by a pair of 2001:db8::/32 alone', async () => {
+    const v6 = await startTestServer(engine, { HOST: '::1' });
+    const client = targetFrom({ dataDir: v6.config.dataDir, httpsPort: v6.server.httpsPort }, '::1', '::1');
+    try {
+      const inside = await issueKeyPair(v6.server.database.db, v6.slug, { restrictions: { networks: ['::1/128'] } });
+      const outside = await issueKeyPair(v6.server.database.db, v6.slug, { restrictions: { networks: ['2001:db8::/32', '127.0.0.0/8'] } });
+      const get = (key: string) => send(client, 'GET', `${v6.pmsBase}/guests`, { headers: { authorization: `Bearer ${key}` } });
+      expect((await get(inside.test)).status).toBe(200);
+      expect((await get(outside.test)).body.code).toBe('KEY_NETWORK_REFUSED');
+    } finally {
+      await client.close();
+      await v6.close();
+    }
+  });
+
   it('networks through TRUST_PROXY: the address X-Forwarded-For gives decides; without a trusted proxy the header is ignored', async () => {
     const proxied = await startTestServer(engine, { TRUST_PROXY: '127.0.0.1' });
     try {
