@@ -4,6 +4,9 @@ import { ApiError } from '../../errors.js';
 import { allowedFrom } from '../../keys/restrictions.js';
 import { authenticate } from '../auth.js';
 
+/** The methods a read-only pair may use: GET /guests (and its HEAD). */
+const READS = new Set(['GET', 'HEAD']);
+
 /**
  * Every route of `scope` answers only to an API key of the slug's hotel
  * (docs/pms-interface.md, "Keys and authentication"), used from one of its pair's
@@ -12,9 +15,6 @@ import { authenticate } from '../auth.js';
  * the per-IP limit; a key refused by its pair's rules is logged as that key's request. A
  * test key's requests get `req_test_…` ids (docs/pms-interface.md, "Answers").
  */
-/** The methods a read-only pair may use: GET /guests (and its HEAD). */
-const READS = new Set(['GET', 'HEAD']);
-
 export function requireApiKey(scope: FastifyInstance, db: Db): void {
   scope.addHook('onRequest', async (req, reply) => {
     const slug = (req.params as { slug?: string }).slug ?? '';
