@@ -40,6 +40,19 @@ export const ERRORS = {
     message: 'This service is served over HTTPS only.',
     meaning: "Any request over plain HTTP but a browser's GET of the dashboard's pages, which is redirected to HTTPS.",
   },
+  KEY_NETWORK_REFUSED: {
+    status: 403,
+    message:
+      "This API key's pair may not be used from this address: send the request from one of the pair's allowed networks, or ask the hotel's admin to add this network to the pair (the dashboard's Keys page, or innsync key set).",
+    meaning:
+      "The key is valid but its pair is limited to networks (CIDR blocks) and the client's address (as `TRUST_PROXY` defines it) is in none of them. The request is logged as the key's.",
+  },
+  KEY_READ_ONLY: {
+    status: 403,
+    message:
+      "This API key's pair is read-only: it may only read GET /guests. Use a key pair that may write, or ask the hotel's admin to make this one read-write.",
+    meaning: 'A key of a read-only pair sent a write (check-in, update, checkout or sync); only `GET /guests` is open to it. Nothing was changed.',
+  },
   GUEST_NOT_FOUND: {
     status: 404,
     message: 'No active guest with this pmsGuestId.',

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Db } from './db/database.js';
-import { allHotels, findHotelBySlug, insertHotel, lockHotel, setHotelTimeZone, type Hotel } from './db/repositories/hotel.repository.js';
-import { countActiveKeyPairs, insertKeyPair, keyPairExists, markRateLimitsReset, revokeKeyPair } from './db/repositories/api-key.repository.js';
+import { allHotels, findHotelBySlug, insertHotel, setHotelTimeZone, type Hotel } from './db/repositories/hotel.repository.js';
+import { markRateLimitsReset } from './db/repositories/api-key.repository.js';
 import { deleteCounters } from './db/repositories/rate-limit.repository.js';
 import { keyCounterNames } from './rate-limit/limits.js';
-import { newId, sha256Hex } from './domain/ids.js';
 import { ApiError, CliError, PASSWORD_REFUSALS } from './errors.js';
 import {
   checkStaffAccount,
@@ -18,8 +16,10 @@ import {
   SLUG_RULE,
   TIME_ZONE_RULE,
 } from './domain/accounts.js';
-import { keyPairViews } from './keys/key-pairs.js';
-import { addStaffUser, deactivateStaffUser, listStaffUsers, OPERATOR, setStaffPassword } from './staff/staff-service.js';
+import { changePair, issuePair, keyPairViews, revokePair } from './keys/key-pairs.js';
+import { checkRestrictionChanges, NO_RESTRICTIONS, type KeyRestrictions, type RestrictionChanges } from './keys/restrictions.js';
+import { addStaffUser, deactivateStaffUser, listStaffUsers, setStaffPassword } from './staff/staff-service.js';
+import { OPERATOR, type ChangedBy } from './db/repositories/security.repository.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 import { deviceName, liveUserSessions, publicSessionId } from './staff/sessions.js';
 import { resetFactors, setSecondFactorRequirement } from './staff/factors.js';
@@ -56,36 +56,45 @@ export interface IssuedKeyPair {
   test: string;
 }
 
-const plainKey = (mode: 'live' | 'test'): string => `pms_${mode}_${randomBytes(24).toString('base64url')}`;
+/** The command line's option of each restriction (keys/restrictions.ts), to name it in a refusal. */
+const RESTRICTION_OPTIONS: Record<string, string> = { networks: '--networks', expiresOn: '--expires' };
+
+/** The restrictions checked, or an INVALID_ARGUMENT naming each option and its fix. */
+function checkedRestrictions(changes: RestrictionChanges): RestrictionChanges {
+  const checked = checkRestrictionChanges(changes);
+  if (checked.ok) return checked.changes;
+  const words = checked.errors.map((e) => `${RESTRICTION_OPTIONS[e.field] ?? e.field}: ${e.message}`);
+  throw new OperationError('INVALID_ARGUMENT', [...new Set(words)].join('\n'));
+}
 
 /**
- * Issues a live/test pair; the plain keys exist only in the return value (stored as SHA-256).
- * `maxActive` (MAX_KEY_PAIRS_PER_HOTEL, passed by the CLI and the dashboard): a hotel that
- * already holds that many active pairs gets 409 KEY_PAIR_LIMIT. They are counted in the
- * transaction that inserts, under the hotel's lock (SQLite: one writer at a time), so two
- * issues at once cannot both take the last place.
+ * Issues a live/test pair (keys/key-pairs.ts issuePair): with `restrictions` (checked
+ * here), counted against `maxActive` (MAX_KEY_PAIRS_PER_HOTEL), its security entry
+ * written for `by` (the operator unless given).
  */
-export async function issueKeyPair(db: Db, slug: string, opts: { maxActive?: number } = {}): Promise<IssuedKeyPair> {
+export async function issueKeyPair(
+  db: Db,
+  slug: string,
+  opts: { maxActive?: number; restrictions?: RestrictionChanges; by?: ChangedBy } = {},
+): Promise<IssuedKeyPair> {
   const hotel = await findHotelBySlug(db, slug);
   if (!hotel) throw notFound(slug);
-  const keyId = newId('key');
-  const live = plainKey('live');
-  const test = plainKey('test');
-  await db.transaction().execute(async (trx) => {
-    if (opts.maxActive !== undefined) {
-      await lockHotel(trx, hotel.id, 'exclusive');
-      const active = await countActiveKeyPairs(trx, hotel.id);
-      if (active >= opts.maxActive) throw new ApiError('KEY_PAIR_LIMIT', { extra: { limit: opts.maxActive } });
-    }
-    await insertKeyPair(trx, { pairId: keyId, hotelId: hotel.id, liveHash: sha256Hex(live), testHash: sha256Hex(test), now: new Date().toISOString() });
-  });
-  return { keyId, live, test };
+  const restrictions = { ...NO_RESTRICTIONS, ...checkedRestrictions(opts.restrictions ?? {}) };
+  return issuePair(db, hotel.id, { maxActive: opts.maxActive, restrictions, by: opts.by ?? OPERATOR });
 }
 
 /** Revokes both keys of the pair at once. */
 export async function revokeKeys(db: Db, keyId: string): Promise<void> {
-  if (!(await keyPairExists(db, keyId))) throw new OperationError('KEY_PAIR_NOT_FOUND', `no key pair with id "${keyId}"`);
-  await revokeKeyPair(db, keyId, new Date().toISOString());
+  if (!(await revokePair(db, keyId, OPERATOR))) throw new OperationError('KEY_PAIR_NOT_FOUND', `no key pair with id "${keyId}"`);
+}
+
+/** `innsync key set`: changes what an active pair of the hotel may do; its restrictions after. */
+export async function changeKeyRestrictions(db: Db, slug: string, keyId: string, changes: RestrictionChanges): Promise<KeyRestrictions> {
+  const hotel = await hotelBySlug(db, slug);
+  const after = await changePair(db, keyId, checkedRestrictions(changes), OPERATOR, hotel.id);
+  if (!after)
+    throw new OperationError('KEY_PAIR_NOT_FOUND', `hotel "${slug}" has no active key pair with id "${keyId}": innsync key list ${slug} shows its key pairs`);
+  return after;
 }
 
 /**

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import type { ListedSession } from '../operations.js';
 import { readPassword } from './password.js';
 import { print, type JsonFlag } from './output.js';
+import { restrictionChanges, restrictionWords, type KeyRestrictionOptions } from './key-options.js';
+import { CliError } from '../errors.js';
 import { configFromEnv, withDb } from './storage.js';
 
 // The use cases (operations.ts) and storage are loaded when a command runs.
@@ -53,14 +55,26 @@ export function addAccountCommands(program: Command, json: JsonFlag): void {
       );
     });
 
+  addKeyCommands(program, json);
+  addUserCommands(program, json);
+}
+
+const NETWORKS_HELP = 'CIDR blocks the keys may be used from, comma-separated (e.g. 203.0.113.0/24,2001:db8::/32); none: any address';
+const EXPIRES_HELP = 'the last day the keys work, YYYY-MM-DD (UTC); never: until revoked';
+
+function addKeyCommands(program: Command, json: JsonFlag): void {
   const key = program.command('key').description('manage API key pairs');
   key
     .command('issue <slug>')
     .description('issue a live/test key pair; the plain keys are shown this once')
-    .action(async (slug: string) => {
+    .option('--networks <cidrs>', NETWORKS_HELP)
+    .option('--expires <date>', EXPIRES_HELP)
+    .option('--read-only', 'the keys may only read (GET /guests)')
+    .action(async (slug: string, opts: KeyRestrictionOptions) => {
       const { issueKeyPair } = await ops();
       const config = await configFromEnv();
-      const pair = await withDb(config, (db) => issueKeyPair(db, slug, { maxActive: config.maxKeyPairsPerHotel }));
+      const restrictions = restrictionChanges(opts);
+      const pair = await withDb(config, (db) => issueKeyPair(db, slug, { maxActive: config.maxKeyPairsPerHotel, restrictions }));
       print(
         json(),
         pair,
@@ -68,13 +82,27 @@ export function addAccountCommands(program: Command, json: JsonFlag): void {
       );
     });
   key
+    .command('set <slug> <keyId>')
+    .description('change what an active key pair may do: its networks, its last day, read-only or read-write')
+    .option('--networks <cidrs>', NETWORKS_HELP)
+    .option('--expires <date>', EXPIRES_HELP)
+    .option('--read-only', 'the keys may only read (GET /guests)')
+    .option('--read-write', 'the keys may read and write')
+    .action(async (slug: string, keyId: string, opts: KeyRestrictionOptions) => {
+      const { changeKeyRestrictions } = await ops();
+      const changes = restrictionChanges(opts);
+      if (Object.keys(changes).length === 0) throw new CliError('INVALID_ARGUMENT', 'name a change: --networks, --expires, --read-only or --read-write');
+      const after = await withDb(await configFromEnv(), (db) => changeKeyRestrictions(db, slug, keyId, changes));
+      print(json(), { keyId, ...after }, `key pair ${keyId}: ${restrictionWords(after)}`);
+    });
+  key
     .command('list <slug>')
-    .description("list a hotel's key pairs (never the keys)")
+    .description("list a hotel's key pairs (never the keys) and what each may do")
     .action(async (slug: string) => {
       const { listKeys } = await ops();
       const keys = await withDb(await configFromEnv(), (db) => listKeys(db, slug));
       const line = (k: (typeof keys)[number]) =>
-        `${k.keyId}  ${k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'}  created ${when(k.createdAt)}  last used ${when(k.lastUsedAt)}`;
+        `${k.keyId}  ${k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'}  created ${when(k.createdAt)}  last used ${when(k.lastUsedAt)}  ${restrictionWords(k)}`;
       print(json(), { keys }, keys.length ? keys.map(line).join('\n') : `no key pairs for ${slug}: innsync key issue ${slug}`);
     });
   key
@@ -93,8 +121,6 @@ export function addAccountCommands(program: Command, json: JsonFlag): void {
       await withDb(await configFromEnv(), (db) => resetKeyLimits(db, keyId));
       print(json(), { keyId, reset: true }, `rate limits of key pair ${keyId} reset: its live and test keys start every endpoint's window afresh`);
     });
-
-  addUserCommands(program, json);
 }
 
 function addUserCommands(program: Command, json: JsonFlag): void {

@@ -70,7 +70,8 @@ Commands in full:
   innsync hotel create <slug> --name <name> [--time-zone <zone>]
   innsync hotel set-time-zone <slug> <zone>
   innsync hotel require-mfa <slug> on|off
-  innsync key issue <slug>
+  innsync key issue <slug> [--networks <cidr,…>] [--expires <YYYY-MM-DD>] [--read-only]
+  innsync key set <slug> <keyId> [--networks <cidr,…>|none] [--expires <YYYY-MM-DD>|never] [--read-only|--read-write]
   innsync key revoke <keyId>
   innsync key reset-limits <keyId>
   innsync hotel list

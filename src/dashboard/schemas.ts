@@ -286,13 +286,42 @@ export const ActivityAnswer = Type.Object({
   next: TextOrNull,
 });
 
+/** What a key pair may do (keys/restrictions.ts): its networks (null: any), its last day (null: until revoked), read-only. */
+const restrictionMembers = {
+  networks: nullable(Type.Array(Text)),
+  expiresOn: TextOrNull,
+  readOnly: Type.Boolean(),
+};
+
 /** GET /keys: the hotel's key pairs (keys/key-pairs.ts), never a key. */
 export const KeysAnswer = Type.Object({
-  keys: Type.Array(Type.Object({ keyId: Text, createdAt: Text, revokedAt: TextOrNull, lastUsedAt: TextOrNull })),
+  keys: Type.Array(Type.Object({ keyId: Text, createdAt: Text, revokedAt: TextOrNull, lastUsedAt: TextOrNull, ...restrictionMembers })),
 });
+
+/**
+ * POST /keys (every member optional, no body at all: no restrictions) and PATCH
+ * /keys/:keyId (an absent member keeps the pair's value): `networks` CIDR blocks, an
+ * empty list or null for any address; `expiresOn` YYYY-MM-DD, the last day (UTC), null
+ * for until revoked. The rules of each value are keys/restrictions.ts's.
+ */
+export const KeyRestrictionsBody = Type.Union([
+  Type.Object(
+    {
+      networks: Type.Optional(nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 200 }))),
+      expiresOn: Type.Optional(nullable(Type.String({ maxLength: 40 }))),
+      readOnly: Type.Optional(Type.Boolean()),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+export type KeyRestrictionsBody = Static<typeof KeyRestrictionsBody>;
 
 /** POST /keys: the plain keys, this once. */
 export const IssuedKeysAnswer = Type.Object({ keyId: Text, live: Text, test: Text });
+
+/** PATCH /keys/:keyId: what the pair may do now. */
+export const KeyRestrictionsAnswer = Type.Object({ keyId: Text, ...restrictionMembers });
 
 export const RevokedKeysAnswer = Type.Object({ keyId: Text, revoked: Type.Literal(true) });
 

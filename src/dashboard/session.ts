@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import type { Actor } from '../db/repositories/activity.repository.js';
 import * as staff from '../db/repositories/staff.repository.js';
 import { ApiError } from '../errors.js';
+import type { ChangedBy } from '../db/repositories/security.repository.js';
 import { clientOf } from '../http/ip-limit.js';
 import { SESSION_MAX_MS, sessionExpired } from '../staff/sessions.js';
 
@@ -193,4 +194,9 @@ export function sessionOf(req: FastifyRequest): staff.StaffSession {
 /** Who a session's writes are recorded as in the activity log. */
 export function staffActor(s: staff.StaffSession): Actor {
   return { type: 'staff', id: s.user.id, mode: null };
+}
+
+/** The signed-in staff member, with the client's address, as the actor of a change's security entry (docs/dashboard.md, "Access trail"). */
+export function changedBy(req: FastifyRequest): ChangedBy {
+  return { actor: { type: 'staff', userId: sessionOf(req).user.id }, clientIp: clientOf(req) };
 }

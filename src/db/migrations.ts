@@ -556,6 +556,20 @@ const migrations: Record<string, Migration> = {
       await sql`create index security_events_hotel_time_idx on security_events (hotel_id, created_at)`.execute(db);
     },
   },
+  '0022_key_restrictions': {
+    async up(db: Kysely<unknown>) {
+      // What a key pair may do (docs/pms-interface.md, "Keys and authentication"): the
+      // networks it may be used from (a JSON list of CIDR blocks; null: any), the last day
+      // it works (UTC; null: until revoked) and whether it may only read. Both rows of a
+      // pair hold the same values.
+      await db.schema.alterTable('api_keys').addColumn('allowed_networks', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('expires_on', 'text').execute();
+      await db.schema
+        .alterTable('api_keys')
+        .addColumn('read_only', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
   '0023_access_trail_indexes': {
     async up(db: Kysely<unknown>) {
       // The Access trail page's filters (by staff member, by kind of security event) and the
@@ -564,52 +578,6 @@ const migrations: Record<string, Migration> = {
       await sql`create index access_log_time_idx on access_log (created_at)`.execute(db);
       await sql`create index security_events_kind_time_idx on security_events (hotel_id, kind, created_at)`.execute(db);
       await sql`create index security_events_time_idx on security_events (created_at)`.execute(db);
-    },
-  },
-  '0026_passkeys': {
-    async up(db: Kysely<unknown>) {
-      // Staff passkeys (docs/dashboard.md, "Passkeys"): the public key only. A credential id
-      // is unique over the whole table, so a passkey names exactly one user and hotel.
-      await db.schema
-        .createTable('staff_passkeys')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
-        .addColumn('user_id', 'text', (c) => c.notNull().references('staff_users.id'))
-        .addColumn('credential_id', 'text', (c) => c.notNull().unique())
-        .addColumn('public_key', 'text', (c) => c.notNull())
-        .addColumn('counter', 'bigint', (c) => c.notNull().defaultTo(0))
-        .addColumn('transports', 'text', (c) => c.notNull())
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('last_used_at', 'text')
-        .execute();
-      await sql`create index staff_passkeys_user_idx on staff_passkeys (user_id)`.execute(db);
-      // A registration's or sign-in's challenge, by its SHA-256: single use (deleted when
-      // answered), 5 minutes; a registration's is bound to the session that asked for it.
-      await db.schema
-        .createTable('staff_passkey_challenges')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('register', 'login')`))
-        .addColumn('session_id', 'text')
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addCheckConstraint('staff_passkey_challenges_session_ck', sql`(kind = 'register') = (session_id is not null)`)
-        .execute();
-      await sql`create index staff_passkey_challenges_expiry_idx on staff_passkey_challenges (expires_at)`.execute(db);
-      // "Sign in with passkeys only", and which passkey signed a session in (null: the password).
-      await db.schema
-        .alterTable('staff_users')
-        .addColumn('passkeys_only', 'integer', (c) => c.notNull().defaultTo(0))
-        .execute();
-      await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
-    },
-  },
-  '0025_session_details': {
-    async up(db: Kysely<unknown>) {
-      // What the My account page shows of each session (docs/dashboard.md, "My account"):
-      // the browser's User-Agent, cut to a few hundred characters, and the client's address
-      // at sign-in. Both go with the session's row when it ends.
-      await db.schema.alterTable('staff_sessions').addColumn('user_agent', 'text').execute();
-      await db.schema.alterTable('staff_sessions').addColumn('client_ip', 'text').execute();
     },
   },
   '0024_staff_factors': {
@@ -663,8 +631,53 @@ const migrations: Record<string, Migration> = {
         .addColumn('token_hash', 'text', (c) => c.primaryKey())
         .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
         .addColumn('paired_by', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull());
+    },
+  },
+  '0025_session_details': {
+    async up(db: Kysely<unknown>) {
+      // What the My account page shows of each session (docs/dashboard.md, "My account"):
+      // the browser's User-Agent, cut to a few hundred characters, and the client's address
+      // at sign-in. Both go with the session's row when it ends.
+      await db.schema.alterTable('staff_sessions').addColumn('user_agent', 'text').execute();
+      await db.schema.alterTable('staff_sessions').addColumn('client_ip', 'text').execute();
+    },
+  },
+  '0026_passkeys': {
+    async up(db: Kysely<unknown>) {
+      // Staff passkeys (docs/dashboard.md, "Passkeys"): the public key only. A credential id
+      // is unique over the whole table, so a passkey names exactly one user and hotel.
+      await db.schema
+        .createTable('staff_passkeys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('credential_id', 'text', (c) => c.notNull().unique())
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('counter', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('transports', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
         .execute();
+      await sql`create index staff_passkeys_user_idx on staff_passkeys (user_id)`.execute(db);
+      // A registration's or sign-in's challenge, by its SHA-256: single use (deleted when
+      // answered), 5 minutes; a registration's is bound to the session that asked for it.
+      await db.schema
+        .createTable('staff_passkey_challenges')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('register', 'login')`))
+        .addColumn('session_id', 'text')
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addCheckConstraint('staff_passkey_challenges_session_ck', sql`(kind = 'register') = (session_id is not null)`)
+        .execute();
+      await sql`create index staff_passkey_challenges_expiry_idx on staff_passkey_challenges (expires_at)`.execute(db);
+      // "Sign in with passkeys only", and which passkey signed a session in (null: the password).
+      await db.schema
+        .alterTable('staff_users')
+        .addColumn('passkeys_only', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
     },
   },
 };

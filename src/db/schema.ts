@@ -32,6 +32,12 @@ interface ApiKeyTable {
   last_used_at: string | null;
   /** The last reset of the key's rate-limit counts (innsync key reset-limits); counts before it are forgotten. */
   rate_limits_reset_at: string | null;
+  /** JSON list of the CIDR blocks the key may be used from; null: any address. The same on both rows of a pair. */
+  allowed_networks: string | null;
+  /** The last day (YYYY-MM-DD, UTC) the key works; null: until revoked. */
+  expires_on: string | null;
+  /** 1: the pair may only read (GET /guests). */
+  read_only: Generated<number>;
 }
 
 export interface GuestTable {

@@ -44,6 +44,7 @@ export function toApiError(err: FastifyError | Error, req: FastifyRequest, metri
 /** Refusals an operator watches for (guessing, forging, flooding): each gets its own log line with the client's address. */
 const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UNAUTHORIZED',
+  'KEY_NETWORK_REFUSED',
   'LOGIN_FAILED',
   'SECOND_FACTOR_INVALID',
   'PASSWORD_INCORRECT',

@@ -18,11 +18,12 @@ export function errorResponses(codes: ErrorCode[]) {
   return out;
 }
 
-export const COMMON_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'HTTPS_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
+export const COMMON_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'KEY_NETWORK_REFUSED', 'HTTPS_REQUIRED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
 
 /** What any write may answer, whatever its own errors. */
 const POST_ERRORS: ErrorCode[] = [
   ...COMMON_ERRORS,
+  'KEY_READ_ONLY',
   'IDEMPOTENCY_KEY_REQUIRED',
   'IDEMPOTENCY_KEY_INVALID',
   'INVALID_JSON',

@@ -7,13 +7,7 @@ import { newId } from '../domain/ids.js';
 import { ApiError, fieldError, validationError, type FieldError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { requireStrongPassword } from './password-strength.js';
-import { insertSecurityEvent, type SecurityEvent } from '../db/repositories/security.repository.js';
-
-/** Who made a change to a staff account: a staff member with their address, or the operator's command line. */
-export type ChangedBy = Pick<SecurityEvent, 'actor'> & { clientIp: string | null };
-
-/** The command line's changes (docs/dashboard.md, "Access trail"). */
-export const OPERATOR: ChangedBy = { actor: { type: 'operator' }, clientIp: null };
+import { insertSecurityEvent, type ChangedBy, type SecurityEvent } from '../db/repositories/security.repository.js';
 
 // Staff accounts as the dashboard and the command line manage them (docs/dashboard.md,
 // "Staff accounts and login"). Each use case runs in one transaction where it writes more

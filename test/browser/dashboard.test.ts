@@ -470,8 +470,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
       await page.getByRole('button', { name: 'Issue key pair' }).click();
       const liveKey = (await page.locator('code[data-key="live"]').innerText()).trim();
       const testKey = (await page.locator('code[data-key="test"]').innerText()).trim();
-      expect(liveKey).toMatch(/^pms_live_/);
-      expect(testKey).toMatch(/^pms_test_/);
+      expect(liveKey).toMatch(/^pms_live_[0-9A-Za-z]{38}$/);
+      expect(testKey).toMatch(/^pms_test_[0-9A-Za-z]{38}$/);
       const listed = await t.api('GET', `${t.pmsBase}/guests`, { key: liveKey });
       expect(listed.status).toBe(200);
 

@@ -250,8 +250,8 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     const pair = parseJsonOutput(await cli(['key', 'issue', 'keys-hotel', '--json']));
     expect(Object.keys(pair).sort()).toEqual(['keyId', 'live', 'test']);
     expect(pair.keyId).toEqual(expect.any(String));
-    expect(pair.live).toMatch(/^pms_live_[A-Za-z0-9_-]{16,}$/);
-    expect(pair.test).toMatch(/^pms_test_[A-Za-z0-9_-]{16,}$/);
+    expect(pair.live).toMatch(/^pms_live_[0-9A-Za-z]{38}$/);
+    expect(pair.test).toMatch(/^pms_test_[0-9A-Za-z]{38}$/);
 
     await withServer(async ({ base, agent }) => {
       const live = await postJson(agent, `${base}/api/pms/v1/keys-hotel/guests/checkin`, pair.live, guest());
@@ -295,8 +295,8 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
     await createHotel('text-keys');
     const r = await cli(['key', 'issue', 'text-keys']);
     expectTextSuccess(r);
-    expect(r.stdout).toMatch(/pms_live_[A-Za-z0-9_-]{16,}/);
-    expect(r.stdout).toMatch(/pms_test_[A-Za-z0-9_-]{16,}/);
+    expect(r.stdout).toMatch(/pms_live_[0-9A-Za-z]{38}\n/);
+    expect(r.stdout).toMatch(/pms_test_[0-9A-Za-z]{38}\n/);
   });
 
   it('`key issue` for an unknown hotel exits non-zero with one stderr line', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
 import { holdExclusive } from '../../src/db/data-dir-lock.js';
 import { knownMigrations, migrateTo, migrateToLatest } from '../../src/db/migrations.js';
-import { createHotel, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import { createHotel, hotelBySlug, issueKeyPair, type IssuedKeyPair } from '../../src/operations.js';
+import type { Db } from '../../src/db/database.js';
 import { guest, testEngines } from '../support/harness.js';
 import { freePort } from '../support/postgres-cluster.js';
 import { getJson, parseJsonOutput, postJson, runCli, spawnServe, waitForExit, waitForHttps, type ServeProcess } from './cli-helpers.js';
@@ -45,10 +46,36 @@ async function dataDirWithHotel(migration: string | null = null): Promise<{ data
   try {
     await (migration === null ? migrateToLatest(handle.db) : migrateTo(handle.db, migration));
     await createHotel(handle.db, 'restore-hotel', 'Restore Hotel');
-    return { dataDir, slug: 'restore-hotel', keys: await issueKeyPair(handle.db, 'restore-hotel') };
+    const keys = migration === null ? await issueKeyPair(handle.db, 'restore-hotel') : await olderReleaseKeyPair(handle.db, 'restore-hotel');
+    return { dataDir, slug: 'restore-hotel', keys };
   } finally {
     await handle.close();
   }
+}
+
+/** A key pair as the releases before checksummed keys issued it: their key shape, their columns of api_keys. */
+async function olderReleaseKeyPair(db: Db, slug: string): Promise<IssuedKeyPair> {
+  const hotel = await hotelBySlug(db, slug);
+  const keys = {
+    keyId: 'key_older_release',
+    live: `pms_live_${randomBytes(24).toString('base64url')}`,
+    test: `pms_test_${randomBytes(24).toString('base64url')}`,
+  };
+  const row = (mode: 'live' | 'test') => ({
+    id: `${keys.keyId}_${mode}`,
+    pair_id: keys.keyId,
+    hotel_id: hotel.id,
+    mode,
+    key_hash: createHash('sha256').update(keys[mode]).digest('hex'),
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+    last_used_at: null,
+  });
+  await db
+    .insertInto('api_keys')
+    .values([row('live'), row('test')])
+    .execute();
+  return keys;
 }
 
 interface Served {

@@ -202,11 +202,23 @@ describe.each(testEngines())('dashboard JSON API: CSRF, roles, users, keys, requ
   it('docs/dashboard.md JSON API /keys: POST issues a live and a test key that work on the PMS API; GET lists the pair with lastUsedAt after use; revoke makes both keys 401', async () => {
     const issued = await adminClient.post('/keys');
     expect(issued.status).toBe(201);
-    expect(issued.body).toEqual({ keyId: expect.any(String), live: expect.stringMatching(/^pms_live_/), test: expect.stringMatching(/^pms_test_/) });
+    expect(issued.body).toEqual({
+      keyId: expect.any(String),
+      live: expect.stringMatching(/^pms_live_[0-9A-Za-z]{38}$/),
+      test: expect.stringMatching(/^pms_test_[0-9A-Za-z]{38}$/),
+    });
     const { keyId, live, test } = issued.body as { keyId: string; live: string; test: string };
 
     const listed = (await adminClient.get('/keys')).body.keys as Array<Record<string, unknown>>;
-    expect(listed).toContainEqual({ keyId, createdAt: expect.any(String), revokedAt: null, lastUsedAt: null });
+    expect(listed).toContainEqual({
+      keyId,
+      createdAt: expect.any(String),
+      revokedAt: null,
+      lastUsedAt: null,
+      networks: null,
+      expiresOn: null,
+      readOnly: false,
+    });
     // The plain keys are shown this once: the list never has them.
     expect(JSON.stringify(listed)).not.toContain(live.slice(9));
 

@@ -142,8 +142,8 @@ describe.each(testEngines())('PMS authentication (%s)', (engine) => {
     await t.post(`${base}/guests/checkin`, guest(), { key: pair.test });
     await t.api('GET', `${base}/guests`, { key: pair.live });
     await t.api('GET', `${base}/guests`, { key: `${pair.live}x` });
-    expect(pair.live).toMatch(/^pms_live_/);
-    expect(pair.test).toMatch(/^pms_test_/);
+    expect(pair.live).toMatch(/^pms_live_[0-9A-Za-z]{38}$/);
+    expect(pair.test).toMatch(/^pms_test_[0-9A-Za-z]{38}$/);
 
     const rows = await db.selectFrom('api_keys').selectAll().where('pair_id', '=', pair.keyId).orderBy('mode').execute();
     expect(rows.map((r) => [r.mode, r.key_hash])).toEqual([

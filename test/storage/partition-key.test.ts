@@ -240,9 +240,9 @@ const FLEET_WIDE: Array<{ name: string; reason: string; match: RegExp }> = [
   // The operator's commands name a row by its id, whatever its hotel (src/cli: README.md, "Operating it").
   {
     name: 'operator: a key pair by its id',
-    reason: 'innsync key revoke / reset-limits <keyId>: rare, one multi-shard statement each',
+    reason: 'innsync key revoke / reset-limits <keyId>: rare, one multi-shard statement each (revoke finds the pair, then revokes it by its hotel_id)',
     match:
-      /^(select "id" from "api_keys" where "pair_id" = \$\d+|update "api_keys" set "revoked_at" = \$\d+ where "pair_id" = \$\d+ and "revoked_at" is null|update "api_keys" set "rate_limits_reset_at" = \$\d+ where "pair_id" = \$\d+ returning "id")$/,
+      /^(select "api_keys"\."hotel_id", "api_keys"\."revoked_at", .* from "api_keys" where "pair_id" = \$\d+ and "mode" = \$\d+|update "api_keys" set "rate_limits_reset_at" = \$\d+ where "pair_id" = \$\d+ returning "id")$/,
   },
   {
     name: 'operator: a webhook endpoint by its id',

@@ -242,6 +242,8 @@ const FORM_MESSAGES = {
   'nationality:INVALID_VALUE': tk('{field}: pick a country from the list, or type its two-letter code (such as “DE”).'),
   'roomNumber:INVALID_FORMAT': tk('{field} holds an invisible character (such as a zero-width space): clear the field and type the room number again.'),
   'hotelSlug:INVALID_FORMAT': tk('{field} must be 2 to 63 characters of a–z, 0–9 and “-”, starting with a letter, e.g. grand-hotel.'),
+  'networks:INVALID_FORMAT': tk('{field}: write each network in CIDR notation, separated by commas, e.g. 203.0.113.0/24, 2001:db8::/32.'),
+  'expiresOn:OUT_OF_RANGE': tk('{field} has passed: choose today or a later day.'),
   'timeZone:INVALID_VALUE': tk('{field}: the server does not know this time zone. Pick another one of the same place.'),
   // The server's URL rules in one sentence: a full https:// address, no user name or password in it, not a private or local network, at most 2,000 characters.
   'url:INVALID_FORMAT': tk(

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listKeyPairs, revokeKeyPair } from '../../db/repositories/api-key.repository.js';
+import { listKeyPairs } from '../../db/repositories/api-key.repository.js';
 import { listChecklistFacts, type ChecklistFact } from '../../db/repositories/key-checklist.repository.js';
 import { CHECKLIST_ITEMS } from '../../pms/key-checklist.js';
 import { findHotelRequest, listHotelRequests, type RequestLogFilter } from '../../db/repositories/request-log.repository.js';
-import { ApiError, fieldError } from '../../errors.js';
+import { ApiError, fieldError, validationError } from '../../errors.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { keyPairViews } from '../../keys/key-pairs.js';
+import { changePair, keyPairViews, revokePair } from '../../keys/key-pairs.js';
+import { checkRestrictionChanges, type RestrictionChanges } from '../../keys/restrictions.js';
 import { issueKeyPair } from '../../operations.js';
 import { DEFAULT_MAX_KEY_PAIRS_PER_HOTEL } from '../../config.js';
 import type { DashboardDeps } from '../deps.js';
@@ -14,6 +15,8 @@ import {
   IssuedKeysAnswer,
   KeyChecklistAnswer,
   KeyIdParams,
+  KeyRestrictionsAnswer,
+  KeyRestrictionsBody,
   KeysAnswer,
   RequestAnswer,
   RequestsAnswer,
@@ -21,7 +24,7 @@ import {
   RevokedKeysAnswer,
 } from '../schemas.js';
 import { nextCursor, parseCursor } from '../cursor.js';
-import { sessionOf } from '../session.js';
+import { changedBy, sessionOf } from '../session.js';
 import { recordRequestBodyAccess } from '../access-trail.js';
 
 /** `date-time` admits 23:59:60, which no Date can hold: refused here, not failed later. */
@@ -44,17 +47,29 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (ap
 
   app.get('/keys', { schema: { ...hidden, response: { 200: KeysAnswer } } }, async (req) => ({ keys: await keyPairViews(db, sessionOf(req).hotel.id) }));
 
-  app.post('/keys', { schema: { ...hidden, response: { 201: IssuedKeysAnswer } } }, async (req, reply) => {
-    const pair = await issueKeyPair(db, sessionOf(req).hotel.slug, { maxActive: maxKeyPairsPerHotel });
+  const restrictedBody = refined(KeyRestrictionsBody, (b) => {
+    const checked = checkRestrictionChanges(b as RestrictionChanges);
+    return checked.ok ? [] : checked.errors;
+  });
+
+  app.post('/keys', { schema: { ...hidden, body: restrictedBody, response: { 201: IssuedKeysAnswer } } }, async (req, reply) => {
+    const pair = await issueKeyPair(db, sessionOf(req).hotel.slug, { maxActive: maxKeyPairsPerHotel, restrictions: req.body ?? {}, by: changedBy(req) });
     return reply.code(201).send({ keyId: pair.keyId, live: pair.live, test: pair.test });
   });
 
+  app.patch('/keys/:keyId', { schema: { ...hidden, params: KeyIdParams, body: restrictedBody, response: { 200: KeyRestrictionsAnswer } } }, async (req) => {
+    const checked = checkRestrictionChanges(req.body ?? {});
+    if (!checked.ok) throw validationError(checked.errors);
+    const after = await changePair(db, req.params.keyId, checked.changes, changedBy(req), sessionOf(req).hotel.id);
+    if (!after)
+      throw new ApiError('RECORD_NOT_FOUND', { message: 'No active key pair with this id in your hotel: reload the Keys page to see its key pairs.' });
+    return { keyId: req.params.keyId, ...after };
+  });
+
   app.post('/keys/:keyId/revoke', { schema: { ...hidden, params: KeyIdParams, response: { 200: RevokedKeysAnswer } } }, async (req) => {
-    const s = sessionOf(req);
     const { keyId } = req.params;
-    const pairs = await listKeyPairs(db, s.hotel.id);
-    if (!pairs.some((p) => p.pairId === keyId)) throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
-    await revokeKeyPair(db, keyId, new Date().toISOString(), s.hotel.id);
+    if (!(await revokePair(db, keyId, changedBy(req), sessionOf(req).hotel.id)))
+      throw new ApiError('RECORD_NOT_FOUND', { message: 'No key pair with this id in your hotel.' });
     return { keyId, revoked: true as const };
   });
 

@@ -1,18 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { addStaffUser, deactivateStaffUser, endStaffSessions, listStaffUsers, staffUserView, type ChangedBy } from '../../staff/staff-service.js';
+import { addStaffUser, deactivateStaffUser, endStaffSessions, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
 import { findUser } from '../../db/repositories/staff.repository.js';
 import { ApiError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
 import type { DashboardDeps } from '../deps.js';
 import { HotelSettingsAnswer, HotelSettingsBody, IdParams, SessionsEndedAnswer, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
-import { sessionOf } from '../session.js';
-import type { FastifyRequest } from 'fastify';
-
-/** The signed-in admin who changes an account, with their address (docs/dashboard.md, "Access trail"). */
-function changedBy(req: FastifyRequest): ChangedBy {
-  return { actor: { type: 'staff', userId: sessionOf(req).user.id }, clientIp: clientOf(req) };
-}
+import { changedBy, sessionOf } from '../session.js';
 
 /** The hotel's staff accounts, for admins. */
 export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {

@@ -25,7 +25,6 @@ export const SECURITY_EVENT_KINDS = [
   'sessions.ended',
   'display.paired',
   'staff.added',
-  'staff.role_changed',
   'staff.deactivated',
   'key.issued',
   'key.revoked',
@@ -91,3 +90,12 @@ export async function insertSecurityEvent(db: DbOrTrx, e: SecurityEvent): Promis
     })
     .execute();
 }
+
+/** Who made a change: a signed-in staff member with the client's address, or the operator's command line. */
+export interface ChangedBy {
+  actor: Extract<SecurityEvent['actor'], { type: 'staff' } | { type: 'operator' }>;
+  clientIp: string | null;
+}
+
+/** The command line's changes. */
+export const OPERATOR: ChangedBy = { actor: { type: 'operator' }, clientIp: null };

@@ -1,11 +1,16 @@
-// #/keys (admin): issue, list and revoke PMS API key pairs, and each active pair's go-live
+// #/keys (admin): issue, list, change and revoke PMS API key pairs (with the networks they
+// may be used from, their last day and read-only), and each active pair's go-live
 // checklist. A new pair's plain keys exist only in this view's memory: they are shown once
 // and gone when the page is left.
 
 import { api, enc } from '../api.js';
-import { h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
-import { act, showError } from '../ui.js';
+import { addDays, dateEl, h, pageHeading, replaceChildren, timeEl, uid } from '../dom.js';
+import { act, field, showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
+import { formatDate } from '../format.js';
+
+/** Days before a pair's last day from which the page warns. */
+const EXPIRY_WARNING_DAYS = 14;
 
 /** The go-live checklist's items (the server's order), each with its definition. */
 const CHECKLIST = {
@@ -31,12 +36,13 @@ export function keysView(ctx) {
   ctx.setTitle(t('API keys'));
   const store = keyStore(ctx.signal);
   const page = keysPage(ctx.session.hotel.slug);
-  const { issue, fresh } = page;
+  const { issueForm, fresh, editor } = page;
 
   async function load() {
     try {
       const keys = await store.load();
-      replaceChildren(page.table, keyTable(keys, actions.revoke));
+      replaceChildren(page.warnings, expiryWarnings(keys));
+      replaceChildren(page.table, keyTable(keys, { revoke: actions.revoke, change: showEditor }));
       replaceChildren(page.checklists, (await store.checklists()).map(checklistPanel));
     } catch (err) {
       showError(err, t('Could not load the key pairs'));
@@ -44,6 +50,7 @@ export function keysView(ctx) {
   }
 
   const dismiss = () => replaceChildren(fresh);
+  const closeEditor = () => replaceChildren(editor);
   const actions = keyActions(store, {
     load,
     focusHeading: () => page.node.querySelector('h1')?.focus(),
@@ -51,8 +58,16 @@ export function keysView(ctx) {
       replaceChildren(fresh, newKeysPanel(pair, dismiss));
       fresh.querySelector('h2')?.focus();
     },
+    closeEditor,
   });
-  issue.addEventListener('click', () => actions.issue(issue));
+  function showEditor(k) {
+    replaceChildren(editor, changeForm(k, actions.change, closeEditor));
+    editor.querySelector('h2')?.focus();
+  }
+  issueForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    actions.issue(issueForm);
+  });
 
   load();
   // Leaving the page drops the panel (and the only copy of the plain keys) with the view.
@@ -72,24 +87,48 @@ function keyStore(signal) {
     },
     /** The checklist of each active pair of the last answer. */
     checklists: () => Promise.all(keys.filter((k) => !k.revokedAt).map((k) => api.get(`/keys/${enc(k.keyId)}/checklist`, { signal }))),
-    issue: () => api.post('/keys', {}),
+    issue: (restrictions) => api.post('/keys', restrictions),
+    change: (k, restrictions) => api.patch(`/keys/${enc(k.keyId)}`, restrictions),
     revoke: (k) => api.post(`/keys/${enc(k.keyId)}/revoke`, {}),
   };
 }
 
-/** Issue and revoke. `view`: load() the pairs again, focusHeading(), showPair(pair) (its plain keys, once). */
+/** A restrictions form's values as the API takes them: networks split at commas, no date as null. */
+function restrictionsOf(form) {
+  const networks = form.elements.networks.value
+    .split(/[\s,]+/)
+    .map((n) => n.trim())
+    .filter(Boolean);
+  return { networks, expiresOn: form.elements.expiresOn.value || null, readOnly: form.elements.readOnly.checked };
+}
+
+/** Issue, change and revoke. `view`: load() the pairs again, focusHeading(), showPair(pair) (its plain keys, once), closeEditor(). */
 function keyActions(store, view) {
   return {
-    issue: (button) =>
+    issue: (form) =>
       act({
-        button,
-        run: store.issue,
+        button: form.querySelector('[data-action="issue-key"]'),
+        form,
+        run: () => store.issue(restrictionsOf(form)),
         done: (pair) => t('Key pair {keyId} issued. Copy both keys now.', { keyId: pair.keyId }),
         after: (pair) => {
+          form.reset();
           view.showPair(pair);
           view.load();
         },
         failed: t('Could not issue a key pair'),
+      }),
+    change: (k, form) =>
+      act({
+        button: form.querySelector('[type="submit"]'),
+        form,
+        run: () => store.change(k, restrictionsOf(form)),
+        done: t('Key pair {keyId} changed.', { keyId: k.keyId }),
+        after: async () => {
+          view.closeEditor();
+          await view.load();
+        },
+        failed: t('Could not change the key pair'),
       }),
     revoke: (k, button) =>
       act({
@@ -109,27 +148,108 @@ function keyActions(store, view) {
 // ---------------------------------------------------------------------------
 // Render: DOM from data; handlers come in as arguments.
 
-/** The page and its slots: the new pair's panel, the table, the checklists. */
+/** The page and its slots: the issue form, the new pair's panel, expiry warnings, the change form, the table, the checklists. */
 function keysPage(slug) {
-  const issue = h('button', { type: 'button', class: 'btn btn-primary', 'data-action': 'issue-key' }, t('Issue key pair'));
+  const issueForm = issueFormOf();
   const fresh = h('div', { class: 'new-keys-slot' });
+  const warnings = h('div', { class: 'expiry-warnings' });
+  const editor = h('div', { class: 'key-editor-slot' });
   const table = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
   const checklists = h('div', { class: 'checklists' });
   const node = h(
     'section',
     { class: 'view view-keys' },
-    h('div', { class: 'view-head' }, pageHeading(t('API keys')), issue),
+    h('div', { class: 'view-head' }, pageHeading(t('API keys'))),
     h(
       'p',
       { class: 'lead' },
       t('The PMS authenticates with a key pair: the live key changes the roster, the test key validates the same way and stores nothing.'),
     ),
+    issueForm,
     fresh,
+    warnings,
     connectPanel(slug),
+    editor,
     table,
     checklists,
   );
-  return { node, issue, fresh, table, checklists };
+  return { node, issueForm, fresh, warnings, editor, table, checklists };
+}
+
+/** The fields of what a pair may do, filled with `k`'s values (none for a new pair). */
+function restrictionFields(k) {
+  const readOnly = h('input', { type: 'checkbox', id: uid('f-readOnly'), name: 'readOnly', checked: k?.readOnly ? true : null });
+  return [
+    field({
+      name: 'networks',
+      label: t('Allowed networks'),
+      hint: t('CIDR blocks separated by commas, e.g. 203.0.113.0/24, 2001:db8::/32. Empty: any address.'),
+      value: k?.networks ? k.networks.join(', ') : '',
+      attrs: { autocomplete: 'off', spellcheck: 'false' },
+    }),
+    field({
+      name: 'expiresOn',
+      label: t('Last day'),
+      type: 'date',
+      hint: t('The keys stop working after this day (UTC). Empty: until revoked.'),
+      value: k?.expiresOn ?? '',
+    }),
+    h(
+      'div',
+      { class: 'field field-check', dataset: { field: 'readOnly' } },
+      readOnly,
+      h('label', { for: readOnly.id }, t('Read-only: the keys may only read the guest list')),
+    ),
+  ];
+}
+
+function issueFormOf() {
+  const titleId = uid('issue');
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary', 'data-action': 'issue-key' }, t('Issue key pair'));
+  return h(
+    'form',
+    { class: 'panel issue-key', 'aria-labelledby': titleId, novalidate: true },
+    h('h2', { id: titleId }, t('Issue a key pair')),
+    restrictionFields(null),
+    h('div', { class: 'form-actions' }, submit),
+  );
+}
+
+/** The form that changes what pair `k` may do; `onSave(k, form)`, `onCancel()`. */
+function changeForm(k, onSave, onCancel) {
+  const titleId = uid('change');
+  const cancel = h('button', { type: 'button', class: 'btn' }, t('Cancel'));
+  cancel.addEventListener('click', onCancel);
+  const form = h(
+    'form',
+    { class: 'panel change-key', 'aria-labelledby': titleId, novalidate: true, dataset: { keyId: k.keyId } },
+    h('h2', { id: titleId, tabindex: '-1' }, t('Change key pair {keyId}', { keyId: k.keyId })),
+    restrictionFields(k),
+    h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'btn btn-primary' }, t('Save')), cancel),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    onSave(k, form);
+  });
+  return form;
+}
+
+/** One warning per active pair whose last day is within EXPIRY_WARNING_DAYS (UTC, as the server counts). */
+function expiryWarnings(keys) {
+  const today = new Date().toISOString().slice(0, 10);
+  const limit = addDays(today, EXPIRY_WARNING_DAYS);
+  return keys
+    .filter((k) => !k.revokedAt && k.expiresOn && k.expiresOn >= today && k.expiresOn <= limit)
+    .map((k) =>
+      h(
+        'p',
+        { class: 'warning', dataset: { expiring: k.keyId } },
+        t('Key pair {keyId} stops working after {date}. Issue a new pair and give its live key to the PMS before then.', {
+          keyId: k.keyId,
+          date: formatDate(k.expiresOn),
+        }),
+      ),
+    );
 }
 
 function revokeConfirm(k) {
@@ -141,10 +261,12 @@ function revokeConfirm(k) {
   };
 }
 
-/** The key pairs' table (or the empty note); `onRevoke(k, button)`. */
-function keyTable(keys, onRevoke) {
+/** The key pairs' table (or the empty note); `on.revoke(k, button)`, `on.change(k)`. */
+function keyTable(keys, on) {
   if (keys.length === 0) return h('p', { class: 'empty' }, t('No key pairs yet. Issue one to connect the PMS.'));
-  const head = [tk('Key id'), tk('Created'), tk('Last used'), tk('Status'), tk('Actions')].map((text) => h('th', { scope: 'col' }, t(text)));
+  const head = [tk('Key id'), tk('Created'), tk('Last used'), tk('Networks'), tk('Last day'), tk('Access'), tk('Status'), tk('Actions')].map((text) =>
+    h('th', { scope: 'col' }, t(text)),
+  );
   return h(
     'div',
     { class: 'table-wrap' },
@@ -156,25 +278,32 @@ function keyTable(keys, onRevoke) {
       h(
         'tbody',
         null,
-        keys.map((k) => keyRow(k, onRevoke)),
+        keys.map((k) => keyRow(k, on)),
       ),
     ),
   );
 }
 
-function keyRow(k, onRevoke) {
+/** The buttons of an active pair's row: change, revoke. */
+function rowActions(k, on) {
+  const change = h('button', { type: 'button', class: 'btn btn-small', 'data-action': 'change' }, t('Change'));
+  change.addEventListener('click', () => on.change(k));
+  const revoke = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, t('Revoke'));
+  revoke.addEventListener('click', () => on.revoke(k, revoke));
+  return [change, ' ', revoke];
+}
+
+function keyRow(k, on) {
   const active = !k.revokedAt;
-  let action = null;
-  if (active) {
-    action = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': 'revoke' }, t('Revoke'));
-    action.addEventListener('click', () => onRevoke(k, action));
-  }
   return h(
     'tr',
     { dataset: { keyId: k.keyId, status: active ? 'active' : 'revoked' } },
     h('td', null, h('code', null, k.keyId)),
     h('td', null, timeEl(k.createdAt)),
     h('td', null, k.lastUsedAt ? timeEl(k.lastUsedAt) : t('never')),
+    h('td', { dataset: { cell: 'networks' } }, k.networks ? k.networks.map((n) => h('code', { class: 'network' }, n)) : t('any')),
+    h('td', { dataset: { cell: 'expires' } }, k.expiresOn ? dateEl(k.expiresOn) : t('never')),
+    h('td', { dataset: { cell: 'access' } }, k.readOnly ? t('read-only') : t('read-write')),
     h(
       'td',
       null,
@@ -182,7 +311,7 @@ function keyRow(k, onRevoke) {
         ? h('span', { class: 'status-pill status-active' }, t('active'))
         : [h('span', { class: 'status-pill status-revoked' }, t('revoked')), ' ', h('span', { class: 'muted' }, timeEl(k.revokedAt))],
     ),
-    h('td', null, action),
+    h('td', null, active ? rowActions(k, on) : null),
   );
 }
 
