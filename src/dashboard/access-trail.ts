@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { DbOrTrx } from '../db/database.js';
-import { guestIdsNamed, insertAccessEntries } from '../db/repositories/access-trail.repository.js';
+import { guestIdsNamed, insertAccessEntries, viewedSince } from '../db/repositories/access-trail.repository.js';
 import { insertAccessEntry, type AccessAction, type AccessEntry } from '../db/repositories/security.repository.js';
 import { clientOf } from '../http/ip-limit.js';
 import { guestRefs } from '../pms/request-log-guests.js';
@@ -15,13 +15,25 @@ export function accessBy(req: FastifyRequest): Pick<AccessEntry, 'hotelId' | 'st
   return { hotelId: s.hotel.id, staffUserId: s.user.id, clientIp: clientOf(req) };
 }
 
-/** One access entry of this request's staff member: a guest's data, or a search's text. */
+/** A guest's page shown again to the same staff member within this long is the same view (its refetches after live changes). */
+const SAME_VIEW_MS = 10 * 60_000;
+
+/**
+ * One access entry of this request's staff member: a guest's data, or a search's text. A
+ * guest's page the same person opened in the last 10 minutes writes none: the page refetches
+ * the guest after each live change, and the trail would repeat the one view.
+ */
 export async function recordAccess(
   db: DbOrTrx,
   req: FastifyRequest,
   what: { action: AccessAction; guestId?: string | null; search?: string | null },
 ): Promise<void> {
-  await insertAccessEntry(db, { ...accessBy(req), ...what });
+  const by = accessBy(req);
+  if (what.action === 'guest.viewed' && what.guestId) {
+    const since = new Date(Date.now() - SAME_VIEW_MS).toISOString();
+    if (await viewedSince(db, { ...by, action: what.action, guestId: what.guestId }, since)) return;
+  }
+  await insertAccessEntry(db, { ...by, ...what });
 }
 
 /** The most guests one request-log body's entries name (a sync's body can name a whole hotel). */

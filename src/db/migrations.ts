@@ -631,7 +631,8 @@ const migrations: Record<string, Migration> = {
         .addColumn('token_hash', 'text', (c) => c.primaryKey())
         .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
         .addColumn('paired_by', 'text', (c) => c.notNull().references('staff_users.id'))
-        .addColumn('created_at', 'text', (c) => c.notNull());
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
     },
   },
   '0025_session_details': {

@@ -123,7 +123,7 @@ export function testConfig(storage: TestStorage, env: Record<string, string> = {
 export async function startTestServer(engine: Engine, env: Record<string, string> = {}, opts: { pgAdminUrl?: string } = {}): Promise<TestServer> {
   const storage = await createTestStorage(engine, opts.pgAdminUrl);
   const config = testConfig(storage, env);
-  const server = await startServer(config, pino({ level: 'silent' }));
+  const server = await startServer(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
   const cert = fs.readFileSync(path.join(storage.dataDir, 'tls', 'cert.pem'), 'utf8');
   const agent = new Agent({ connect: { ca: cert, servername: 'localhost' }, keepAliveTimeout: 10_000 });
   const slug = `hotel-${randomId(8)}`;

@@ -228,9 +228,6 @@ function renderHeader(route) {
   const links = shown.map(([href, text]) => h('li', null, h('a', { href, 'aria-current': route.nav === href ? 'page' : null }, t(text))));
   const logout = h('button', { type: 'button', class: 'btn btn-quiet', 'data-action': 'logout' }, t('Log out'));
   logout.addEventListener('click', logOut);
-  const account = session.display
-    ? null
-    : h('a', { href: '#/account', class: 'btn btn-quiet', 'aria-current': route.view === accountView ? 'page' : null }, t('My account'));
   replaceChildren(
     header,
     h(
@@ -261,7 +258,6 @@ function renderHeader(route) {
                 ),
               ],
         ),
-        account,
         logout,
       ),
     ),

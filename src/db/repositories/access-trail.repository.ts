@@ -222,3 +222,18 @@ function deleteOlder(db: Db, table: 'access_log' | 'security_events', cutoff: st
 export async function purgeAccessTrail(db: Db, cutoff: string): Promise<{ accessLog: number; securityEvents: number }> {
   return { accessLog: await deleteOlder(db, 'access_log', cutoff), securityEvents: await deleteOlder(db, 'security_events', cutoff) };
 }
+
+/** Whether this staff member has an entry of this action for this guest since `since` (the same view, refetched). */
+export async function viewedSince(db: DbOrTrx, e: { hotelId: string; staffUserId: string; action: string; guestId: string }, since: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('access_log')
+    .select('id')
+    .where('hotel_id', '=', e.hotelId)
+    .where('staff_user_id', '=', e.staffUserId)
+    .where('created_at', '>=', since)
+    .where('action', '=', e.action)
+    .where('guest_id', '=', e.guestId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
