@@ -148,7 +148,8 @@ describe.each(testEngines())('dashboard in the browser (%s)', (engine) => {
 
       const tile = page.locator('[data-room="702"]');
       await tile.waitFor({ timeout: scaled(5_000) });
-      expect(await tile.innerText()).toContain('Lovelace');
+      // The tile may be drawn before its text is: wait for the guest's name in it.
+      await expect.poll(() => tile.innerText(), { timeout: scaled(5_000) }).toContain('Lovelace');
       expect(await tile.getAttribute('data-guest-id')).toBe(live.body.guestId);
       expect(await page.locator('[data-room="701"]').count()).toBe(0);
       expect(navigations).toBe(0);
