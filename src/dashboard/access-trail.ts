@@ -15,12 +15,12 @@ export function accessBy(req: FastifyRequest): Pick<AccessEntry, 'hotelId' | 'st
   return { hotelId: s.hotel.id, staffUserId: s.user.id, clientIp: clientOf(req) };
 }
 
-/** A guest's page shown again to the same staff member within this long is the same view (its refetches after live changes). */
+/** A guest's page shown again to the same staff member from the same address within this long is the same view (its refetches after live changes). */
 const SAME_VIEW_MS = 10 * 60_000;
 
 /**
  * One access entry of this request's staff member: a guest's data, or a search's text. A
- * guest's page the same person opened in the last 10 minutes writes none: the page refetches
+ * guest's page the same person opened from the same address in the last 10 minutes writes none: the page refetches
  * the guest after each live change, and the trail would repeat the one view.
  */
 export async function recordAccess(

@@ -54,7 +54,6 @@ const SECURITY_EVENTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'RATE_LIMITED',
   'SETUP_LINK_INVALID',
   'PASSKEY_INVALID',
-  'PASSWORD_INCORRECT',
 ]);
 
 /**

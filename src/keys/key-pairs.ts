@@ -111,7 +111,7 @@ export async function changePair(db: Db, pairId: string, changes: RestrictionCha
     const after: KeyRestrictions = { ...pair.restrictions, ...changes };
     // Nothing new (a change to the values it has): no write and no entry.
     if (JSON.stringify(after) === JSON.stringify(pair.restrictions)) return after;
-    await updateKeyPairRestrictions(trx, pairId, changes);
+    await updateKeyPairRestrictions(trx, pair.hotelId, pairId, changes);
     await insertSecurityEvent(trx, securityEvent(by, pair.hotelId, pairId, 'key.changed', { before: pair.restrictions, after }));
     return after;
   });

@@ -20,6 +20,7 @@ import { isDigestText, unpackBody } from '../pms/request-log-body.js';
 import { holderRef, refKey, type GuestRef } from '../pms/request-log-guests.js';
 import { redactStoredBody } from './request-log-redaction.js';
 import { insertAccessEntry, type AccessEntry } from '../db/repositories/security.repository.js';
+import { clearSearchesNaming } from '../db/repositories/access-trail.repository.js';
 import { accessesOfGuests } from '../db/repositories/access-trail.repository.js';
 
 export type GuestSelector = { pmsGuestId: string } | { guestId: string };
@@ -100,6 +101,8 @@ export async function eraseGuest(db: Db, hotel: HotelRef, selector: GuestSelecto
       const subject = 'guestId' in selector ? selector.guestId : (ids[ids.length - 1] ?? null);
       await insertActivity(trx, [{ hotelId: hotel.id, actor, action: 'guest.erased', guestId: subject, pmsGuestId, changes: erased, at: now }]);
       if (access) await insertAccessEntry(trx, { ...access, action: 'guest.erased', guestId: subject, at: now });
+      // A search's text that named the guest goes too (docs/dashboard.md, "Access trail").
+      await clearSearchesNaming(trx, hotel.id, [...new Set(stays.flatMap((s) => [s.last_name, s.first_name]).filter((n): n is string => Boolean(n)))]);
       // The hotel's other systems hear it too, so they can erase the guest in turn: ids and counts, no personal data.
       await recordEvents(
         trx,

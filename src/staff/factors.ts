@@ -57,7 +57,7 @@ interface Account {
  * @public
  */
 export async function hasSecondFactor(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {
-  return (await hasTotp(db, hotelId, userId)) || (await passkeys.countPasskeys(db, userId)) > 0;
+  return (await hasTotp(db, hotelId, userId)) || (await passkeys.countPasskeys(db, hotelId, userId)) > 0;
 }
 
 async function hasTotp(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {
@@ -176,7 +176,7 @@ export async function verifySecondFactor(db: Db, user: Account, code: string, cl
 /** What the My account page shows of the user's factors. */
 export async function factorsOf(db: Db, user: Account): Promise<{ totp: boolean; recoveryCodesLeft: number; required: boolean }> {
   const [totp, recoveryCodesLeft, required] = await Promise.all([
-    hasSecondFactor(db, user.hotelId, user.id),
+    hasTotp(db, user.hotelId, user.id),
     factors.countRecoveryCodes(db, user.hotelId, user.id),
     factors.secondFactorRequired(db, user.hotelId),
   ]);

@@ -40,8 +40,8 @@ export interface PasskeyActor {
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** Whether the user has at least one passkey (a second factor, docs/dashboard.md "Passkeys"). */
-export async function userHasPasskey(db: DbOrTrx, userId: string): Promise<boolean> {
-  return (await passkeys.countPasskeys(db, userId)) > 0;
+export async function userHasPasskey(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {
+  return (await passkeys.countPasskeys(db, hotelId, userId)) > 0;
 }
 
 /** A password entered again before a change to the account: 403 PASSWORD_INCORRECT when it is not the user's. */
@@ -190,7 +190,7 @@ export async function changePasskeysOnly(db: Db, actor: PasskeyActor, on: boolea
   const s = actor.session;
   if (!on && s.passkeyId === null) throw new ApiError('PASSKEY_SESSION_REQUIRED');
   return runTransaction(db, async (trx) => {
-    if (on && !(await userHasPasskey(trx, s.user.id))) throw new ApiError('PASSKEY_REQUIRED');
+    if (on && !(await userHasPasskey(trx, s.hotel.id, s.user.id))) throw new ApiError('PASSKEY_REQUIRED');
     await passkeys.setPasskeysOnly(trx, s.hotel.id, s.user.id, on);
     return recordChange(trx, actor, on ? 'passkeys_only.on' : 'passkeys_only.off', {});
   });

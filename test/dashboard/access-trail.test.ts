@@ -138,6 +138,10 @@ describe.each(testEngines())('access trail and security events (%s)', (engine) =
     const id = created.body.guest.id as string;
     expect((await deskClient.get(`/guests/${id}`)).status).toBe(200);
     expect((await deskClient.post(`/guests/${id}/checkout`, {})).status).toBe(200);
+    // A search that named the guest keeps its text until the guest is erased.
+    expect((await deskClient.get('/activity?guest=erasm')).body.entries.length).toBeGreaterThan(0);
+    const searchEntry = (await trail())[0];
+    expect(searchEntry).toMatchObject({ action: 'guest.searched', search: 'erasm' });
 
     const download = await adminClient.get(`/guests/${id}/export`);
     expect(download.status).toBe(200);
@@ -147,6 +151,13 @@ describe.each(testEngines())('access trail and security events (%s)', (engine) =
     expect((await trail())[0]).toMatchObject({ action: 'guest.exported', staff: { userId: admin.id }, guestId: id });
 
     expect((await adminClient.post(`/guests/${id}/erase`, {})).status).toBe(200);
+    // The erasure clears the search's text that named the guest; the entry stays.
+    const searched = await db()
+      .selectFrom('access_log')
+      .select('search')
+      .where('id', '=', searchEntry?.id ?? '')
+      .executeTakeFirstOrThrow();
+    expect(searched.search).toBeNull();
     const erased = (await trail(`?guest=${id}`)).map((e) => [e.action, e.staff.email]);
     expect(erased).toEqual([
       ['guest.erased', admin.email],

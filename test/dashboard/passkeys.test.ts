@@ -21,6 +21,7 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
   let t: TestServer;
   const db = (): Db => t.server.database.db;
   const origin = (): string => t.baseUrl;
+  const hotelIdOf = async (): Promise<string> => (await db().selectFrom('hotels').select('id').where('slug', '=', t.slug).executeTakeFirstOrThrow()).id;
 
   beforeAll(async () => {
     t = await startTestServer(engine);
@@ -65,7 +66,7 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     const added = await client.post('/account/passkeys', { name: ' Laptop ', credential: json });
     expect(added.status, added.text).toBe(201);
     expect(added.body.passkey).toEqual({ id: expect.stringMatching(/^pk_/), name: 'Laptop', createdAt: expect.any(String), lastUsedAt: null });
-    expect(await userHasPasskey(db(), id)).toBe(true);
+    expect(await userHasPasskey(db(), await hotelIdOf(), id)).toBe(true);
     // Only the public key is stored.
     const row = await db().selectFrom('staff_passkeys').selectAll().where('user_id', '=', id).executeTakeFirstOrThrow();
     expect(row.credential_id).toBe(json.id);
@@ -205,7 +206,7 @@ describe.each(testEngines())('passkeys (%s)', (engine) => {
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toEqual({ id: res.body.passkey.id, removed: true });
     expect((await third.get('/session')).status).toBe(401);
-    expect(await userHasPasskey(db(), id)).toBe(false);
+    expect(await userHasPasskey(db(), await hotelIdOf(), id)).toBe(false);
     const events = await db()
       .selectFrom('security_events')
       .select(['kind', 'detail', 'actor_id'])

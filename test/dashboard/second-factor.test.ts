@@ -148,7 +148,8 @@ describe.each(testEngines())('second factors for staff sign-in (%s)', (engine) =
     const again = await signIn(user.email);
     const reused = await again.post('/login/second-factor', { code: first });
     expect([reused.status, reused.body.code]).toEqual([401, 'SECOND_FACTOR_INVALID']);
-    expect(await securityKinds(user.id)).toEqual(['factor.added', 'recovery_code.used']);
+    // The used code's second try is a failed sign-in of the account, at its second step.
+    expect(await securityKinds(user.id)).toEqual(['factor.added', 'recovery_code.used', 'login.failed']);
 
     // New codes (the password again): the old ones stop working; other sessions end.
     const renewed = await enrolled.post('/account/recovery-codes', { password: STAFF_PASSWORD });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
+import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
 import { ApiError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
 import {
@@ -85,7 +86,19 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asy
       const s = sessionOf(req);
       if (s.stage !== 'second_factor') return sessionView(s, s.csrfToken, s.display, s.stage);
       const takeBack = await countedAttempt(deps, req, s.user.email);
-      if (!(await verifySecondFactor(db, user(s), req.body.code, clientOf(req)))) throw new ApiError('SECOND_FACTOR_INVALID');
+      if (!(await verifySecondFactor(db, user(s), req.body.code, clientOf(req)))) {
+        // A failed sign-in of the account, at its second step (docs/dashboard.md, "Access trail").
+        const detail = { step: 'second_factor' };
+        await insertSecurityEvent(db, {
+          hotelId: s.hotel.id,
+          kind: 'login.failed',
+          actor: { type: 'anonymous' },
+          subjectUserId: s.user.id,
+          clientIp: clientOf(req),
+          detail,
+        });
+        throw new ApiError('SECOND_FACTOR_INVALID');
+      }
       await takeBack();
       return promote(deps, req, s, reply);
     },

@@ -223,8 +223,37 @@ export async function purgeAccessTrail(db: Db, cutoff: string): Promise<{ access
   return { accessLog: await deleteOlder(db, 'access_log', cutoff), securityEvents: await deleteOlder(db, 'security_events', cutoff) };
 }
 
+/**
+ * An erasure's part of the trail: the search texts that named the guest (a text one of
+ * `names` holds, or one holding it, case aside: how the activity search found the guest)
+ * are cleared, in the erasure's transaction; the entries stay, with no text.
+ */
+export async function clearSearchesNaming(trx: DbOrTrx, hotelId: string, names: string[]): Promise<void> {
+  const lowered = names.map((n) => n.toLowerCase()).filter((n) => n !== '');
+  if (lowered.length === 0) return;
+  const rows = await trx
+    .selectFrom('access_log')
+    .select(['id', 'search'])
+    .where('hotel_id', '=', hotelId)
+    .where('action', '=', 'guest.searched')
+    .where('search', 'is not', null)
+    .execute();
+  const naming = rows.filter((r) => {
+    const text = (r.search ?? '').toLowerCase();
+    return text !== '' && lowered.some((n) => n.includes(text) || text.includes(n));
+  });
+  for (let i = 0; i < naming.length; i += 500) {
+    const ids = naming.slice(i, i + 500).map((r) => r.id);
+    await trx.updateTable('access_log').set({ search: null }).where('hotel_id', '=', hotelId).where('id', 'in', ids).execute();
+  }
+}
+
 /** Whether this staff member has an entry of this action for this guest since `since` (the same view, refetched). */
-export async function viewedSince(db: DbOrTrx, e: { hotelId: string; staffUserId: string; action: string; guestId: string }, since: string): Promise<boolean> {
+export async function viewedSince(
+  db: DbOrTrx,
+  e: { hotelId: string; staffUserId: string; clientIp: string | null; action: string; guestId: string },
+  since: string,
+): Promise<boolean> {
   const row = await db
     .selectFrom('access_log')
     .select('id')
@@ -233,6 +262,7 @@ export async function viewedSince(db: DbOrTrx, e: { hotelId: string; staffUserId
     .where('created_at', '>=', since)
     .where('action', '=', e.action)
     .where('guest_id', '=', e.guestId)
+    .where('client_ip', e.clientIp === null ? 'is' : '=', e.clientIp)
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

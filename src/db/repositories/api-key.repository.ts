@@ -79,10 +79,10 @@ export async function insertKeyPair(
 }
 
 /** Sets what both keys of the pair may do; only the members given. */
-export async function updateKeyPairRestrictions(db: DbOrTrx, pairId: string, changes: Partial<KeyRestrictions>): Promise<void> {
+export async function updateKeyPairRestrictions(db: DbOrTrx, hotelId: string, pairId: string, changes: Partial<KeyRestrictions>): Promise<void> {
   const set = restrictionColumns(changes);
   if (Object.keys(set).length === 0) return;
-  await db.updateTable('api_keys').set(set).where('pair_id', '=', pairId).execute();
+  await db.updateTable('api_keys').set(set).where('hotel_id', '=', hotelId).where('pair_id', '=', pairId).execute();
 }
 
 /** One pair's hotel, revocation and restrictions (its live row), or null when no such pair (of this hotel, when given). */

@@ -80,11 +80,12 @@ export async function listPasskeys(db: DbOrTrx, hotelId: string, userId: string)
   return rows.map(toPasskey);
 }
 
-/** How many passkeys the user has (user ids are unique across hotels). */
-export async function countPasskeys(db: DbOrTrx, userId: string): Promise<number> {
+/** How many passkeys the user has. */
+export async function countPasskeys(db: DbOrTrx, hotelId: string, userId: string): Promise<number> {
   const r = await db
     .selectFrom('staff_passkeys')
     .select((eb) => eb.fn.countAll().as('n'))
+    .where('hotel_id', '=', hotelId)
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
   return Number(r.n);

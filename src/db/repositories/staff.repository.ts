@@ -200,13 +200,15 @@ export interface SessionDetails {
   display: boolean;
   userAgent: string | null;
   clientIp: string | null;
+  /** A sign-in still waiting for its second factor or enrolment expires sooner (staff/sessions.ts). */
+  stage: SessionStage;
 }
 
 /** The user's sessions, the most recently seen first (expired ones too, until purged: the caller filters). */
 export async function listUserSessions(db: DbOrTrx, hotelId: string, userId: string): Promise<SessionDetails[]> {
   const rows = await db
     .selectFrom('staff_sessions')
-    .select(['id', 'created_at', 'last_seen_at', 'display', 'user_agent', 'client_ip'])
+    .select(['id', 'created_at', 'last_seen_at', 'display', 'user_agent', 'client_ip', 'stage'])
     .where('hotel_id', '=', hotelId)
     .where('user_id', '=', userId)
     .orderBy('last_seen_at', 'desc')
@@ -219,6 +221,7 @@ export async function listUserSessions(db: DbOrTrx, hotelId: string, userId: str
     display: Number(r.display) === 1,
     userAgent: r.user_agent,
     clientIp: r.client_ip,
+    stage: r.stage,
   }));
 }
 
