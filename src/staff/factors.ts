@@ -114,7 +114,9 @@ export async function confirmTotp(db: Db, user: Account, code: string, by: Facto
   return db.transaction().execute(async (trx) => {
     if (!(await factors.takeTotpStep(trx, user.hotelId, user.id, step))) throw new ApiError('SECOND_FACTOR_INVALID');
     const now = new Date().toISOString();
-    await factors.confirmTotp(trx, user.hotelId, user.id, now);
+    // Another set-up started meanwhile (a second tab) replaced the secret this code was checked against.
+    if (!(await factors.confirmTotp(trx, user.hotelId, user.id, totp.secret, now)))
+      throw factorConflict('Another set-up replaced this one: start the set-up again.');
     const recoveryCodes = await newRecoveryCodes(trx, user, now);
     const endedSessions = await recordChange(trx, user, 'factor.added', by, { factor: 'totp' });
     return { recoveryCodes, endedSessions };

@@ -27,8 +27,17 @@ export async function insertPendingTotp(trx: DbOrTrx, hotelId: string, userId: s
   await trx.insertInto('staff_totp').values({ user_id: userId, hotel_id: hotelId, secret, created_at: now, confirmed_at: null, last_step: null }).execute();
 }
 
-export async function confirmTotp(trx: DbOrTrx, hotelId: string, userId: string, now: string): Promise<void> {
-  await trx.updateTable('staff_totp').set({ confirmed_at: now }).where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
+/** Confirms the set-up of this secret (the one the code was checked against); false when another set-up replaced it meanwhile. */
+export async function confirmTotp(trx: DbOrTrx, hotelId: string, userId: string, secret: string, now: string): Promise<boolean> {
+  const res = await trx
+    .updateTable('staff_totp')
+    .set({ confirmed_at: now })
+    .where('hotel_id', '=', hotelId)
+    .where('user_id', '=', userId)
+    .where('secret', '=', secret)
+    .where('confirmed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
 }
 
 /**
