@@ -2,6 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { clientOf } from '../http/ip-limit.js';
 import { countLoginAttempt } from '../rate-limit/login.js';
+import * as staff from '../db/repositories/staff.repository.js';
+import { verifyPassword } from '../staff/passwords.js';
 import type { DashboardDeps } from './deps.js';
 
 /**
@@ -20,4 +22,21 @@ export async function countedAttempt(deps: Pick<DashboardDeps, 'rateLimits' | 'm
     extra: { retryAfter },
     headers: { 'retry-after': String(retryAfter) },
   });
+}
+
+/**
+ * The signed-in user's password entered again before a change to their sign-in (a factor, a
+ * passkey, passkeys-only): counted as a login attempt of the account's e-mail, taken back
+ * when right; 403 PASSWORD_INCORRECT when it is not the password of the (active) user.
+ */
+export async function passwordAgain(
+  deps: Pick<DashboardDeps, 'db' | 'rateLimits' | 'metrics'>,
+  req: FastifyRequest,
+  s: staff.StaffSession,
+  password: string,
+): Promise<void> {
+  const takeBack = await countedAttempt(deps, req, s.user.email);
+  const hash = await staff.findPasswordHash(deps.db, s.hotel.id, s.user.id);
+  if (hash === null || !(await verifyPassword(password, hash))) throw new ApiError('PASSWORD_INCORRECT');
+  await takeBack();
 }

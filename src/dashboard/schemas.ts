@@ -539,9 +539,6 @@ export const PasskeysOnlyAnswer = Type.Object({ passkeysOnly: Type.Boolean() });
 /** A second-factor code: six digits of the authenticator app, or a recovery code. */
 export const SecondFactorBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false });
 
-/** A change to the account's second factors: the user's password again. */
-export const PasswordConfirmBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX }) }, { additionalProperties: false });
-
 export const SecondFactorRuleBody = Type.Object({ required: Type.Boolean() }, { additionalProperties: false });
 
 export const FactorsAnswer = Type.Object({ totp: Type.Boolean(), recoveryCodesLeft: Count, required: Type.Boolean() });

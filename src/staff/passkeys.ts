@@ -15,7 +15,6 @@ import { insertSecurityEvent, type SecurityEventKind } from '../db/repositories/
 import * as staff from '../db/repositories/staff.repository.js';
 import { newId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
-import { verifyPassword } from './passwords.js';
 
 // Passkeys of staff accounts (docs/dashboard.md, "Passkeys"): registered on My account
 // after the password is entered again, used to sign in without e-mail or password. Only
@@ -42,12 +41,6 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 /** Whether the user has at least one passkey (a second factor, docs/dashboard.md "Passkeys"). */
 export async function userHasPasskey(db: DbOrTrx, hotelId: string, userId: string): Promise<boolean> {
   return (await passkeys.countPasskeys(db, hotelId, userId)) > 0;
-}
-
-/** A password entered again before a change to the account: 403 PASSWORD_INCORRECT when it is not the user's. */
-export async function confirmPassword(db: Db, s: staff.StaffSession, password: string): Promise<void> {
-  const hash = await staff.findPasswordHash(db, s.hotel.id, s.user.id);
-  if (hash === null || !(await verifyPassword(password, hash))) throw new ApiError('PASSWORD_INCORRECT');
 }
 
 async function storeChallenge(db: Db, challenge: string, kind: 'register' | 'login', sessionId: string | null): Promise<void> {

@@ -17,9 +17,8 @@ import {
   verifySecondFactor,
   type FactorChange,
 } from '../../staff/factors.js';
-import { verifyPassword } from '../../staff/passwords.js';
 import { sessionView } from '../answers.js';
-import { countedAttempt } from '../attempts.js';
+import { countedAttempt, passwordAgain } from '../attempts.js';
 import type { DashboardDeps } from '../deps.js';
 import {
   FactorRemovedAnswer,
@@ -28,7 +27,7 @@ import {
   HotelFactorsAnswer,
   IdParams,
   PairingCodeAnswer,
-  PasswordConfirmBody,
+  PasswordAgainBody,
   RecoveryCodesAnswer,
   SecondFactorBody,
   SecondFactorRuleAnswer,
@@ -66,14 +65,6 @@ async function promote(deps: DashboardDeps, req: FastifyRequest, s: staff.StaffS
   return sessionView(s, csrfToken, s.display);
 }
 
-/** The user's password again, counted as a login attempt (a wrong one is not taken back). */
-async function confirmPassword(deps: DashboardDeps, req: FastifyRequest, s: staff.StaffSession, password: string): Promise<void> {
-  const takeBack = await countedAttempt(deps, req, s.user.email);
-  const credentials = await staff.findCredentials(deps.db, s.hotel.id, s.user.id);
-  if (!credentials || !(await verifyPassword(password, credentials.passwordHash))) throw new ApiError('PASSWORD_INCORRECT');
-  await takeBack();
-}
-
 /** The second step of a sign-in, and the user's own factors (the My account page). */
 export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const { db } = deps;
@@ -106,9 +97,9 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asy
 
   app.get('/account/factors', { config: enrolling, schema: { ...hide, response: { 200: FactorsAnswer } } }, async (req) => factorsOf(db, user(sessionOf(req))));
 
-  app.post('/account/totp/start', { config: enrolling, schema: { ...hide, body: PasswordConfirmBody, response: { 200: TotpStartAnswer } } }, async (req) => {
+  app.post('/account/totp/start', { config: enrolling, schema: { ...hide, body: PasswordAgainBody, response: { 200: TotpStartAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    await confirmPassword(deps, req, s, req.body.password);
+    await passwordAgain(deps, req, s, req.body.password);
     return startTotp(db, user(s), s.hotel.slug);
   });
 
@@ -124,16 +115,16 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asy
     },
   );
 
-  app.post('/account/totp/remove', { schema: { ...hide, body: PasswordConfirmBody, response: { 200: FactorRemovedAnswer } } }, async (req) => {
+  app.post('/account/totp/remove', { schema: { ...hide, body: PasswordAgainBody, response: { 200: FactorRemovedAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    await confirmPassword(deps, req, s, req.body.password);
+    await passwordAgain(deps, req, s, req.body.password);
     closeStreams(deps, await removeTotp(db, user(s), byThisSession(req, s)));
     return { removed: true as const };
   });
 
-  app.post('/account/recovery-codes', { schema: { ...hide, body: PasswordConfirmBody, response: { 200: RecoveryCodesAnswer } } }, async (req) => {
+  app.post('/account/recovery-codes', { schema: { ...hide, body: PasswordAgainBody, response: { 200: RecoveryCodesAnswer } } }, async (req) => {
     const s = sessionOf(req);
-    await confirmPassword(deps, req, s, req.body.password);
+    await passwordAgain(deps, req, s, req.body.password);
     const { recoveryCodes, endedSessions } = await regenerateRecoveryCodes(db, user(s), byThisSession(req, s));
     closeStreams(deps, endedSessions);
     return { recoveryCodes };

@@ -2,13 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import * as passkeyRepo from '../../db/repositories/passkey.repository.js';
-import type { StaffSession } from '../../db/repositories/staff.repository.js';
 import { ApiError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
 import {
   authenticatePasskey,
   changePasskeysOnly,
-  confirmPassword,
   passkeyView,
   registerPasskey,
   registrationOptions,
@@ -18,7 +16,7 @@ import {
   type RelyingParty,
 } from '../../staff/passkeys.js';
 import { sessionView } from '../answers.js';
-import { countedAttempt } from '../attempts.js';
+import { passwordAgain } from '../attempts.js';
 import type { DashboardDeps } from '../deps.js';
 import {
   IdParams,
@@ -77,16 +75,6 @@ export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asyn
     return sessionView(signedIn, csrfToken, display);
   });
 };
-
-/**
- * The password entered again, counted as a login attempt of the account's e-mail (the
- * failed-login limits, docs/dashboard.md "Security"), taken back when right.
- */
-async function passwordAgain(deps: DashboardDeps, req: FastifyRequest, s: StaffSession, password: string): Promise<void> {
-  const takeBack = await countedAttempt(deps, req, s.user.email);
-  await confirmPassword(deps.db, s, password);
-  await takeBack();
-}
 
 /** The signed-in user's own passkeys (never a display session's: these routes do not allow one). */
 export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {

@@ -293,18 +293,6 @@ export async function findActiveSessionTimes(
   return rows.map((r) => ({ id: r.id, createdAt: r.created_at, lastSeenAt: r.last_seen_at, display: Number(r.display) === 1 }));
 }
 
-/** The active user's e-mail and password hash, for re-checking the password before a change to the account's security. */
-export async function findCredentials(db: DbOrTrx, hotelId: string, userId: string): Promise<{ email: string; passwordHash: string } | null> {
-  const r = await db
-    .selectFrom('staff_users')
-    .select(['email', 'password_hash'])
-    .where('hotel_id', '=', hotelId)
-    .where('id', '=', userId)
-    .where('deactivated_at', 'is', null)
-    .executeTakeFirst();
-  return r ? { email: r.email, passwordHash: r.password_hash } : null;
-}
-
 export async function touchSession(db: DbOrTrx, hotelId: string, id: string, now: string): Promise<void> {
   await db.updateTable('staff_sessions').set({ last_seen_at: now }).where('hotel_id', '=', hotelId).where('id', '=', id).execute();
 }
