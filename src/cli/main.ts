@@ -81,6 +81,7 @@ Commands in full:
   innsync user deactivate <slug> <email>
   innsync user set-password <slug> <email>   (password: prompted, or on stdin)
   innsync user mfa-reset <slug> <email>
+  innsync user sessions <slug> <email>
   innsync purge
   innsync backup <file>
   innsync restore <file>   (the server stopped)
