@@ -15,13 +15,17 @@ export function accessBy(req: FastifyRequest): Pick<AccessEntry, 'hotelId' | 'st
   return { hotelId: s.hotel.id, staffUserId: s.user.id, clientIp: clientOf(req) };
 }
 
-/** A guest's page shown again to the same staff member from the same address within this long is the same view (its refetches after live changes). */
+/** A guest's page or the roster shown again to the same staff member from the same address within this long is the same view (its refetches after live changes). */
 const SAME_VIEW_MS = 10 * 60_000;
 
+/** The views a page refetches after each live change: one entry per staff member, address and 10 minutes. */
+const REFETCHED: ReadonlySet<AccessAction> = new Set(['guest.viewed', 'roster.viewed']);
+
 /**
- * One access entry of this request's staff member: a guest's data, or a search's text. A
- * guest's page the same person opened from the same address in the last 10 minutes writes none: the page refetches
- * the guest after each live change, and the trail would repeat the one view.
+ * One access entry of this request's staff member: a guest's data, the roster, or a search's
+ * text. A guest's page or the roster the same person saw from the same address in the last
+ * 10 minutes writes none: the page refetches after each live change, and the trail would
+ * repeat the one view.
  */
 export async function recordAccess(
   db: DbOrTrx,
@@ -29,9 +33,9 @@ export async function recordAccess(
   what: { action: AccessAction; guestId?: string | null; search?: string | null },
 ): Promise<void> {
   const by = accessBy(req);
-  if (what.action === 'guest.viewed' && what.guestId) {
+  if (REFETCHED.has(what.action)) {
     const since = new Date(Date.now() - SAME_VIEW_MS).toISOString();
-    if (await viewedSince(db, { ...by, action: what.action, guestId: what.guestId }, since)) return;
+    if (await viewedSince(db, { ...by, action: what.action, guestId: what.guestId ?? null }, since)) return;
   }
   await insertAccessEntry(db, { ...by, ...what });
 }

@@ -99,6 +99,34 @@ describe.each(testEngines())('access trail and security events (%s)', (engine) =
     expect(await accessCount()).toBe(before);
   });
 
+  it('the roster (board, list, display): one roster.viewed entry per staff member and address in 10 minutes; a roster of nobody is none', async () => {
+    for (const [client, user] of [
+      [adminClient, admin],
+      [deskClient, desk],
+    ] as const) {
+      const before = await accessCount();
+      expect((await client.get('/guests')).body.guests.length).toBeGreaterThan(0);
+      const [latest] = await trail();
+      expect(latest).toMatchObject({
+        action: 'roster.viewed',
+        staff: { userId: user.id },
+        clientIp: '127.0.0.1',
+        guestId: null,
+        guestName: null,
+        search: null,
+      });
+      // Its refetch after a live change (the guests it concerns), and a reload: the same view.
+      expect((await client.get(`/guests?ids=${pmsGuest.id}`)).status).toBe(200);
+      expect((await client.get('/guests')).status).toBe(200);
+      expect(await accessCount()).toBe(before + 1);
+    }
+    // A refetch that finds none of its guests in the house shows nobody: no entry.
+    const before = await accessCount();
+    await db().deleteFrom('access_log').where('hotel_id', '=', hotelId).where('action', '=', 'roster.viewed').execute();
+    expect((await deskClient.get('/guests?ids=gst_nobody')).body.guests).toEqual([]);
+    expect(await accessCount()).toBe(before - 2);
+  });
+
   it('a search that shows guests names is one guest.searched entry with its text, as admin and as receptionist; one that finds none is none', async () => {
     for (const [client, user] of [
       [adminClient, admin],
@@ -222,6 +250,8 @@ describe.each(testEngines())('access trail and security events (%s)', (engine) =
   it("security events: a failed sign-in of an existing account (none for an unknown e-mail), a CSRF refusal of a signed-in session, staff added and deactivated by an admin with the admin's address", async () => {
     const wrong = await new DashboardClient(t).login(desk.email, 'not-the-password-at-all');
     expect(wrong.status).toBe(401);
+    // Written once the answer is sent (so an unknown e-mail answers as fast): awaited.
+    await expect.poll(async () => (await securityEvents('?kind=login.failed')).length).toBeGreaterThan(0);
     expect((await securityEvents('?kind=login.failed'))[0]).toMatchObject({
       kind: 'login.failed',
       actorType: 'anonymous',

@@ -209,7 +209,9 @@ describe.each(testEngines())('My account: sessions and password (%s)', (engine) 
     expect((await me.get('/session')).status).toBe(200);
     expect((await new DashboardClient(t).login(user.email, STAFF_PASSWORD)).status).toBe(401);
     expect((await new DashboardClient(t).login(user.email, next)).status).toBe(200);
-    // The old password's try is a failed sign-in of the account (docs/dashboard.md, "Access trail").
+    // The old password's try is a failed sign-in of the account (docs/dashboard.md, "Access trail"),
+    // written once its answer is sent: awaited.
+    await expect.poll(async () => (await securityEvents(user.id)).length).toBe(2);
     expect(await securityEvents(user.id)).toEqual([
       { kind: 'password.changed', actor_type: 'staff', actor_id: user.id, detail: '{"sessionsEnded":1}' },
       { kind: 'login.failed', actor_type: 'anonymous', actor_id: null, detail: null },

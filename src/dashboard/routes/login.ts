@@ -76,16 +76,14 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     const takeBack = await countedAttempt(deps, req, email);
     const outcome = await authenticateStaff(db, email, req.body.password, req.body.hotel);
     // Logged as a security event with the client's address (http/error-reply.ts), never with the e-mail;
-    // kept as an entry of each account it was tried on (docs/dashboard.md, "Access trail").
+    // kept as an entry of each account it was tried on (docs/dashboard.md, "Access trail"),
+    // written once the answer is sent: an unknown e-mail, which has no account to write it
+    // for, answers as fast as a known one.
     if (outcome.kind === 'failed') {
-      for (const a of outcome.accounts)
-        await insertSecurityEvent(db, {
-          hotelId: a.hotelId,
-          kind: 'login.failed',
-          actor: { type: 'anonymous' },
-          subjectUserId: a.userId,
-          clientIp: clientOf(req),
-        });
+      const clientIp = clientOf(req);
+      reply.raw.once('close', () => {
+        recordFailedSignIns(db, outcome.accounts, clientIp).catch((err: unknown) => req.log.error({ err }, 'a failed sign-in could not be recorded'));
+      });
       throw new ApiError('LOGIN_FAILED');
     }
     // The same e-mail and password at several hotels: the form asks which, and sends the
@@ -106,6 +104,12 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     return sessionView(outcome, csrfToken, display, stage);
   });
 };
+
+/** One `login.failed` entry for each account the failed sign-in was tried on. */
+async function recordFailedSignIns(db: DashboardDeps['db'], accounts: Array<{ hotelId: string; userId: string }>, clientIp: string): Promise<void> {
+  for (const a of accounts)
+    await insertSecurityEvent(db, { hotelId: a.hotelId, kind: 'login.failed', actor: { type: 'anonymous' }, subjectUserId: a.userId, clientIp });
+}
 
 /**
  * Whether a display sign-in comes from a paired device: one holding the paired-device cookie

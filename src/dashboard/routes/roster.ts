@@ -48,6 +48,8 @@ export const rosterRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app
     const s = sessionOf(req);
     const ids = req.query.ids?.split(',');
     const guests = await listGuests(db, s.hotel.id, ids ? { ids } : {});
+    // The board and the list show every in-house guest: an access (docs/dashboard.md, "Access trail").
+    if (guests.length > 0) await recordAccess(db, req, { action: 'roster.viewed' });
     return s.display ? { guests: guests.map(boardGuestView) } : { guests: guests.map(guestView) };
   });
 

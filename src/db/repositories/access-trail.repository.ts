@@ -251,7 +251,7 @@ export async function clearSearchesNaming(trx: DbOrTrx, hotelId: string, names: 
 /** Whether this staff member has an entry of this action for this guest since `since` (the same view, refetched). */
 export async function viewedSince(
   db: DbOrTrx,
-  e: { hotelId: string; staffUserId: string; clientIp: string | null; action: string; guestId: string },
+  e: { hotelId: string; staffUserId: string; clientIp: string | null; action: string; guestId: string | null },
   since: string,
 ): Promise<boolean> {
   const row = await db
@@ -261,7 +261,7 @@ export async function viewedSince(
     .where('staff_user_id', '=', e.staffUserId)
     .where('created_at', '>=', since)
     .where('action', '=', e.action)
-    .where('guest_id', '=', e.guestId)
+    .where('guest_id', e.guestId === null ? 'is' : '=', e.guestId)
     .where('client_ip', e.clientIp === null ? 'is' : '=', e.clientIp)
     .limit(1)
     .executeTakeFirst();

@@ -5,7 +5,7 @@ import { newId } from '../../domain/ids.js';
 // and the security events of staff accounts and keys, each one row.
 
 /** What an access entry records that a staff member saw. */
-export const ACCESS_ACTIONS = ['guest.viewed', 'guest.searched', 'guest.exported', 'guest.erased', 'request_log.viewed'] as const;
+export const ACCESS_ACTIONS = ['guest.viewed', 'roster.viewed', 'guest.searched', 'guest.exported', 'guest.erased', 'request_log.viewed'] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
 
 /** The security events kept as entries an admin can read. */

@@ -14,6 +14,7 @@ const PAGE = 50;
 /** What a staff member did with a guest's data, in words. */
 const ACCESS_LABELS = {
   'guest.viewed': tk('Opened the guest'),
+  'roster.viewed': tk('Saw the in-house list'),
   'guest.searched': tk('Searched'),
   'guest.exported': tk('Exported the data'),
   'guest.erased': tk('Erased the data'),
@@ -170,9 +171,10 @@ function renderList({ summary, list, more }, { rows, next }, render) {
   more.hidden = !next;
 }
 
-/** What was seen: the guest's name as a link to its page, or the search's text. */
+/** What was seen: the guest's name as a link to its page, the search's text, or the whole roster. */
 function accessWhat(e) {
   if (e.search !== null) return h('q', { class: 'trail-search' }, e.search);
+  if (e.action === 'roster.viewed') return t('every guest in the house');
   if (!e.guestId) return EMPTY;
   return h('a', { href: `#/guest/${encodeURIComponent(e.guestId)}`, class: 'entry-guest' }, e.guestName ?? t('Anonymised guest'));
 }
