@@ -74,6 +74,20 @@ function holds(password: string, name: string): boolean {
   return whole.length >= MIN_PART && compact(password).includes(whole);
 }
 
+/** Fewer letters and digits than this left once a name's words are taken out: the password is that name dressed up. */
+const MIN_OWN_CHARS = 8;
+
+/**
+ * Whether the password is mostly this name's words: taken out of it (longest first), fewer
+ * than MIN_OWN_CHARS letters and digits remain ("HarbourView2024" for "Harbour View Inn").
+ */
+function mostlyOf(password: string, name: string): boolean {
+  const words = parts(name).sort((a, b) => b.length - a.length);
+  let rest = compact(password);
+  for (const w of words) rest = rest.split(w).join('');
+  return rest.length < compact(password).length && rest.length < MIN_OWN_CHARS;
+}
+
 /** Why a weak estimate is weak: a part of the e-mail or the hotel name, a common password, or neither. */
 function reason(result: ZxcvbnResult, emailParts: string[]): PasswordProblem {
   const words = result.sequence.filter((m) => m.pattern === 'dictionary').map((m) => ({ list: String(m.dictionaryName), word: String(m.matchedWord) }));
@@ -84,13 +98,13 @@ function reason(result: ZxcvbnResult, emailParts: string[]): PasswordProblem {
 
 /**
  * What makes this password easy to guess, or null. In this order: it holds the e-mail's
- * local part, or the hotel's name; zxcvbn scores it under MIN_SCORE, knowing the e-mail's
+ * local part, or the hotel's name, or is mostly their words; zxcvbn scores it under MIN_SCORE, knowing the e-mail's
  * and the hotel name's parts: then the part or common password it found, else too weak.
  */
 async function passwordProblem(password: string, context: { email: string; hotelName: string }): Promise<PasswordProblem | null> {
   const local = context.email.split('@')[0] ?? '';
-  if (holds(password, local)) return 'PASSWORD_LIKE_EMAIL';
-  if (holds(password, context.hotelName)) return 'PASSWORD_LIKE_HOTEL';
+  if (holds(password, local) || mostlyOf(password, local)) return 'PASSWORD_LIKE_EMAIL';
+  if (holds(password, context.hotelName) || mostlyOf(password, context.hotelName)) return 'PASSWORD_LIKE_HOTEL';
   const emailParts = parts(local);
   const result = (await zxcvbn()).check([...password].slice(0, ESTIMATED_CHARS).join(''), [...emailParts, ...parts(context.hotelName)]);
   return result.score >= MIN_SCORE ? null : reason(result, emailParts);

@@ -21,6 +21,8 @@ const WEAK: Array<[string, keyof typeof PASSWORD_REFUSALS]> = [
   ['Margu3rite!2024', 'PASSWORD_LIKE_EMAIL'],
   ['harbourviewinn-2024', 'PASSWORD_LIKE_HOTEL'],
   ['Harbour View Inn 1', 'PASSWORD_LIKE_HOTEL'],
+  ['HarbourView2024', 'PASSWORD_LIKE_HOTEL'],
+  ['2024!Inn-View', 'PASSWORD_LIKE_HOTEL'],
   ['sommerferien2024', 'PASSWORD_TOO_WEAK'],
   ['abcdefghij12', 'PASSWORD_TOO_WEAK'],
 ];
