@@ -417,6 +417,7 @@ export const AccessTrailAnswer = Type.Object({
 export const SecurityEventsQuery = Type.Object(
   {
     kind: Type.Optional(Type.Union(SECURITY_EVENT_KINDS.map((k) => Type.Literal(k)))),
+    staff: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A staff user id: the events that concern this account.' })),
     before: Type.Optional(Cursor),
     limit: Type.Optional(Limit),
   },

@@ -681,6 +681,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
     },
   },
+  '0029_security_event_subject': {
+    async up(db: Kysely<unknown>) {
+      // The security events of one staff account (its failed sign-ins, factor changes...),
+      // newest first: the Access trail page's staff filter (docs/dashboard.md, "Access trail").
+      await sql`create index security_events_subject_time_idx on security_events (hotel_id, subject_user_id, created_at)`.execute(db);
+    },
+  },
 };
 
 /**

@@ -73,7 +73,7 @@ describe.each(testEngines())('the Access trail page (%s)', (engine) => {
       expect(await deskEntry.getByRole('link', { name: `${lastName}, Tom` }).getAttribute('href')).toBe(`#/guest/${guestId}`);
 
       // Filtered by staff member: the receptionist's entry alone, then the admin's alone.
-      const staff = a.page.getByLabel('Staff member');
+      const staff = a.page.getByRole('search', { name: 'Filter the access trail' }).getByLabel('Staff member');
       await expect.poll(() => staff.locator('option').count()).toBe(3);
       await staff.selectOption({ label: desk });
       await expect.poll(() => entries.allInnerTexts()).toEqual([expect.stringContaining(desk), expect.stringContaining(desk)]);
@@ -85,7 +85,11 @@ describe.each(testEngines())('the Access trail page (%s)', (engine) => {
       await expect
         .poll(() => events.allInnerTexts())
         .toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^Staff member added: ${desk} · .+ · by Command line`))]));
-      await a.page.getByLabel('Kind').selectOption({ label: 'Failed sign-in' });
+      // One account's events: the receptionist's only.
+      const eventFilters = a.page.getByRole('search', { name: 'Filter the security events' });
+      await eventFilters.getByLabel('Staff member').selectOption({ label: desk });
+      await expect.poll(() => events.allInnerTexts()).toEqual([expect.stringMatching(new RegExp(`^Staff member added: ${desk} · `))]);
+      await eventFilters.getByLabel('Kind').selectOption({ label: 'Failed sign-in' });
       await a.page.getByText('Nothing matches these filters.').waitFor();
 
       // The guest's name leads to its page.

@@ -282,6 +282,11 @@ describe.each(testEngines())('access trail and security events (%s)', (engine) =
       expect.objectContaining({ kind: 'staff.added', actorType: 'staff', actor: { userId: admin.id, email: admin.email }, detail: { role: 'receptionist' } }),
     ]);
     expect((await securityEvents('?kind=staff.added')).every((e) => e.kind === 'staff.added')).toBe(true);
+    // One account's events (its failed sign-ins among them), alone or of one kind.
+    expect((await securityEvents(`?staff=${userId}`)).map((e) => e.kind)).toEqual(['staff.deactivated', 'staff.added']);
+    const deskFailures = await securityEvents(`?staff=${desk.id}&kind=login.failed`);
+    expect(deskFailures.length).toBeGreaterThan(0);
+    expect(deskFailures.every((e) => e.kind === 'login.failed' && e.subject?.userId === desk.id)).toBe(true);
     expect((await adminClient.get('/security-events?kind=no.such')).status).toBe(422);
   });
 

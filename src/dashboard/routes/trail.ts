@@ -37,7 +37,7 @@ export const trailRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   app.get('/security-events', { schema: { ...hidden, querystring: SecurityEventsQuery, response: { 200: SecurityEventsAnswer } } }, async (req) => {
     const q = req.query;
     const limit = q.limit ? Number(q.limit) : 50;
-    const rows = await listSecurityEvents(db, sessionOf(req).hotel.id, { kind: q.kind, before: parseCursor(q.before), limit });
+    const rows = await listSecurityEvents(db, sessionOf(req).hotel.id, { kind: q.kind, subject: q.staff, before: parseCursor(q.before), limit });
     const events = rows.map((r) => ({
       id: r.id,
       at: r.at,

@@ -80,6 +80,8 @@ export async function listAccessEntries(db: DbOrTrx, hotelId: string, f: AccessF
 
 export interface SecurityFilter {
   kind?: SecurityEventKind;
+  /** The staff account the events concern. */
+  subject?: string;
   before?: Position;
   limit: number;
 }
@@ -126,6 +128,7 @@ export async function listSecurityEvents(db: DbOrTrx, hotelId: string, f: Securi
     ])
     .where('security_events.hotel_id', '=', hotelId);
   if (f.kind) q = q.where('security_events.kind', '=', f.kind);
+  if (f.subject) q = q.where('security_events.subject_user_id', '=', f.subject);
   if (f.before) {
     const b = f.before;
     q = q.where((eb) =>

@@ -54,7 +54,10 @@ export function accessTrailView(ctx) {
     pagedList(ctx.signal, access, { path: '/access-trail', items: 'entries', render: accessItem, failed: t('Could not load the access trail') }),
     pagedList(ctx.signal, security, { path: '/security-events', items: 'events', render: securityItem, failed: t('Could not load the security events') }),
   ];
-  loadStaffOptions(ctx.signal, access.filters.elements.namedItem('staff'));
+  loadStaffOptions(
+    ctx.signal,
+    [access, security].map((section) => section.filters.elements.namedItem('staff')),
+  );
   const node = h('section', { class: 'view view-access-trail' }, pageHeading(t('Access trail')), access.node, security.node);
   return { node, destroy: () => lists.forEach((l) => l.stop()) };
 }
@@ -109,11 +112,11 @@ function watchFilters(form, reload) {
   return () => clearTimeout(typingTimer);
 }
 
-/** The staff filter offers the hotel's staff members by e-mail. */
-async function loadStaffOptions(signal, select) {
+/** Each staff filter offers the hotel's staff members by e-mail. */
+async function loadStaffOptions(signal, selects) {
   try {
     const { users } = await api.get('/users', { signal });
-    select.append(...users.map((u) => h('option', { value: u.id }, u.email)));
+    for (const select of selects) select.append(...users.map((u) => h('option', { value: u.id }, u.email)));
   } catch (err) {
     showError(err, t('Could not load the staff list'));
   }
@@ -156,6 +159,7 @@ function securitySection() {
     'form',
     { class: 'filters', role: 'search', 'aria-label': t('Filter the security events') },
     field({ name: 'kind', label: t('Kind'), options: [['', t('All')], ...kinds] }),
+    field({ name: 'staff', label: t('Staff member'), hint: t('The account concerned'), options: [['', t('All')]] }),
   );
   return listSection({ heading: t('Security events'), className: 'security-list', filters, listLabel: t('Security events') });
 }
