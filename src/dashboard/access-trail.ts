@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { DbOrTrx } from '../db/database.js';
-import { guestIdsNamed, insertAccessEntries, viewedSince } from '../db/repositories/access-trail.repository.js';
-import { insertAccessEntry, type AccessAction, type AccessEntry } from '../db/repositories/security.repository.js';
+import { guestIdsNamed, viewedSince } from '../db/repositories/access-trail.repository.js';
+import { insertAccessEntries, insertAccessEntry, type AccessAction, type AccessEntry } from '../db/repositories/security.repository.js';
 import { clientOf } from '../http/ip-limit.js';
 import { guestRefs } from '../pms/request-log-guests.js';
 import { sessionOf } from './session.js';

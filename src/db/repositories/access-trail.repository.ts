@@ -1,7 +1,6 @@
 import type { Db, DbOrTrx } from '../database.js';
 import { deleteInBatches } from '../batches.js';
-import { newId } from '../../domain/ids.js';
-import type { AccessEntry, SecurityEventKind } from './security.repository.js';
+import type { SecurityEventKind } from './security.repository.js';
 
 // The reading side of the access trail (docs/dashboard.md, "Access trail"): the admin's
 // lists, what a guest's export says of who saw its data, the guests a request-log body
@@ -168,27 +167,6 @@ export async function accessesOfGuests(
     .orderBy('access_log.id')
     .execute();
   return rows.map((r) => ({ at: r.created_at, action: r.action, guestId: r.guest_id, staffEmail: r.email ?? null, staffRole: r.role ?? null }));
-}
-
-/** One statement for several entries (a request-log body that names several guests). */
-export async function insertAccessEntries(db: DbOrTrx, entries: AccessEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  const at = new Date().toISOString();
-  await db
-    .insertInto('access_log')
-    .values(
-      entries.map((e) => ({
-        id: newId('acc'),
-        hotel_id: e.hotelId,
-        created_at: e.at ?? at,
-        staff_user_id: e.staffUserId,
-        client_ip: e.clientIp,
-        action: e.action,
-        guest_id: e.guestId ?? null,
-        search: e.search ?? null,
-      })),
-    )
-    .execute();
 }
 
 /** The hotel's stays these guest ids and PMS guest ids name (a request-log body's references), at most `limit`. */

@@ -44,18 +44,27 @@ export interface AccessEntry {
 
 /** Written in the caller's transaction when there is one (an erasure's entry commits with it). */
 export async function insertAccessEntry(db: DbOrTrx, e: AccessEntry): Promise<void> {
+  await insertAccessEntries(db, [e]);
+}
+
+/** Several entries in one insert (a request-log body's guests); none, no statement. */
+export async function insertAccessEntries(db: DbOrTrx, entries: AccessEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const at = new Date().toISOString();
   await db
     .insertInto('access_log')
-    .values({
-      id: newId('acc'),
-      hotel_id: e.hotelId,
-      created_at: e.at ?? new Date().toISOString(),
-      staff_user_id: e.staffUserId,
-      client_ip: e.clientIp,
-      action: e.action,
-      guest_id: e.guestId ?? null,
-      search: e.search ?? null,
-    })
+    .values(
+      entries.map((e) => ({
+        id: newId('acc'),
+        hotel_id: e.hotelId,
+        created_at: e.at ?? at,
+        staff_user_id: e.staffUserId,
+        client_ip: e.clientIp,
+        action: e.action,
+        guest_id: e.guestId ?? null,
+        search: e.search ?? null,
+      })),
+    )
     .execute();
 }
 
