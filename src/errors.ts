@@ -274,7 +274,7 @@ export const ERRORS = {
   },
   ENROLMENT_REQUIRED: {
     status: 403,
-    message: 'Your hotel requires a second factor: set up an authenticator app on the My account page to continue.',
+    message: 'Your hotel requires a second factor: set up an authenticator app or add a passkey on the My account page to continue.',
     meaning:
       'Dashboard: a session of an account without a second factor at a hotel that requires one (`stage: "enrol"`) asked for anything but the enrolment, the session or logout.',
   },

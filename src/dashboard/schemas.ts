@@ -531,7 +531,7 @@ export const PasskeyLoginBody = Type.Object({ credential: AuthenticationCredenti
 export const PasskeyOptionsAnswer = Type.Object({ options: Type.Object({}, { additionalProperties: true }) });
 const PasskeyView = Type.Object({ id: Text, name: Text, createdAt: Text, lastUsedAt: TextOrNull });
 export const PasskeysAnswer = Type.Object({ passkeys: Type.Array(PasskeyView), passkeysOnly: Type.Boolean(), signedInWithPasskey: Type.Boolean() });
-export const PasskeyAnswer = Type.Object({ passkey: PasskeyView });
+export const PasskeyAnswer = Type.Object({ passkey: PasskeyView, session: SessionAnswer });
 export const PasskeyRemovedAnswer = Type.Object({ id: Text, removed: Type.Literal(true) });
 export const PasskeysOnlyAnswer = Type.Object({ passkeysOnly: Type.Boolean() });
 

@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import type { ChangedBy } from '../db/repositories/security.repository.js';
 import { clientOf } from '../http/ip-limit.js';
 import { SESSION_MAX_MS, sessionExpired } from '../staff/sessions.js';
+import { sessionView } from './answers.js';
 
 // docs/dashboard.md: Security.
 /**
@@ -140,6 +141,26 @@ export async function loadSession(db: Db, req: FastifyRequest): Promise<staff.St
 
 export async function endSession(db: Db, session: staff.StaffSession): Promise<void> {
   await staff.deleteSession(db, session.hotel.id, session.id);
+}
+
+/**
+ * A pending sign-in made whole (docs/dashboard.md, "Second factors"): a new session (new
+ * cookie and CSRF token) replaces the one that waited for its second factor or enrolment,
+ * so a token seen before cannot be promoted.
+ */
+export async function promoteSession(db: Db, req: FastifyRequest, s: staff.StaffSession, reply: FastifyReply) {
+  const { token, csrfToken } = await startSession(db, s.user, { display: s.display, ...originOf(req) });
+  await endSession(db, s);
+  setSessionCookie(reply, token);
+  return sessionView(s, csrfToken, s.display);
+}
+
+/**
+ * The session after the user added a second factor (an authenticator app or a passkey): a
+ * sign-in that was enrolling is promoted to a full one; a full session stays as it is.
+ */
+export async function sessionWithNewFactor(db: Db, req: FastifyRequest, s: staff.StaffSession, reply: FastifyReply) {
+  return s.stage === 'enrol' ? promoteSession(db, req, s, reply) : sessionView(s, s.csrfToken, s.display);
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -350,12 +350,16 @@ function startLive() {
   });
 }
 
-/** After login or setup: start the session and go where the user was heading. */
-function loggedIn(session) {
+/**
+ * After login or setup, or an enrolment completed by a passkey: start the session and go
+ * where the user was heading; `confirmation` is announced on that page.
+ */
+function loggedIn(session, confirmation = null) {
   startSession(session);
   const wanted = state.returnTo && !/^#\/(login|setup)/.test(state.returnTo) ? state.returnTo : '#/board';
   const target = session.stage === 'enrol' ? '#/account' : wanted;
   state.returnTo = null;
+  if (confirmation) state.confirmation = confirmation;
   navigate(target);
 }
 

@@ -60,7 +60,7 @@ const BY_CODE = {
   SECOND_FACTOR_INVALID: tk(
     'This code is wrong or was already used: enter the code your authenticator app shows now (a code works once), or an unused recovery code.',
   ),
-  ENROLMENT_REQUIRED: tk('Your hotel requires a second factor: set up an authenticator app on the My account page to continue.'),
+  ENROLMENT_REQUIRED: tk('Your hotel requires a second factor: set up an authenticator app or add a passkey on the My account page to continue.'),
   FACTOR_STATE_CONFLICT: tk('Your authenticator app is not in the state this step needs: reload the My account page and start again from what it shows.'),
   PAIRING_CODE_INVALID: tk('This pairing code is wrong, used or expired: ask an admin for a new one (Staff page, Pair a display) and sign in again with it.'),
   INTERNAL_ERROR: tk('An internal error occurred. It has been logged; quote the requestId when reporting it.'),

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
 import { ApiError } from '../../errors.js';
@@ -36,7 +36,7 @@ import {
   TotpConfirmAnswer,
   TotpStartAnswer,
 } from '../schemas.js';
-import { endSession, originOf, sessionOf, setSessionCookie, startSession } from '../session.js';
+import { promoteSession, sessionOf, sessionWithNewFactor } from '../session.js';
 
 // docs/dashboard.md, "Second factors".
 
@@ -52,17 +52,6 @@ function byThisSession(req: FastifyRequest, s: staff.StaffSession): FactorChange
 /** The sessions a change ended: their live streams close too. */
 function closeStreams(deps: DashboardDeps, ids: string[]): void {
   for (const id of ids) deps.streams.endSession(id);
-}
-
-/**
- * A pending sign-in made whole: a new session (new cookie and CSRF token) replaces the one
- * that waited for its second factor or enrolment, so a token seen before cannot be promoted.
- */
-async function promote(deps: DashboardDeps, req: FastifyRequest, s: staff.StaffSession, reply: FastifyReply) {
-  const { token, csrfToken } = await startSession(deps.db, s.user, { display: s.display, ...originOf(req) });
-  await endSession(deps.db, s);
-  setSessionCookie(reply, token);
-  return sessionView(s, csrfToken, s.display);
 }
 
 /** The second step of a sign-in, and the user's own factors (the My account page). */
@@ -91,7 +80,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asy
         throw new ApiError('SECOND_FACTOR_INVALID');
       }
       await takeBack();
-      return promote(deps, req, s, reply);
+      return promoteSession(db, req, s, reply);
     },
   );
 
@@ -110,8 +99,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asy
       const s = sessionOf(req);
       const { recoveryCodes, endedSessions } = await confirmTotp(db, user(s), req.body.code, byThisSession(req, s));
       closeStreams(deps, endedSessions);
-      const session = s.stage === 'enrol' ? await promote(deps, req, s, reply) : sessionView(s, s.csrfToken, s.display);
-      return { recoveryCodes, session };
+      return { recoveryCodes, session: await sessionWithNewFactor(db, req, s, reply) };
     },
   );
 

@@ -31,7 +31,7 @@ import {
   PasswordAgainBody,
   SessionAnswer,
 } from '../schemas.js';
-import { checkSameOrigin, originOf, requestHost, sessionOf, setSessionCookie, startSession } from '../session.js';
+import { checkSameOrigin, originOf, requestHost, sessionOf, sessionWithNewFactor, setSessionCookie, startSession } from '../session.js';
 
 // docs/dashboard.md, "Passkeys": sign-in with a passkey (open, as login is) and the
 // passkeys of the signed-in account (My account).
@@ -76,10 +76,19 @@ export const passkeyLoginRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = asyn
   });
 };
 
-/** The signed-in user's own passkeys (never a display session's: these routes do not allow one). */
+/**
+ * The signed-in user's own passkeys (never a display session's). Adding one is open to a
+ * sign-in that must enrol a second factor too (docs/dashboard.md, "Second factors"): the
+ * passkey is that factor, and the session becomes full.
+ */
 export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, deps) => {
   const { db } = deps;
   const hidden = { hide: true };
+  const enrolling = { stages: ['enrol'] as const };
+  // A full display session is refused before (session.ts checkStage); an enrolling display is refused here.
+  app.addHook('onRequest', async (req) => {
+    if (sessionOf(req).display) throw new ApiError('DISPLAY_READ_ONLY');
+  });
   const actor = (req: FastifyRequest): PasskeyActor => ({ session: sessionOf(req), clientIp: clientOf(req) });
   /** The user's other sessions ended by a change: their live streams on this instance close now (other instances': within 5 s). */
   const closeStreams = (ids: string[]): void => ids.forEach((id) => deps.streams.endSession(id));
@@ -91,20 +100,25 @@ export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = as
     return { passkeys: list.map(passkeyView), passkeysOnly: only, signedInWithPasskey: s.passkeyId !== null };
   });
 
-  app.post('/account/passkeys/options', { schema: { ...hidden, body: PasswordAgainBody, response: { 200: PasskeyOptionsAnswer } } }, async (req) => {
-    const s = sessionOf(req);
-    await passwordAgain(deps, req, s, req.body.password);
-    return { options: await registrationOptions(db, s, relyingParty(req)) };
-  });
+  app.post(
+    '/account/passkeys/options',
+    { config: enrolling, schema: { ...hidden, body: PasswordAgainBody, response: { 200: PasskeyOptionsAnswer } } },
+    async (req) => {
+      const s = sessionOf(req);
+      await passwordAgain(deps, req, s, req.body.password);
+      return { options: await registrationOptions(db, s, relyingParty(req)) };
+    },
+  );
 
   app.post(
     '/account/passkeys',
-    { bodyLimit: BODY_LIMIT, schema: { ...hidden, body: PasskeyRegisterBody, response: { 201: PasskeyAnswer } } },
+    { config: enrolling, bodyLimit: BODY_LIMIT, schema: { ...hidden, body: PasskeyRegisterBody, response: { 201: PasskeyAnswer } } },
     async (req, reply) => {
       const credential = req.body.credential as RegistrationResponseJSON;
       const added = await registerPasskey(db, actor(req), relyingParty(req), { name: req.body.name, credential });
       closeStreams(added.endedSessions);
-      return reply.code(201).send({ passkey: added.passkey });
+      const session = await sessionWithNewFactor(db, req, sessionOf(req), reply);
+      return reply.code(201).send({ passkey: added.passkey, session });
     },
   );
 

@@ -1,8 +1,8 @@
 // The My account page's second factors (docs/dashboard.md, "Second factors"): set up an
 // authenticator app (the password again, then its secret as a QR code and as text, then a
 // first code), see how many recovery codes are left, make new ones, remove the app. A
-// sign-in that must enrol (the hotel requires a second factor) sees only this section, and
-// its session becomes full once the first code is confirmed.
+// sign-in that must enrol (the hotel requires a second factor) sees this section beside
+// "Add a passkey", and its session becomes full once the first code is confirmed.
 
 import { api } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
@@ -91,9 +91,9 @@ function recoveryCodesNote(codes) {
 /**
  * Mounts the second-factor section of the My account page. `ctx.session.stage === 'enrol'`:
  * the hotel requires a factor; `ctx.onSession(session)` takes the full session the
- * enrolment gives.
+ * enrolment gives. `requiredNotice: false`: the page says itself that the hotel requires one.
  */
-export function accountFactorsSection(ctx) {
+export function accountFactorsSection(ctx, { requiredNotice = true } = {}) {
   const store = factorsStore(ctx.signal);
   const body = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
   const extra = h('div');
@@ -109,7 +109,7 @@ export function accountFactorsSection(ctx) {
 
   function render(factors) {
     const required =
-      factors.required && !factors.totp
+      requiredNotice && factors.required && !factors.totp
         ? h('p', { class: 'notice warning' }, t('Your hotel requires a second factor: set up an authenticator app to continue.'))
         : null;
     const form = factors.totp

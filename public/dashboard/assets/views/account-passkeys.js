@@ -2,6 +2,9 @@
 // entered again, then the browser's passkey dialog), name it, list and remove passkeys,
 // and choose to sign in with passkeys only. The current password field serves every
 // change; turning passkeys-only off needs a session signed in with a passkey instead.
+// A sign-in that must enrol a second factor (docs/dashboard.md, "Second factors") gets
+// the form only: the passkey it adds completes the enrolment, and the full session it
+// gives goes on to the board.
 
 import { api, enc } from '../api.js';
 import { h, replaceChildren, timeEl } from '../dom.js';
@@ -12,7 +15,8 @@ import { createPasskey } from '../webauthn.js';
 /** The Passkeys section of My account: `{ node }`; it loads itself. */
 export function passkeysSection(ctx) {
   const store = passkeyStore(ctx.signal);
-  const part = sectionParts();
+  const enrolling = ctx.session.stage === 'enrol';
+  const part = sectionParts(enrolling);
   const password = () => part.form.elements.namedItem('password').value;
 
   async function load() {
@@ -25,12 +29,15 @@ export function passkeysSection(ctx) {
     }
   }
 
-  const actions = passkeyActions(store, part, { load, password });
+  // The new full session, as after the app's enrolment (a new CSRF token, the whole header), with the news.
+  const enrolled = (added) => ctx.onLoggedIn(added.session, t('Passkey “{name}” added: your account has its second factor.', { name: added.passkey.name }));
+  const actions = passkeyActions(store, part, { load, password, enrolled: enrolling ? enrolled : null });
   part.form.addEventListener('submit', (e) => {
     e.preventDefault();
     actions.add();
   });
-  load();
+  // An account that must enrol has no passkey yet, and the list is not open to its sign-in.
+  if (!enrolling) load();
   return { node: part.node };
 }
 
@@ -43,7 +50,7 @@ function passkeyStore(signal) {
     async add(name, password) {
       const { options } = await api.post('/account/passkeys/options', { password });
       const credential = await createPasskey(options);
-      return (await api.post('/account/passkeys', { name, credential })).passkey;
+      return api.post('/account/passkeys', { name, credential });
     },
     remove: (p, password) => api.post(`/account/passkeys/${enc(p.id)}/remove`, { password }),
     setOnly: (on, password) => api.post('/account/passkeys-only', on ? { passkeysOnly: true, password } : { passkeysOnly: false }),
@@ -65,12 +72,14 @@ function passkeyActions(store, part, view) {
         button: part.submit,
         form,
         run: () => store.add(name, view.password()),
-        done: (p) => t('Passkey “{name}” added. Your other sessions were signed out.', { name: p?.name ?? name }),
-        after: async () => {
-          clearPassword();
-          form.elements.namedItem('name').value = t('Passkey');
-          await view.load();
-        },
+        done: view.enrolled ? null : (added) => t('Passkey “{name}” added. Your other sessions were signed out.', { name: added?.passkey?.name ?? name }),
+        after:
+          view.enrolled ??
+          (async () => {
+            clearPassword();
+            form.elements.namedItem('name').value = t('Passkey');
+            await view.load();
+          }),
         failed: t('Could not add the passkey'),
       });
     },
@@ -110,9 +119,10 @@ function passkeyActions(store, part, view) {
 // ---------------------------------------------------------------------------
 // Render
 
-function sectionParts() {
-  const list = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
-  const only = h('div', { class: 'passkeys-only' });
+/** The section's parts; `enrolling`: the form only, its password for adding a passkey. */
+function sectionParts(enrolling) {
+  const list = enrolling ? null : h('div', null, h('p', { class: 'loading' }, t('Loading…')));
+  const only = enrolling ? null : h('div', { class: 'passkeys-only' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary', 'data-action': 'add-passkey' }, t('Add a passkey'));
   const form = h(
     'form',
@@ -124,7 +134,7 @@ function sectionParts() {
         name: 'password',
         label: t('Current password'),
         type: 'password',
-        hint: t('Needed to add or remove a passkey, and to sign in with passkeys only.'),
+        hint: enrolling ? t('Needed to add a passkey.') : t('Needed to add or remove a passkey, and to sign in with passkeys only.'),
         attrs: { autocomplete: 'current-password', maxlength: '200' },
       }),
       field({ name: 'name', label: t('Name of the new passkey'), value: t('Passkey'), required: true, attrs: { maxlength: '60' } }),

@@ -6,8 +6,9 @@
 // account and hotel (docs/dashboard.md, "Passkeys").
 // An account with a second factor (docs/dashboard.md, "Second factors"): the password's
 // answer is a session waiting for it (`stage: "second_factor"`), and the page asks for the
-// code of the authenticator app or a recovery code. A display's first sign-in on a screen
-// an admin paired takes the pairing code.
+// code of the authenticator app or a recovery code, or a passkey when the account has one
+// (the passkey button stays below and signs in on its own). A display's first sign-in on
+// a screen an admin paired takes the pairing code.
 
 import { api, setCsrfToken } from '../api.js';
 import { h, pageHeading } from '../dom.js';
@@ -63,7 +64,9 @@ function codeForm() {
       name: 'code',
       label: t('Code'),
       required: true,
-      hint: t('The six-digit code of your authenticator app, or one of your recovery codes.'),
+      hint: t(
+        'The six-digit code of your authenticator app, or one of your recovery codes. If your account has a passkey, you may sign in with it below instead.',
+      ),
       attrs: { autocomplete: 'one-time-code' },
     }),
     h('div', { class: 'form-actions' }, submit),
@@ -240,7 +243,7 @@ function secondFactorStep(ctx, { show, back, refused }) {
     show(session) {
       setCsrfToken(session.csrfToken);
       show();
-      announce(t('Enter the code of your authenticator app, or a recovery code.'));
+      announce(t('Enter the code of your authenticator app or a recovery code, or sign in with your passkey below if your account has one.'));
       input().focus();
     },
   };
