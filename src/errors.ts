@@ -260,6 +260,22 @@ export const ERRORS = {
     meaning: 'Dashboard: a room list import whose CSV is over 512 KiB (UTF-8). Adds `limit` and `size` in bytes.',
   },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
+  CANNOT_CHANGE_OWN_ROLE: {
+    status: 409,
+    message: 'You cannot change your own role: ask another admin of your hotel to change it.',
+    meaning: 'Dashboard: an admin changing their own role (`PATCH /users/:id`).',
+  },
+  USER_DEACTIVATED: {
+    status: 409,
+    message: 'This user is deactivated, so their role cannot be changed: choose an active user (the Staff page or `innsync user list` shows who is active).',
+    meaning: 'Dashboard and `innsync user role`: a role change of a deactivated user.',
+  },
+  LAST_ADMIN: {
+    status: 409,
+    message: "This is the hotel's last active admin: make another user admin first, then change this user's role.",
+    meaning:
+      'Dashboard and `innsync user role`: a role change that would leave the hotel without an active admin (its last one made a receptionist). Nothing is changed.',
+  },
   SECOND_FACTOR_REQUIRED: {
     status: 403,
     message: 'This sign-in needs its second factor first: enter the code of your authenticator app, or one of your recovery codes.',

@@ -14,11 +14,12 @@ import {
   PASSWORD_MIN,
   SLUG_PATTERN,
   SLUG_RULE,
+  STAFF_ROLES,
   TIME_ZONE_RULE,
 } from './domain/accounts.js';
 import { changePair, issuePair, keyPairViews, revokePair } from './keys/key-pairs.js';
 import { checkRestrictionChanges, NO_RESTRICTIONS, type KeyRestrictions, type RestrictionChanges } from './keys/restrictions.js';
-import { addStaffUser, deactivateStaffUser, listStaffUsers, setStaffPassword } from './staff/staff-service.js';
+import { addStaffUser, changeStaffRole, deactivateStaffUser, listStaffUsers, setStaffPassword } from './staff/staff-service.js';
 import { OPERATOR, type ChangedBy } from './db/repositories/security.repository.js';
 import * as staffRepo from './db/repositories/staff.repository.js';
 import { deviceName, liveUserSessions, publicSessionId } from './staff/sessions.js';
@@ -191,6 +192,24 @@ export async function deactivateStaff(db: Db, slug: string, email: string): Prom
   const hotel = await hotelBySlug(db, slug);
   const user = await deactivateStaffUser(db, hotel.id, (await staffByEmail(db, hotel, email)).id, OPERATOR);
   return { userId: user.id, email: user.email, deactivatedAt: user.deactivatedAt ?? '' };
+}
+
+/**
+ * `innsync user role`: the user's new role, as an admin's change on the Staff page, with a
+ * 'staff.role_changed' entry (actor: operator); the hotel's last active admin stays one
+ * (409 LAST_ADMIN). `changed: false` when the user had the role already (nothing written).
+ */
+export async function setStaffRole(
+  db: Db,
+  slug: string,
+  email: string,
+  role: string,
+): Promise<{ userId: string; email: string; role: staffRepo.StaffRole; changed: boolean }> {
+  const wanted = STAFF_ROLES.find((r) => r === role);
+  if (!wanted) throw new OperationError('INVALID_ARGUMENT', `"${role}" is neither admin nor receptionist: innsync user role <slug> <email> admin|receptionist`);
+  const hotel = await hotelBySlug(db, slug);
+  const { user, changed } = await changeStaffRole(db, hotel.id, (await staffByEmail(db, hotel, email)).id, wanted, OPERATOR);
+  return { userId: user.id, email: user.email, role: user.role, changed };
 }
 
 export async function setStaffPasswordByEmail(

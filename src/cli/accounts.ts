@@ -153,6 +153,14 @@ function addUserCommands(program: Command, json: JsonFlag): void {
       const r = await withDb(await configFromEnv(), (db) => deactivateStaff(db, slug, email));
       print(json(), r, `deactivated ${r.email}`);
     });
+  user
+    .command('role <slug> <email> <role>')
+    .description("change a staff user's role to admin or receptionist (as an admin does on the Staff page); the hotel keeps an active admin")
+    .action(async (slug: string, email: string, role: string) => {
+      const { setStaffRole } = await ops();
+      const r = await withDb(await configFromEnv(), (db) => setStaffRole(db, slug, email, role));
+      print(json(), r, r.changed ? `${r.email} is now ${r.role}` : `${r.email} is ${r.role} already: nothing changed`);
+    });
 
   user
     .command('sessions <slug> <email>')

@@ -79,6 +79,7 @@ Commands in full:
   innsync user create <slug> --email <email> --role admin|receptionist   (password: prompted, or on stdin)
   innsync user list <slug>
   innsync user deactivate <slug> <email>
+  innsync user role <slug> <email> admin|receptionist
   innsync user set-password <slug> <email>   (password: prompted, or on stdin)
   innsync user mfa-reset <slug> <email>
   innsync user sessions <slug> <email>

@@ -133,6 +133,8 @@ export type RequestsQuery = Static<typeof RequestsQuery>;
 export const UserBody = Type.Object({ email: Email, role: Role, password: Password }, { additionalProperties: false });
 export type UserBody = Static<typeof UserBody>;
 
+export const UserRoleBody = Type.Object({ role: Role }, { additionalProperties: false });
+
 // The room list (README.md: Rooms). Lengths and forms are checked by rooms/room-list.ts
 // after normalising (as a guest's room number is), so every problem names its field.
 const RoomText = (maxLength: number) => Type.Union([Type.String({ maxLength }), Type.Null()]);

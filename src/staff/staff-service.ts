@@ -177,6 +177,34 @@ export async function deactivateStaffUser(db: Db, hotelId: string, userId: strin
   });
 }
 
+/**
+ * An admin's or the operator's change of a user's role (docs/dashboard.md, "Changing a
+ * role"), with its 'staff.role_changed' entry (`{ from, to }`) in the same transaction.
+ * Never the acting admin's own; a deactivated user 409 USER_DEACTIVATED; the hotel's last
+ * active admin 409 LAST_ADMIN (staff.setUserRole). The role it has already: nothing is
+ * written (`changed: false`). The user's sessions stay: each request reads the role anew.
+ */
+export async function changeStaffRole(
+  db: Db,
+  hotelId: string,
+  userId: string,
+  role: staff.StaffRole,
+  by: ChangedBy,
+): Promise<{ user: staff.StaffUser; changed: boolean }> {
+  if (by.actor.type === 'staff' && userId === by.actor.userId) throw new ApiError('CANNOT_CHANGE_OWN_ROLE');
+  return db.transaction().execute(async (trx) => {
+    const user = await staff.findUser(trx, hotelId, userId);
+    if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+    if (user.deactivatedAt !== null) throw new ApiError('USER_DEACTIVATED');
+    if (user.role === role) return { user, changed: false };
+    if (!(await staff.setUserRole(trx, hotelId, user.id, role)))
+      // Deactivated meanwhile (PostgreSQL: after the read above), or the last active admin.
+      throw new ApiError((await staff.findUser(trx, hotelId, user.id))?.deactivatedAt ? 'USER_DEACTIVATED' : 'LAST_ADMIN');
+    await insertSecurityEvent(trx, { hotelId, kind: 'staff.role_changed', ...by, subjectUserId: user.id, detail: { from: user.role, to: role } });
+    return { user: { ...user, role }, changed: true };
+  });
+}
+
 /** Who changes a password or ends sessions: the user themself or an admin (their session), or the operator's command line. */
 export type AccountActor = { type: 'staff'; userId: string; clientIp: string } | { type: 'operator' };
 

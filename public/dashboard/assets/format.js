@@ -1,8 +1,8 @@
 // How each kind of value reads on the dashboard, one formatter per kind: calendar dates,
-// moments, times, languages, countries, lists, guests' names, JSON, an absent value. Dates,
+// moments, times, languages, countries, lists, guests' names, staff roles, JSON, an absent value. Dates,
 // languages and countries are named by the browser's Intl in the chosen language.
 
-import { intl, t } from './i18n.js';
+import { intl, t, tk } from './i18n.js';
 
 /** Placeholder for an absent value. */
 export const EMPTY = '—';
@@ -14,6 +14,11 @@ export function guestName(g) {
   if (g.anonymisedAt) return t('Anonymised guest');
   return g.firstName ? `${g.lastName}, ${g.firstName}` : (g.lastName ?? '');
 }
+
+const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
+
+/** A staff member's role in words ("Admin", "Receptionist"). */
+export const roleLabel = (role) => (ROLE_LABELS[role] ? t(ROLE_LABELS[role]) : role);
 
 const dateOptions = { weekday: 'short', day: 'numeric', month: 'short' };
 

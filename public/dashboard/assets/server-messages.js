@@ -56,6 +56,9 @@ const BY_CODE = {
   PASSKEY_REQUIRED: tk('Add a passkey first: "sign in with passkeys only" needs at least one passkey on your account.'),
   LAST_PASSKEY: tk('This is your last passkey and your account signs in with passkeys only: turn passkeys-only off first, or add another passkey.'),
   CANNOT_DEACTIVATE_SELF: tk('You cannot deactivate your own account.'),
+  CANNOT_CHANGE_OWN_ROLE: tk('You cannot change your own role: ask another admin of your hotel to change it.'),
+  USER_DEACTIVATED: tk('This user is deactivated, so their role cannot be changed: reload the Staff page to see who is active.'),
+  LAST_ADMIN: tk("This is the hotel's last active admin: make another user admin first, then change this user's role."),
   SECOND_FACTOR_REQUIRED: tk('This sign-in needs its second factor first: enter the code of your authenticator app, or one of your recovery codes.'),
   SECOND_FACTOR_INVALID: tk(
     'This code is wrong or was already used: enter the code your authenticator app shows now (a code works once), or an unused recovery code.',

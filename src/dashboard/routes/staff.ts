@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { addStaffUser, deactivateStaffUser, endStaffSessions, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
+import { addStaffUser, changeStaffRole, deactivateStaffUser, endStaffSessions, listStaffUsers, staffUserView } from '../../staff/staff-service.js';
 import { findUser } from '../../db/repositories/staff.repository.js';
 import { ApiError } from '../../errors.js';
 import { clientOf } from '../../http/ip-limit.js';
 import type { DashboardDeps } from '../deps.js';
-import { HotelSettingsAnswer, HotelSettingsBody, IdParams, SessionsEndedAnswer, UserAnswer, UserBody, UsersAnswer } from '../schemas.js';
+import { HotelSettingsAnswer, HotelSettingsBody, IdParams, SessionsEndedAnswer, UserAnswer, UserBody, UserRoleBody, UsersAnswer } from '../schemas.js';
 import { setHotelTimeZone } from '../../db/repositories/hotel.repository.js';
 import { changedBy, sessionOf } from '../session.js';
 
@@ -18,6 +18,12 @@ export const staffRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app,
   app.post('/users', { schema: { ...hidden, body: UserBody, response: { 201: UserAnswer } } }, async (req, reply) => {
     const user = await addStaffUser(db, sessionOf(req).hotel, req.body, changedBy(req));
     return reply.code(201).send({ user: staffUserView(user) });
+  });
+
+  // docs/dashboard.md, "Changing a role": the user's next request has the new role (sessions read it anew).
+  app.patch('/users/:id', { schema: { ...hidden, params: IdParams, body: UserRoleBody, response: { 200: UserAnswer } } }, async (req) => {
+    const { user } = await changeStaffRole(db, sessionOf(req).hotel.id, req.params.id, req.body.role, changedBy(req));
+    return { user: staffUserView(user) };
   });
 
   // The hotel's time zone: its "today" for arrivals and departures on the board.

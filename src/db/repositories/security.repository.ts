@@ -26,6 +26,7 @@ export const SECURITY_EVENT_KINDS = [
   'display.paired',
   'staff.added',
   'staff.deactivated',
+  'staff.role_changed',
   'key.issued',
   'key.revoked',
   'key.changed',

@@ -1,4 +1,4 @@
-import type { DbOrTrx } from '../database.js';
+import { isPostgres, type DbOrTrx } from '../database.js';
 
 export type StaffRole = 'admin' | 'receptionist';
 
@@ -148,6 +148,52 @@ export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: stri
     .where('deactivated_at', 'is', null)
     .execute();
   await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
+}
+
+/**
+ * Sets the role of an active user of the hotel, in the caller's transaction. A demotion
+ * (to receptionist) happens only while another active admin of the hotel remains
+ * (docs/dashboard.md, "Changing a role"): one conditional UPDATE, whose EXISTS is read with
+ * the UPDATE itself, not before it. That is enough on SQLite, which runs one write
+ * transaction at a time. On PostgreSQL (READ COMMITTED) two demotions at once, of admins A
+ * and B, could each still see the other active and both succeed; so a demotion first locks
+ * the rows of the hotel's active admins (in id order): the second waits for the first to
+ * commit, and its UPDATE, a new statement, then sees the first's change. Whether the row
+ * changed: false when the user is deactivated (or unknown) or is the last active admin.
+ */
+export async function setUserRole(trx: DbOrTrx, hotelId: string, userId: string, role: StaffRole): Promise<boolean> {
+  const demotion = role !== 'admin';
+  if (demotion && isPostgres(trx))
+    await trx
+      .selectFrom('staff_users')
+      .select('id')
+      .where('hotel_id', '=', hotelId)
+      .where('role', '=', 'admin')
+      .where('deactivated_at', 'is', null)
+      .orderBy('id')
+      .forNoKeyUpdate()
+      .execute();
+  const res = await trx
+    .updateTable('staff_users')
+    .set({ role })
+    .where('hotel_id', '=', hotelId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .$if(demotion, (q) =>
+      q.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('staff_users as other')
+            .select('other.id')
+            .where('other.hotel_id', '=', hotelId)
+            .where('other.id', '!=', userId)
+            .where('other.role', '=', 'admin')
+            .where('other.deactivated_at', 'is', null),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
 }
 
 /**

@@ -7,7 +7,7 @@ import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { field, showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
 import { latestWins } from '../flow.js';
-import { EMPTY } from '../format.js';
+import { EMPTY, roleLabel } from '../format.js';
 
 const PAGE = 50;
 
@@ -39,6 +39,7 @@ const SECURITY_LABELS = {
   'display.paired': tk('Front-desk display paired'),
   'staff.added': tk('Staff member added'),
   'staff.deactivated': tk('Staff member deactivated'),
+  'staff.role_changed': tk('Staff role changed'),
   'key.issued': tk('Key pair issued'),
   'key.revoked': tk('Key pair revoked'),
   'key.changed': tk('Key pair changed'),
@@ -201,6 +202,12 @@ function accessItem(e) {
 
 const ACTORS = { operator: tk('Command line'), anonymous: tk('Unknown sender') };
 
+/** What a role change changed: "Receptionist → Admin"; other kinds show no detail. */
+function securityDetail(e) {
+  if (e.kind !== 'staff.role_changed' || !e.detail) return null;
+  return [' (', h('span', { class: 'trail-detail' }, `${roleLabel(e.detail.from)} → ${roleLabel(e.detail.to)}`), ')'];
+}
+
 function securityItem(e) {
   const subject = e.subject ? (e.subject.email ?? e.subject.userId) : e.keyPairId ? t('key {id}', { id: e.keyPairId }) : null;
   const actor = e.actor ? (e.actor.email ?? e.actor.userId) : t(ACTORS[e.actorType] ?? e.actorType);
@@ -209,6 +216,7 @@ function securityItem(e) {
     { class: 'trail-entry', dataset: { entryId: e.id, kind: e.kind } },
     h('span', { class: 'trail-action' }, label(SECURITY_LABELS, e.kind)),
     subject ? [': ', h('span', { class: 'trail-subject' }, subject)] : null,
+    securityDetail(e),
     ' · ',
     timeEl(e.at, { seconds: true }),
     ' · ',

@@ -1,15 +1,14 @@
 // #/staff (admin): the hotel's dashboard users. Deactivating ends the user's sessions;
-// the server refuses to deactivate the current user (and so does this page).
+// a role change takes effect at the user's next request (docs/dashboard.md, "Changing a
+// role"). The server refuses both for the current user, and this page offers neither.
 
 import { api, enc } from '../api.js';
 import { timeZoneField } from '../time-zones.js';
 import { h, pageHeading, replaceChildren, timeEl } from '../dom.js';
 import { act, field, passwordLength, showError } from '../ui.js';
 import { t, tk } from '../i18n.js';
+import { roleLabel } from '../format.js';
 import { staffFactorsSection } from './staff-factors.js';
-
-const ROLE_LABELS = { receptionist: tk('Receptionist'), admin: tk('Admin') };
-const roleLabel = (role) => (ROLE_LABELS[role] ? t(ROLE_LABELS[role]) : role);
 
 export function staffView(ctx) {
   ctx.setTitle(t('Staff'));
@@ -58,6 +57,7 @@ function staffStore(signal) {
     },
     add: async (values) => (await api.post('/users', values)).user,
     deactivate: (u) => api.post(`/users/${enc(u.id)}/deactivate`, {}),
+    setRole: async (u, role) => (await api.patch(`/users/${enc(u.id)}`, { role })).user,
     endSessions: async (u) => (await api.post(`/users/${enc(u.id)}/end-sessions`, {})).ended,
     setTimeZone: async (timeZone) => (await api.patch('/hotel', { timeZone })).hotel,
   };
@@ -97,6 +97,18 @@ function staffActions(store, page, view) {
         },
         failed: t('Could not deactivate the user'),
       }),
+    // The other role: admin <-> receptionist, from the user's next request on.
+    changeRole: (u, button) => {
+      const role = otherRole(u);
+      return act({
+        button,
+        confirm: roleConfirm(u, role),
+        run: () => store.setRole(u, role),
+        done: (user) => (user.role === 'admin' ? t('{email} is now an admin.', { email: u.email }) : t('{email} is now a receptionist.', { email: u.email })),
+        after: view.load,
+        failed: t('Could not change the role'),
+      });
+    },
     // Every session of the user ends: they must log in again (docs/dashboard.md, "Ending sessions").
     endSessions: (u, button) =>
       act({
@@ -181,7 +193,23 @@ function deactivateConfirm(u) {
   };
 }
 
-/** The users' table; `me` gets no button; `on.deactivate(u, button)`, `on.endSessions(u, button)`. */
+const otherRole = (u) => (u.role === 'admin' ? 'receptionist' : 'admin');
+
+function roleConfirm(u, role) {
+  return role === 'admin'
+    ? {
+        title: t('Make {email} an admin?', { email: u.email }),
+        message: t('From their next request, they can manage staff, keys, webhooks and the room list, and read the request log and the access trail.'),
+        confirmLabel: t('Make admin'),
+      }
+    : {
+        title: t('Make {email} a receptionist?', { email: u.email }),
+        message: t('From their next request, the admin pages are closed to them; the board and the guests stay open.'),
+        confirmLabel: t('Make receptionist'),
+      };
+}
+
+/** The users' table; `me` gets no button; `on.changeRole(u, button)`, `on.deactivate(u, button)`, `on.endSessions(u, button)`. */
 function userTable(users, me, on) {
   return h(
     'div',
@@ -209,8 +237,8 @@ function userTable(users, me, on) {
 }
 
 /** A button of a user's row that calls `handler(u, button)`. */
-function rowButton(label, name, handler, u) {
-  const button = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'data-action': name }, label);
+function rowButton(label, name, handler, u, kind = 'btn-danger') {
+  const button = h('button', { type: 'button', class: ['btn', kind, 'btn-small'], 'data-action': name }, label);
   button.addEventListener('click', () => handler(u, button));
   return button;
 }
@@ -219,7 +247,14 @@ function userRow(u, self, on) {
   const active = !u.deactivatedAt;
   let action = null;
   if (active && !self) {
-    action = [rowButton(t('End sessions'), 'end-sessions', on.endSessions, u), ' ', rowButton(t('Deactivate'), 'deactivate', on.deactivate, u)];
+    const roleButton = rowButton(u.role === 'admin' ? t('Make receptionist') : t('Make admin'), 'change-role', on.changeRole, u, null);
+    action = [
+      roleButton,
+      ' ',
+      rowButton(t('End sessions'), 'end-sessions', on.endSessions, u),
+      ' ',
+      rowButton(t('Deactivate'), 'deactivate', on.deactivate, u),
+    ];
   } else if (self) {
     action = h('span', { class: 'muted' }, t('you'));
   }
