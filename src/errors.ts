@@ -274,7 +274,7 @@ export const ERRORS = {
     status: 409,
     message: "This is the hotel's last active admin: make another user admin first, then change this user's role.",
     meaning:
-      'Dashboard and `innsync user role`: a role change that would leave the hotel without an active admin (its last one made a receptionist). Nothing is changed.',
+      'Dashboard and `innsync user role` or `innsync user deactivate`: a change that would leave the hotel without an active admin (its last one made a receptionist, or deactivated). Nothing is changed.',
   },
   SECOND_FACTOR_REQUIRED: {
     status: 403,

@@ -164,16 +164,22 @@ export async function addStaffUser(
   }
 }
 
-/** Deactivates a user of the hotel and ends their sessions; never the acting admin. */
+/** Deactivates a user of the hotel and ends their sessions; never the acting admin, nor the hotel's last active admin (409 LAST_ADMIN). */
 export async function deactivateStaffUser(db: Db, hotelId: string, userId: string, by: ChangedBy): Promise<staff.StaffUser> {
   if (by.actor.type === 'staff' && userId === by.actor.userId) throw new ApiError('CANNOT_DEACTIVATE_SELF');
   return db.transaction().execute(async (trx) => {
     const user = await staff.findUser(trx, hotelId, userId);
     if (!user) throw new ApiError('RECORD_NOT_FOUND', { message: 'No user with this id in your hotel.' });
+    if (user.deactivatedAt !== null) return user;
     const now = new Date().toISOString();
-    await staff.deactivateUser(trx, hotelId, user.id, now);
-    if (user.deactivatedAt === null) await insertSecurityEvent(trx, { hotelId, kind: 'staff.deactivated', ...by, subjectUserId: user.id, at: now });
-    return { ...user, deactivatedAt: user.deactivatedAt ?? now };
+    // The hotel keeps an active admin (docs/dashboard.md, "Changing a role"); deactivated meanwhile: as it is.
+    if (!(await staff.deactivateUser(trx, hotelId, user.id, now))) {
+      const again = await staff.findUser(trx, hotelId, user.id);
+      if (again?.deactivatedAt) return again;
+      throw new ApiError('LAST_ADMIN', { message: "This is the hotel's last active admin: make another user admin first, then deactivate this one." });
+    }
+    await insertSecurityEvent(trx, { hotelId, kind: 'staff.deactivated', ...by, subjectUserId: user.id, at: now });
+    return { ...user, deactivatedAt: now };
   });
 }
 

@@ -125,6 +125,34 @@ describe.each(testEngines())('innsync user role (%s)', (engine) => {
     expect(await roles(slug)).toEqual({ 'solo@role.example': 'receptionist', 'gone@role.example': 'admin', 'desk@role.example': 'admin' });
   }, 120_000);
 
+  it("the hotel's last active admin is not deactivated either (409 LAST_ADMIN, nothing written); another admin first, then it may go", async () => {
+    const slug = await hotelWith({ 'boss@role.example': 'admin', 'clerk@role.example': 'receptionist' });
+    const last = failure(await cli(['user', 'deactivate', slug, 'boss@role.example', '--json']));
+    expect(last).toEqual({
+      status: 'error',
+      code: 'LAST_ADMIN',
+      message: "This is the hotel's last active admin: make another user admin first, then deactivate this one.",
+    });
+    const active = async () =>
+      (
+        await handle.db
+          .selectFrom('staff_users')
+          .innerJoin('hotels', 'hotels.id', 'staff_users.hotel_id')
+          .select(['email', 'deactivated_at'])
+          .where('hotels.slug', '=', slug)
+          .execute()
+      )
+        .filter((u) => u.deactivated_at === null)
+        .map((u) => u.email)
+        .sort();
+    expect(await active()).toEqual(['boss@role.example', 'clerk@role.example']);
+    // A receptionist goes as before; once the clerk is an admin, the first admin may go too.
+    parseJsonOutput(await cli(['user', 'role', slug, 'clerk@role.example', 'admin', '--json']));
+    expect((await cli(['user', 'deactivate', slug, 'boss@role.example', '--json'])).code).toBe(0);
+    expect(await active()).toEqual(['clerk@role.example']);
+    expect(failure(await cli(['user', 'deactivate', slug, 'clerk@role.example', '--json'])).code).toBe('LAST_ADMIN');
+  }, 120_000);
+
   it('two admins made receptionists at once: one change succeeds, the other is LAST_ADMIN, and the hotel keeps an admin', async () => {
     const slug = await hotelWith({ 'one@role.example': 'admin', 'two@role.example': 'admin' });
     const [a, b] = await Promise.all([

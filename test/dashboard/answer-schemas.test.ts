@@ -257,7 +257,9 @@ describe('the dashboard API answers, as their schemas write them', () => {
       passkeysOnly: true,
       signedInWithPasskey: false,
     });
-    await expectAsJson(PasskeyAnswer, { passkey });
+    // Added on My account: the session as it stays, or as an enrolment made it full.
+    const user = { id: 'usr_1', hotelId: 'htl_1', email: 'ada@example.org', role: 'admin' as const, createdAt: 'x', deactivatedAt: null };
+    await expectAsJson(PasskeyAnswer, { passkey, session: sessionView({ user, hotel: { slug: 'inn', name: 'Inn', timeZone: 'UTC' } }, 'csrf', false) });
     await expectAsJson(PasskeyRemovedAnswer, { id: 'pk_1', removed: true });
     await expectAsJson(PasskeysOnlyAnswer, { passkeysOnly: false });
   });

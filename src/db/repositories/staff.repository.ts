@@ -1,3 +1,5 @@
+import type { ExpressionBuilder } from 'kysely';
+import type { Database } from '../schema.js';
 import { isPostgres, type DbOrTrx } from '../database.js';
 
 export type StaffRole = 'admin' | 'receptionist';
@@ -138,60 +140,77 @@ export async function findUser(db: DbOrTrx, hotelId: string, userId: string): Pr
   return r ? toUser(r) : null;
 }
 
-/** Marks the user deactivated and ends every session of theirs, in the caller's transaction. */
-export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: string, now: string): Promise<void> {
-  await trx
+/**
+ * Marks the user deactivated and ends every session of theirs, in the caller's transaction;
+ * an admin only while another active admin of the hotel remains (keepsAnAdmin). Whether the
+ * row changed: false when already deactivated (or unknown) or the last active admin.
+ */
+export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: string, now: string): Promise<boolean> {
+  await lockActiveAdmins(trx, hotelId);
+  const res = await trx
     .updateTable('staff_users')
     .set({ deactivated_at: now })
     .where('hotel_id', '=', hotelId)
     .where('id', '=', userId)
     .where('deactivated_at', 'is', null)
-    .execute();
+    .where((eb) => eb.or([eb('role', '!=', 'admin'), anotherActiveAdmin(eb, hotelId, userId)]))
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return false;
   await trx.deleteFrom('staff_sessions').where('hotel_id', '=', hotelId).where('user_id', '=', userId).execute();
+  return true;
 }
 
 /**
- * Sets the role of an active user of the hotel, in the caller's transaction. A demotion
- * (to receptionist) happens only while another active admin of the hotel remains
- * (docs/dashboard.md, "Changing a role"): one conditional UPDATE, whose EXISTS is read with
- * the UPDATE itself, not before it. That is enough on SQLite, which runs one write
- * transaction at a time. On PostgreSQL (READ COMMITTED) two demotions at once, of admins A
- * and B, could each still see the other active and both succeed; so a demotion first locks
- * the rows of the hotel's active admins (in id order): the second waits for the first to
- * commit, and its UPDATE, a new statement, then sees the first's change. Whether the row
- * changed: false when the user is deactivated (or unknown) or is the last active admin.
+ * The hotel keeps an active admin (docs/dashboard.md, "Changing a role"): a demotion or an
+ * admin's deactivation is one conditional UPDATE whose EXISTS (anotherActiveAdmin) is read
+ * with the UPDATE itself, not before it. That is enough on SQLite, which runs one write
+ * transaction at a time. On PostgreSQL (READ COMMITTED) two such changes at once, of admins
+ * A and B, could each still see the other active and both succeed; so each first locks the
+ * rows of the hotel's active admins (in id order): the second waits for the first to
+ * commit, and its UPDATE, a new statement, then sees the first's change.
+ */
+async function lockActiveAdmins(trx: DbOrTrx, hotelId: string): Promise<void> {
+  if (!isPostgres(trx)) return;
+  await trx
+    .selectFrom('staff_users')
+    .select('id')
+    .where('hotel_id', '=', hotelId)
+    .where('role', '=', 'admin')
+    .where('deactivated_at', 'is', null)
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+}
+
+/** Whether an active admin of the hotel other than this user exists, read inside an UPDATE's WHERE. */
+function anotherActiveAdmin(eb: ExpressionBuilder<Database, 'staff_users'>, hotelId: string, userId: string) {
+  return eb.exists(
+    eb
+      .selectFrom('staff_users as other')
+      .select('other.id')
+      .where('other.hotel_id', '=', hotelId)
+      .where('other.id', '!=', userId)
+      .where('other.role', '=', 'admin')
+      .where('other.deactivated_at', 'is', null),
+  );
+}
+
+/**
+ * Sets the role of an active user of the hotel, in the caller's transaction; a demotion (to
+ * receptionist) only while another active admin of the hotel remains (lockActiveAdmins).
+ * Whether the row changed: false when the user is deactivated (or unknown) or is the last
+ * active admin.
  */
 export async function setUserRole(trx: DbOrTrx, hotelId: string, userId: string, role: StaffRole): Promise<boolean> {
   const demotion = role !== 'admin';
-  if (demotion && isPostgres(trx))
-    await trx
-      .selectFrom('staff_users')
-      .select('id')
-      .where('hotel_id', '=', hotelId)
-      .where('role', '=', 'admin')
-      .where('deactivated_at', 'is', null)
-      .orderBy('id')
-      .forNoKeyUpdate()
-      .execute();
+  if (demotion) await lockActiveAdmins(trx, hotelId);
   const res = await trx
     .updateTable('staff_users')
     .set({ role })
     .where('hotel_id', '=', hotelId)
     .where('id', '=', userId)
     .where('deactivated_at', 'is', null)
-    .$if(demotion, (q) =>
-      q.where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('staff_users as other')
-            .select('other.id')
-            .where('other.hotel_id', '=', hotelId)
-            .where('other.id', '!=', userId)
-            .where('other.role', '=', 'admin')
-            .where('other.deactivated_at', 'is', null),
-        ),
-      ),
-    )
+    .$if(demotion, (q) => q.where((eb) => anotherActiveAdmin(eb, hotelId, userId)))
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
