@@ -188,6 +188,18 @@ describe.each(testEngines())('paired front-desk displays (%s)', (engine) => {
     }
   });
 
+  it('a pairing belongs to the hotel: deactivating the admin who made its code keeps it, listed with their e-mail', async () => {
+    const user = await deskUser(`kept-${engine}@displays.example`);
+    const other = await addStaffUser(db(), t.slug, `leaving-${engine}@displays.example`, 'admin');
+    const leaving = await DashboardClient.loggedIn(t, other.email);
+    const made = await leaving.post('/displays/pairing-code', { label: 'Night desk' });
+    const { res } = await displaySignIn(user.email, null, { pairingCode: made.body.code });
+    const device = cookieValue(res, DISPLAY_COOKIE) ?? '';
+    expect((await admin.post(`/users/${other.id}/deactivate`)).status).toBe(200);
+    expect((await listed()).filter((d) => d.label === 'Night desk')).toEqual([expect.objectContaining({ pairedBy: other.email })]);
+    expect((await displaySignIn(user.email, device)).res.body.stage).toBeUndefined();
+  });
+
   it('a pairing unused for 90 days no longer skips the factor and is not listed; the retention job deletes it and the expired pairing codes', async () => {
     const user = await deskUser(`expiry-${engine}@displays.example`);
     const old = await pair(user.email, 'Back office');
