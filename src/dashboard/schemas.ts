@@ -539,6 +539,9 @@ export const PasskeysOnlyAnswer = Type.Object({ passkeysOnly: Type.Boolean() });
 
 // docs/dashboard.md, "Second factors".
 
+/** The most characters of a paired display's name. */
+const PAIRING_LABEL_MAX = 60;
+
 /** A second-factor code: six digits of the authenticator app, or a recovery code. */
 export const SecondFactorBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 40 }) }, { additionalProperties: false });
 
@@ -553,3 +556,8 @@ export const HotelFactorsAnswer = Type.Object({ required: Type.Boolean(), usersW
 export const SecondFactorRuleAnswer = Type.Object({ required: Type.Boolean() });
 export const FactorsResetAnswer = Type.Object({ userId: Text, reset: Type.Literal(true) });
 export const PairingCodeAnswer = Type.Object({ code: Text, expiresAt: Text });
+/** POST /displays/pairing-code: the name the admin gives the display (optional; blank: none). */
+export const PairingCodeBody = Type.Object({ label: Type.Optional(Type.String({ maxLength: PAIRING_LABEL_MAX })) }, { additionalProperties: false });
+const PairedDisplayView = Type.Object({ id: Text, pairedAt: Text, pairedBy: Text, lastUsedAt: Text, label: TextOrNull });
+export const PairedDisplaysAnswer = Type.Object({ displays: Type.Array(PairedDisplayView) });
+export const DisplayUnpairedAnswer = Type.Object({ id: Text, unpaired: Type.Literal(true) });

@@ -30,6 +30,8 @@ export interface SessionOrigin {
   clientIp?: string | null;
   /** The passkey that signed the user in (docs/dashboard.md, "Passkeys"); null: the password. */
   passkeyId?: string | null;
+  /** The pairing a front-desk display signed in through (docs/dashboard.md, "Second factors"); null: none. */
+  pairedDisplayId?: string | null;
   /** 'full', or a sign-in waiting for its second factor or its enrolment (docs/dashboard.md, "Second factors"). */
   stage?: staff.SessionStage;
 }
@@ -54,6 +56,7 @@ export async function startSession(db: Db, user: { id: string; hotelId: string }
     userAgent: origin.userAgent ?? null,
     clientIp: origin.clientIp ?? null,
     passkeyId: origin.passkeyId ?? null,
+    pairedDisplayId: origin.pairedDisplayId ?? null,
     stage: origin.stage ?? 'full',
   });
   return { token, csrfToken };

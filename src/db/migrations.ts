@@ -2,6 +2,7 @@ import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type Migra
 import { isLockTimeout } from './database.js';
 import { createDayPartitions, daysAhead } from './partitions.js';
 import { CliError } from '../errors.js';
+import { newId } from '../domain/ids.js';
 import { packBody } from '../pms/request-log-body.js';
 import { guestKey, guestRefs, type GuestRefKind } from '../pms/request-log-guests.js';
 
@@ -681,7 +682,45 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('staff_sessions').addColumn('passkey_id', 'text').execute();
     },
   },
-  '0029_security_event_subject': {
+  '0027_display_pairings': {
+    async up(db: Kysely<unknown>) {
+      // Paired front-desk displays an admin can list and unpair, which end when unused for
+      // 90 days (docs/dashboard.md, "Second factors"). A pairing gets a public id (its
+      // primary key; the token's SHA-256 stays unique), the name the admin gave its code
+      // (optional) and the time a display last signed in with it. The table is small: its
+      // rows are read, the table made again, and each row written back with a new id and
+      // its pairing time as its last use.
+      await db.schema.alterTable('display_pairing_codes').addColumn('label', 'text').execute();
+      await sql`create index display_pairing_codes_expiry_idx on display_pairing_codes (expires_at)`.execute(db);
+      const { rows } = await sql<{ token_hash: string; hotel_id: string; paired_by: string; created_at: string }>`
+        select token_hash, hotel_id, paired_by, created_at from paired_displays`.execute(db);
+      await db.schema.dropTable('paired_displays').execute();
+      await db.schema
+        .createTable('paired_displays')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('hotel_id', 'text', (c) => c.notNull().references('hotels.id'))
+        .addColumn('paired_by', 'text', (c) => c.notNull().references('staff_users.id'))
+        .addColumn('label', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text', (c) => c.notNull())
+        .execute();
+      await sql`create index paired_displays_hotel_idx on paired_displays (hotel_id, created_at)`.execute(db);
+      await sql`create index paired_displays_last_used_idx on paired_displays (last_used_at)`.execute(db);
+      for (const r of rows)
+        await sql`insert into paired_displays (id, token_hash, hotel_id, paired_by, label, created_at, last_used_at)
+          values (${newId('disp')}, ${r.token_hash}, ${r.hotel_id}, ${r.paired_by}, null, ${r.created_at}, ${r.created_at})`.execute(db);
+      // The pairing a display session signed in through (null: none). Unpairing deletes its
+      // sessions itself (to close their event streams); the cascade also ends a session that
+      // signed in at the moment its pairing was deleted.
+      await db.schema
+        .alterTable('staff_sessions')
+        .addColumn('paired_display_id', 'text', (c) => c.references('paired_displays.id').onDelete('cascade'))
+        .execute();
+      await sql`create index staff_sessions_paired_display_idx on staff_sessions (paired_display_id) where paired_display_id is not null`.execute(db);
+    },
+  },
+  '0028_security_event_subject': {
     async up(db: Kysely<unknown>) {
       // The security events of one staff account (its failed sign-ins, factor changes...),
       // newest first: the Access trail page's staff filter (docs/dashboard.md, "Access trail").

@@ -212,6 +212,8 @@ interface StaffSessionTable {
   client_ip: ColumnType<string | null, string | null | undefined, string | null>;
   /** The passkey (staff_passkeys.id) this session was signed in with; null: the password. */
   passkey_id: Optional<string>;
+  /** The pairing (paired_displays.id) a display session signed in through (migration 0027); null: none. */
+  paired_display_id: Optional<string>;
   /** 'full', or a sign-in still waiting for its second factor ('second_factor') or its enrolment ('enrol'). */
   stage: Generated<'full' | 'second_factor' | 'enrol'>;
 }
@@ -266,13 +268,22 @@ interface DisplayPairingCodeTable {
   created_by: string;
   created_at: string;
   expires_at: string;
+  /** The name the admin gave the display to pair (migration 0027); null: none. */
+  label: Optional<string>;
 }
 
+/** A front-desk display an admin paired (docs/dashboard.md, "Second factors"; migration 0027). */
 interface PairedDisplayTable {
+  /** The pairing's public id (`disp_…`). */
+  id: string;
+  /** SHA-256 of the device cookie's token. */
   token_hash: string;
   hotel_id: string;
   paired_by: string;
+  label: Optional<string>;
   created_at: string;
+  /** The pairing, then each display sign-in with the cookie; unused for 90 days, the pairing ends. */
+  last_used_at: string;
 }
 
 export interface WebhookEndpointTable {

@@ -9,6 +9,8 @@ import { WEBHOOK_HISTORY_MS } from '../webhooks/events.js';
 import { purgeSessions } from '../db/repositories/staff.repository.js';
 import { SESSION_IDLE_MS, SESSION_MAX_MS } from '../staff/sessions.js';
 import { purgeAccessTrail } from '../db/repositories/access-trail.repository.js';
+import { purgeDisplayPairings } from '../db/repositories/factors.repository.js';
+import { pairingUnusedSince } from '../staff/factors.js';
 import { DEFAULT_ACCESS_LOG_RETENTION_DAYS } from '../config.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -29,6 +31,10 @@ export interface PurgeResult {
   accessLog: number;
   /** Security events older than ACCESS_LOG_RETENTION_DAYS. */
   securityEvents: number;
+  /** Front-desk display pairings unused for 90 days (docs/dashboard.md, "Second factors"). */
+  pairedDisplays: number;
+  /** Display pairing codes past their expiry, never used. */
+  pairingCodes: number;
 }
 
 /**
@@ -36,7 +42,8 @@ export interface PurgeResult {
  * days, idempotency records 24 hours, then guests checked out more than
  * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off), and
  * outgoing webhook events are kept 30 days, expired dashboard sessions are deleted, and
- * access entries and security events are kept `accessLogRetentionDays` (ACCESS_LOG_RETENTION_DAYS).
+ * access entries and security events are kept `accessLogRetentionDays` (ACCESS_LOG_RETENTION_DAYS),
+ * and display pairings unused for 90 days and expired pairing codes are deleted.
  */
 export async function runRetention(
   db: Db,
@@ -52,7 +59,8 @@ export async function runRetention(
   const webhookEvents = await purgeWebhookHistory(db, new Date(nowMs - WEBHOOK_HISTORY_MS).toISOString());
   const sessions = await purgeSessions(db, new Date(nowMs - SESSION_IDLE_MS).toISOString(), new Date(nowMs - SESSION_MAX_MS).toISOString());
   const trail = await purgeAccessTrail(db, new Date(nowMs - accessLogRetentionDays * DAY_MS).toISOString());
-  return { requestLog, idempotency, guests, webhookEvents, sessions, ...trail };
+  const pairings = await purgeDisplayPairings(db, pairingUnusedSince(nowMs), new Date(nowMs).toISOString());
+  return { requestLog, idempotency, guests, webhookEvents, sessions, ...trail, ...pairings };
 }
 
 /** Runs the jobs now and then every `everyMs`; returns the stop function. */

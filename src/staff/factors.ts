@@ -4,9 +4,9 @@ import QRCode from 'qrcode';
 import type { Db, DbOrTrx } from '../db/database.js';
 import * as factors from '../db/repositories/factors.repository.js';
 import * as passkeys from '../db/repositories/passkey.repository.js';
-import { insertSecurityEvent, type SecurityEvent, type SecurityEventKind } from '../db/repositories/security.repository.js';
-import { deleteUserSessions, type SessionStage } from '../db/repositories/staff.repository.js';
-import { sha256Hex } from '../domain/ids.js';
+import { insertSecurityEvent, type ChangedBy, type SecurityEvent, type SecurityEventKind } from '../db/repositories/security.repository.js';
+import { deletePairedDisplaySessions, deleteUserSessions, type SessionStage } from '../db/repositories/staff.repository.js';
+import { newId, sha256Hex } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
 
 // docs/dashboard.md, "Second factors": an authenticator app (TOTP, RFC 6238) and recovery
@@ -17,6 +17,8 @@ import { ApiError } from '../errors.js';
 const RECOVERY_CODES = 10;
 /** A pairing code works once, for this long. */
 const PAIRING_CODE_MS = 10 * 60_000;
+/** A paired display that has not signed in for this long is no longer paired (the retention job deletes it). */
+const PAIRED_DISPLAY_UNUSED_MS = 90 * 24 * 60 * 60_000;
 /** Crockford's base 32: no I, L, O or U to misread; 256 is a multiple of 32, so every character is as likely. */
 const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -203,40 +205,79 @@ export async function hotelFactors(db: Db, hotelId: string): Promise<{ required:
   return { required, usersWithFactor: [...new Set([...withTotp, ...withPasskey])] };
 }
 
-/** An admin's one-time code that pairs one front-desk display (shown to the admin once; stored as SHA-256). */
-export async function createPairingCode(db: Db, hotelId: string, adminId: string): Promise<{ code: string; expiresAt: string }> {
+/** An admin's one-time code that pairs one front-desk display (shown to the admin once; stored as SHA-256), with the name the admin gives the display. */
+export async function createPairingCode(db: Db, hotelId: string, adminId: string, label: string | null): Promise<{ code: string; expiresAt: string }> {
   const code = grouped(randomCode(8));
   const now = Date.now();
   const expiresAt = new Date(now + PAIRING_CODE_MS).toISOString();
-  await factors.insertPairingCode(db, { hash: codeHash(code), hotelId, createdBy: adminId, now: new Date(now).toISOString(), expiresAt });
+  await factors.insertPairingCode(db, { hash: codeHash(code), hotelId, createdBy: adminId, label, now: new Date(now).toISOString(), expiresAt });
   return { code, expiresAt };
 }
 
 /**
  * A display sign-in with a pairing code: the code is used up and the device gets a token
  * (its cookie; SHA-256 stored) that lets its later display sign-ins skip the second factor.
- * Null when the code is wrong, used or expired.
+ * The token and the pairing's id; null when the code is wrong, used or expired.
  */
-export async function pairDisplay(db: Db, user: Account, code: string, clientIp: string | null): Promise<string | null> {
+export async function pairDisplay(db: Db, user: Account, code: string, clientIp: string | null): Promise<{ token: string; displayId: string } | null> {
   return db.transaction().execute(async (trx) => {
     const now = new Date().toISOString();
-    const pairedBy = await factors.takePairingCode(trx, user.hotelId, codeHash(code), now);
-    if (pairedBy === null) return null;
+    const taken = await factors.takePairingCode(trx, user.hotelId, codeHash(code), now);
+    if (taken === null) return null;
     const token = randomBytes(32).toString('base64url');
-    await factors.insertPairedDisplay(trx, { hash: sha256Hex(token), hotelId: user.hotelId, pairedBy, now });
+    const displayId = newId('disp');
+    await factors.insertPairedDisplay(trx, {
+      id: displayId,
+      hash: sha256Hex(token),
+      hotelId: user.hotelId,
+      pairedBy: taken.createdBy,
+      label: taken.label,
+      now,
+    });
     await insertSecurityEvent(trx, {
       hotelId: user.hotelId,
       kind: 'display.paired',
       actor: { type: 'staff', userId: user.id },
       subjectUserId: user.id,
       clientIp,
-      detail: { pairedBy },
+      detail: { pairedBy: taken.createdBy, displayId },
     });
-    return token;
+    return { token, displayId };
   });
 }
 
-/** Whether a device's token is one of a display the hotel paired. */
-export async function isPairedDisplay(db: Db, hotelId: string, token: string): Promise<boolean> {
-  return token.length <= 200 && factors.isPairedDisplay(db, hotelId, sha256Hex(token));
+/** The moment before which a pairing's last use ends it. */
+export const pairingUnusedSince = (nowMs: number): string => new Date(nowMs - PAIRED_DISPLAY_UNUSED_MS).toISOString();
+
+/** A display sign-in with a device's token: the id of the hotel's pairing it holds (its last use now), or null (none, or unused too long). */
+export async function usePairedDisplay(db: Db, hotelId: string, token: string): Promise<string | null> {
+  if (token.length > 200) return null;
+  const now = Date.now();
+  return factors.usePairedDisplay(db, hotelId, sha256Hex(token), new Date(now).toISOString(), pairingUnusedSince(now));
+}
+
+/** The hotel's paired displays (the Staff page). */
+export async function pairedDisplays(db: Db, hotelId: string): Promise<factors.PairedDisplay[]> {
+  return factors.listPairedDisplays(db, hotelId, pairingUnusedSince(Date.now()));
+}
+
+/**
+ * An admin unpairs a display: the pairing goes and every session that signed in through it
+ * ends, with the `display.unpaired` entry, in one transaction. The ids of the sessions
+ * ended (their event streams are closed by the caller).
+ */
+export async function unpairDisplay(db: Db, hotelId: string, displayId: string, by: ChangedBy): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const ended = await deletePairedDisplaySessions(trx, hotelId, displayId);
+    if (!(await factors.deletePairedDisplay(trx, hotelId, displayId)))
+      throw new ApiError('RECORD_NOT_FOUND', { message: 'No paired display with this id in your hotel: reload the Staff page.' });
+    await insertSecurityEvent(trx, {
+      hotelId,
+      kind: 'display.unpaired',
+      actor: by.actor,
+      clientIp: by.clientIp,
+      detail: { displayId, sessionsEnded: ended.length },
+    });
+    return ended;
+  });
 }

@@ -510,7 +510,17 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
 
     const r = await cli(['purge', '--json']);
     expect(r.stderr).toBe('');
-    expect(parseJsonOutput(r)).toEqual({ requestLog: 2, idempotency: 3, guests: 0, webhookEvents: 0, sessions: 2, accessLog: 1, securityEvents: 1 });
+    expect(parseJsonOutput(r)).toEqual({
+      requestLog: 2,
+      idempotency: 3,
+      guests: 0,
+      webhookEvents: 0,
+      sessions: 2,
+      accessLog: 1,
+      securityEvents: 1,
+      pairedDisplays: 0,
+      pairingCodes: 0,
+    });
     expect((await db().selectFrom('access_log').select('id').where('hotel_id', '=', hotel.id).execute()).map((x) => x.id)).toEqual(['acc_kept']);
     const events = await db().selectFrom('security_events').select('id').where('hotel_id', '=', hotel.id).where('kind', '=', 'login.failed').execute();
     expect(events.map((x) => x.id)).toEqual(['sec_kept']);
@@ -532,6 +542,8 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       sessions: 0,
       accessLog: 0,
       securityEvents: 0,
+      pairedDisplays: 0,
+      pairingCodes: 0,
     });
   });
 

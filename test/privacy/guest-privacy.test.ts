@@ -318,6 +318,8 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
       sessions: expect.any(Number),
       accessLog: 0,
       securityEvents: 0,
+      pairedDisplays: 0,
+      pairingCodes: 0,
     });
     const page = (await admin.get(`/guests/${id}`)).body;
     expect(page.guest).toMatchObject({

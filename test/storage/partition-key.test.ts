@@ -221,6 +221,11 @@ const FLEET_WIDE: Array<{ name: string; reason: string; match: RegExp }> = [
     reason: 'access entries and security events past ACCESS_LOG_RETENTION_DAYS are found by created_at across hotels, a batch at a time (db/batches.ts)',
     match: /^delete from "(access_log|security_events)" where "id" in \(select "id" from "(access_log|security_events)" where "created_at" < /,
   },
+  {
+    name: 'retention: display pairings',
+    reason: 'pairings unused for 90 days and pairing codes past their expiry are deleted across hotels (docs/dashboard.md, "Second factors")',
+    match: /^delete from "(paired_displays|display_pairing_codes)" where "(last_used_at|expires_at)" <= \$\d+$/,
+  },
   // The webhook dispatcher: one queue for the fleet (webhooks/dispatcher.ts, db/repositories/webhook.repository.ts).
   {
     name: 'dispatcher: anything due',
@@ -456,6 +461,9 @@ describe.skipIf(!testEngines().includes('postgres'))('the partition key: every s
       await ok(admin.get(`/access-trail?staff=${adminId}&guest=${bobRow.id}&day=2026-11-27`));
       await ok(admin.get('/access-trail?limit=1'));
       await ok(admin.get('/security-events?kind=login.failed'));
+      // Front-desk displays: a pairing code and the list of paired displays.
+      await ok(admin.post('/displays/pairing-code', { label: 'Lobby' }));
+      await ok(admin.get('/displays'));
       await ok(admin.post('/logout'));
 
       // The operator's commands (src/cli: the same functions the innsync command calls).

@@ -9,11 +9,13 @@ import {
   createPairingCode,
   factorsOf,
   hotelFactors,
+  pairedDisplays,
   regenerateRecoveryCodes,
   removeTotp,
   resetFactors,
   setSecondFactorRequirement,
   startTotp,
+  unpairDisplay,
   verifySecondFactor,
   type FactorChange,
 } from '../../staff/factors.js';
@@ -26,7 +28,10 @@ import {
   FactorsResetAnswer,
   HotelFactorsAnswer,
   IdParams,
+  DisplayUnpairedAnswer,
+  PairedDisplaysAnswer,
   PairingCodeAnswer,
+  PairingCodeBody,
   PasswordAgainBody,
   RecoveryCodesAnswer,
   SecondFactorBody,
@@ -36,7 +41,7 @@ import {
   TotpConfirmAnswer,
   TotpStartAnswer,
 } from '../schemas.js';
-import { promoteSession, sessionOf, sessionWithNewFactor } from '../session.js';
+import { changedBy, promoteSession, sessionOf, sessionWithNewFactor } from '../session.js';
 
 // docs/dashboard.md, "Second factors".
 
@@ -139,8 +144,28 @@ export const factorAdminRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async
     return { userId: target.id, reset: true as const };
   });
 
-  app.post('/displays/pairing-code', { schema: { ...hide, response: { 201: PairingCodeAnswer } } }, async (req, reply) => {
-    const s = sessionOf(req);
-    return reply.code(201).send(await createPairingCode(db, s.hotel.id, s.user.id));
+  // The body is optional (no name): a request without one is read as `{}`.
+  const noBodyIsEmpty = async (req: FastifyRequest): Promise<void> => {
+    req.body ??= {};
+  };
+  app.post(
+    '/displays/pairing-code',
+    { preValidation: noBodyIsEmpty, schema: { ...hide, body: PairingCodeBody, response: { 201: PairingCodeAnswer } } },
+    async (req, reply) => {
+      const s = sessionOf(req);
+      const label = req.body.label?.trim() ?? '';
+      return reply.code(201).send(await createPairingCode(db, s.hotel.id, s.user.id, label === '' ? null : label));
+    },
+  );
+
+  app.get('/displays', { schema: { ...hide, response: { 200: PairedDisplaysAnswer } } }, async (req) => ({
+    displays: await pairedDisplays(db, sessionOf(req).hotel.id),
+  }));
+
+  // The pairing and every session that came through it end at once, their event streams with them.
+  app.post('/displays/:id/unpair', { schema: { ...hide, params: IdParams, response: { 200: DisplayUnpairedAnswer } } }, async (req) => {
+    const id = req.params.id;
+    closeStreams(deps, await unpairDisplay(db, sessionOf(req).hotel.id, id, changedBy(req)));
+    return { id, unpaired: true as const };
   });
 };

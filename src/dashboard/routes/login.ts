@@ -6,7 +6,7 @@ import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
 import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
 import { refined, type Refinement } from '../../http/validation.js';
-import { isPairedDisplay, pairDisplay, signInStage } from '../../staff/factors.js';
+import { pairDisplay, signInStage, usePairedDisplay } from '../../staff/factors.js';
 import { authenticateStaff, setUpFirstHotel, setupDone } from '../../staff/staff-service.js';
 import { countedAttempt } from '../attempts.js';
 import type { DashboardDeps } from '../deps.js';
@@ -95,11 +95,12 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     }
     const display = req.body.display === true;
     // A wrong pairing code is a failed attempt: it is not taken back.
-    const paired = display && (await pairedDevice(deps, req, reply, outcome.user, req.body.pairingCode));
+    const pairedDisplayId = display ? await pairedDevice(deps, req, reply, outcome.user, req.body.pairingCode) : null;
     await takeBack();
-    // docs/dashboard.md, "Second factors": a paired display skips the second factor.
-    const stage = paired ? 'full' : await signInStage(db, outcome.user);
-    const { token, csrfToken } = await startSession(db, outcome.user, { display, stage, ...originOf(req) });
+    // docs/dashboard.md, "Second factors": a paired display skips the second factor; its
+    // session records the pairing, whose unpairing ends it.
+    const stage = pairedDisplayId !== null ? 'full' : await signInStage(db, outcome.user);
+    const { token, csrfToken } = await startSession(db, outcome.user, { display, stage, pairedDisplayId, ...originOf(req) });
     setSessionCookie(reply, token);
     return sessionView(outcome, csrfToken, display, stage);
   });
@@ -112,18 +113,25 @@ async function recordFailedSignIns(db: DashboardDeps['db'], accounts: Array<{ ho
 }
 
 /**
- * Whether a display sign-in comes from a paired device: one holding the paired-device cookie
- * of the user's hotel, or one pairing now with an admin's code (it then gets the cookie).
+ * The pairing a display sign-in comes through, or null: the paired-device cookie of a
+ * current pairing of the user's hotel, or a pairing made now with an admin's code (the
+ * device then gets the cookie).
  */
-async function pairedDevice(deps: DashboardDeps, req: FastifyRequest, reply: FastifyReply, user: staff.StaffUser, code: string | undefined): Promise<boolean> {
+async function pairedDevice(
+  deps: DashboardDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  user: staff.StaffUser,
+  code: string | undefined,
+): Promise<string | null> {
   if (code === undefined) {
     const token = displayToken(req);
-    return token !== null && isPairedDisplay(deps.db, user.hotelId, token);
+    return token === null ? null : usePairedDisplay(deps.db, user.hotelId, token);
   }
-  const token = await pairDisplay(deps.db, user, code, clientOf(req));
-  if (token === null) throw new ApiError('PAIRING_CODE_INVALID');
-  setDisplayCookie(reply, token);
-  return true;
+  const paired = await pairDisplay(deps.db, user, code, clientOf(req));
+  if (paired === null) throw new ApiError('PAIRING_CODE_INVALID');
+  setDisplayCookie(reply, paired.token);
+  return paired.displayId;
 }
 
 /** The signed-in user's session: what the page shows, and logout. */

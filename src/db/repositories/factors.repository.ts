@@ -105,30 +105,88 @@ export async function setSecondFactorRequired(trx: DbOrTrx, hotelId: string, req
     .execute();
 }
 
-export async function insertPairingCode(db: DbOrTrx, p: { hash: string; hotelId: string; createdBy: string; now: string; expiresAt: string }): Promise<void> {
+export async function insertPairingCode(
+  db: DbOrTrx,
+  p: { hash: string; hotelId: string; createdBy: string; label: string | null; now: string; expiresAt: string },
+): Promise<void> {
   await db
     .insertInto('display_pairing_codes')
-    .values({ code_hash: p.hash, hotel_id: p.hotelId, created_by: p.createdBy, created_at: p.now, expires_at: p.expiresAt })
+    .values({ code_hash: p.hash, hotel_id: p.hotelId, created_by: p.createdBy, label: p.label, created_at: p.now, expires_at: p.expiresAt })
     .execute();
 }
 
-/** Uses up a current pairing code of the hotel; the admin who made it, or null when it is wrong, used or expired. */
-export async function takePairingCode(trx: DbOrTrx, hotelId: string, hash: string, now: string): Promise<string | null> {
+/** Uses up a current pairing code of the hotel: the admin who made it and the name given, or null when it is wrong, used or expired. */
+export async function takePairingCode(trx: DbOrTrx, hotelId: string, hash: string, now: string): Promise<{ createdBy: string; label: string | null } | null> {
   const rows = await trx
     .deleteFrom('display_pairing_codes')
     .where('hotel_id', '=', hotelId)
     .where('code_hash', '=', hash)
     .where('expires_at', '>', now)
-    .returning('created_by')
+    .returning(['created_by', 'label'])
     .execute();
-  return rows[0]?.created_by ?? null;
+  const r = rows[0];
+  return r ? { createdBy: r.created_by, label: r.label } : null;
 }
 
-export async function insertPairedDisplay(trx: DbOrTrx, p: { hash: string; hotelId: string; pairedBy: string; now: string }): Promise<void> {
-  await trx.insertInto('paired_displays').values({ token_hash: p.hash, hotel_id: p.hotelId, paired_by: p.pairedBy, created_at: p.now }).execute();
+export async function insertPairedDisplay(
+  trx: DbOrTrx,
+  p: { id: string; hash: string; hotelId: string; pairedBy: string; label: string | null; now: string },
+): Promise<void> {
+  await trx
+    .insertInto('paired_displays')
+    .values({ id: p.id, token_hash: p.hash, hotel_id: p.hotelId, paired_by: p.pairedBy, label: p.label, created_at: p.now, last_used_at: p.now })
+    .execute();
 }
 
-export async function isPairedDisplay(db: DbOrTrx, hotelId: string, hash: string): Promise<boolean> {
-  const r = await db.selectFrom('paired_displays').select('token_hash').where('hotel_id', '=', hotelId).where('token_hash', '=', hash).executeTakeFirst();
-  return r !== undefined;
+/**
+ * A display sign-in with the device's token: when the token is a pairing of the hotel used
+ * since `unusedSince`, its last use becomes `now`; the pairing's id, else null.
+ */
+export async function usePairedDisplay(db: DbOrTrx, hotelId: string, hash: string, now: string, unusedSince: string): Promise<string | null> {
+  const r = await db
+    .updateTable('paired_displays')
+    .set({ last_used_at: now })
+    .where('hotel_id', '=', hotelId)
+    .where('token_hash', '=', hash)
+    .where('last_used_at', '>', unusedSince)
+    .returning('id')
+    .executeTakeFirst();
+  return r?.id ?? null;
+}
+
+/** A pairing as the Staff page lists it. */
+export interface PairedDisplay {
+  id: string;
+  pairedAt: string;
+  /** The e-mail of the admin who made the pairing code (a deactivated one's too). */
+  pairedBy: string;
+  lastUsedAt: string;
+  label: string | null;
+}
+
+/** The hotel's pairings used since `unusedSince`, the newest first. */
+export async function listPairedDisplays(db: DbOrTrx, hotelId: string, unusedSince: string): Promise<PairedDisplay[]> {
+  const rows = await db
+    .selectFrom('paired_displays')
+    .innerJoin('staff_users', (j) => j.onRef('staff_users.id', '=', 'paired_displays.paired_by').onRef('staff_users.hotel_id', '=', 'paired_displays.hotel_id'))
+    .select(['paired_displays.id', 'paired_displays.created_at', 'paired_displays.last_used_at', 'paired_displays.label', 'staff_users.email'])
+    .where('paired_displays.hotel_id', '=', hotelId)
+    .where('paired_displays.last_used_at', '>', unusedSince)
+    .orderBy('paired_displays.created_at', 'desc')
+    .orderBy('paired_displays.id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, pairedAt: r.created_at, pairedBy: r.email, lastUsedAt: r.last_used_at, label: r.label }));
+}
+
+/** Deletes a pairing of the hotel, in the caller's transaction; false when the hotel has none with this id. */
+export async function deletePairedDisplay(trx: DbOrTrx, hotelId: string, id: string): Promise<boolean> {
+  const res = await trx.deleteFrom('paired_displays').where('hotel_id', '=', hotelId).where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) === 1;
+}
+
+/** The retention job: pairings of every hotel unused since `unusedSince`, and pairing codes past their expiry. */
+export async function purgeDisplayPairings(db: DbOrTrx, unusedSince: string, now: string): Promise<{ pairedDisplays: number; pairingCodes: number }> {
+  const displays = await db.deleteFrom('paired_displays').where('last_used_at', '<=', unusedSince).executeTakeFirst();
+  const codes = await db.deleteFrom('display_pairing_codes').where('expires_at', '<=', now).executeTakeFirst();
+  return { pairedDisplays: Number(displays.numDeletedRows), pairingCodes: Number(codes.numDeletedRows) };
 }

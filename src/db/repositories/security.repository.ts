@@ -24,6 +24,7 @@ export const SECURITY_EVENT_KINDS = [
   'session.ended',
   'sessions.ended',
   'display.paired',
+  'display.unpaired',
   'staff.added',
   'staff.deactivated',
   'staff.role_changed',

@@ -234,6 +234,7 @@ export async function insertSession(
     now: string;
     display: boolean;
     passkeyId?: string | null;
+    pairedDisplayId?: string | null;
     userAgent: string | null;
     clientIp: string | null;
     stage?: SessionStage;
@@ -250,6 +251,7 @@ export async function insertSession(
       last_seen_at: s.now,
       display: s.display ? 1 : 0,
       passkey_id: s.passkeyId ?? null,
+      paired_display_id: s.pairedDisplayId ?? null,
       user_agent: s.userAgent,
       client_ip: s.clientIp,
       stage: s.stage ?? 'full',
@@ -299,6 +301,17 @@ export async function deleteUserSessions(trx: DbOrTrx, hotelId: string, userId: 
   if (which.only !== undefined) q = q.where('id', '=', which.only);
   if (which.except !== undefined) q = q.where('id', '!=', which.except);
   const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** Ends every session that signed in through this pairing of the hotel, in the caller's transaction; the ids ended. */
+export async function deletePairedDisplaySessions(trx: DbOrTrx, hotelId: string, pairedDisplayId: string): Promise<string[]> {
+  const rows = await trx
+    .deleteFrom('staff_sessions')
+    .where('hotel_id', '=', hotelId)
+    .where('paired_display_id', '=', pairedDisplayId)
+    .returning('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 

@@ -37,6 +37,7 @@ const SECURITY_LABELS = {
   'session.ended': tk('Session ended'),
   'sessions.ended': tk('All sessions ended'),
   'display.paired': tk('Front-desk display paired'),
+  'display.unpaired': tk('Front-desk display unpaired'),
   'staff.added': tk('Staff member added'),
   'staff.deactivated': tk('Staff member deactivated'),
   'staff.role_changed': tk('Staff role changed'),

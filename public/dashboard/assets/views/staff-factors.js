@@ -1,11 +1,12 @@
 // The Staff page's second factors (docs/dashboard.md, "Second factors"), for admins: the
 // hotel's rule that every sign-in needs one, a reset of a user's factors (a lost phone),
-// and the pairing of a front-desk display.
+// and the front-desk displays (staff-displays.js).
 
 import { api, enc } from '../api.js';
-import { h, replaceChildren, timeEl } from '../dom.js';
+import { h, replaceChildren } from '../dom.js';
 import { act, showError } from '../ui.js';
 import { t } from '../i18n.js';
+import { staffDisplaysPart } from './staff-displays.js';
 
 // ---------------------------------------------------------------------------
 // Data
@@ -19,7 +20,6 @@ function factorsStore(signal) {
     },
     setRequired: (required) => api.post('/hotel/second-factor', { required }),
     reset: (u) => api.post(`/users/${enc(u.id)}/reset-factors`, {}),
-    pair: () => api.post('/displays/pairing-code', {}),
   };
 }
 
@@ -60,38 +60,18 @@ function enrolledList(users, onReset) {
   );
 }
 
-function pairingNote(pairing) {
-  return h(
-    'p',
-    { class: 'pairing-code', role: 'status' },
-    t('Pairing code'),
-    ': ',
-    h('code', null, pairing.code),
-    '. ',
-    t('On the display, tick Front-desk display, sign in and enter this code. It works once, until'),
-    ' ',
-    timeEl(pairing.expiresAt),
-    '.',
-  );
-}
-
 // ---------------------------------------------------------------------------
 // The section
 
 export function staffFactorsSection(ctx) {
   const store = factorsStore(ctx.signal);
   const body = h('div', null, h('p', { class: 'loading' }, t('Loading…')));
-  const pairSlot = h('div');
-  const pairButton = h('button', { type: 'button', class: 'btn', 'data-action': 'pair-display' }, t('Pair a display'));
   const node = h(
     'section',
     { class: 'panel', 'aria-labelledby': 'second-factors' },
     h('h2', { id: 'second-factors' }, t('Second factors')),
     body,
-    h('h3', null, t('Front-desk displays')),
-    h('p', { class: 'hint' }, t('A paired screen signs in as a display without a second factor. Pair a display gives a code for one screen.')),
-    pairButton,
-    pairSlot,
+    staffDisplaysPart(ctx),
   );
 
   async function load() {
@@ -125,15 +105,6 @@ export function staffFactorsSection(ctx) {
       after: load,
       failed: t('Could not reset the second factor'),
     });
-
-  pairButton.addEventListener('click', () =>
-    act({
-      button: pairButton,
-      run: () => store.pair(),
-      after: (pairing) => replaceChildren(pairSlot, pairingNote(pairing)),
-      failed: t('Could not make a pairing code'),
-    }),
-  );
 
   load();
   return node;
