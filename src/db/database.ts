@@ -260,6 +260,13 @@ export async function readLater<R>(db: DbOrTrx, query: CompiledQuery<R>): Promis
   return { rows: () => (read ??= db.executeQuery(query).then((r) => r.rows)) };
 }
 
+/** Whether a write broke a foreign key: the row it names was deleted meanwhile (PostgreSQL 23503, SQLite's constraint). */
+export function foreignKeyViolation(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 /** Which unique index a write broke, by the names the migrations give them. */
 export type UniqueIndex = 'active_room' | 'active_pms_guest' | 'idempotency' | 'room_list' | 'other';
 

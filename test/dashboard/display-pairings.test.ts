@@ -174,6 +174,37 @@ describe.each(testEngines())('paired front-desk displays (%s)', (engine) => {
     expect(entries).toEqual([{ actor_type: 'staff', actor_id: adminId, detail: JSON.stringify({ displayId: first.id, sessionsEnded: 2 }) }]);
   });
 
+  it('a pairing unpaired between its check and the session’s insert: the device signs in as an unpaired one (the second factor), never a 500', async () => {
+    const user = await deskUser(`race-${engine}@displays.example`);
+    const { device } = await pair(user.email, 'Race');
+    // The unpairing of another request lands at the worst moment: a trigger deletes the
+    // pairing just before the display session that names it is inserted (the statement's
+    // foreign key then fails, and the trigger's delete is undone with it).
+    const trigger =
+      engine === 'postgres'
+        ? [
+            sql`create function unpair_first() returns trigger language plpgsql as $$ begin delete from paired_displays where id = new.paired_display_id; return new; end $$`,
+            sql`create trigger unpair_first before insert on staff_sessions for each row when (new.paired_display_id is not null) execute function unpair_first()`,
+          ]
+        : [
+            sql`create trigger unpair_first before insert on staff_sessions when new.paired_display_id is not null begin delete from paired_displays where id = new.paired_display_id; end`,
+          ];
+    for (const statement of trigger) await statement.execute(db());
+    try {
+      const { res } = await displaySignIn(user.email, device);
+      expect(res.body.stage).toBe('second_factor');
+      const session = await db()
+        .selectFrom('staff_sessions')
+        .select('paired_display_id')
+        .where('csrf_token', '=', res.body.csrfToken)
+        .executeTakeFirstOrThrow();
+      expect(session.paired_display_id).toBeNull();
+    } finally {
+      await sql`drop trigger unpair_first ${engine === 'postgres' ? sql`on staff_sessions` : sql``}`.execute(db());
+      if (engine === 'postgres') await sql`drop function unpair_first()`.execute(db());
+    }
+  });
+
   it('with the hotel’s rule, an unpaired device’s display sign-in enrols: the pairing skips it until unpaired', async () => {
     const user = await addStaffUser(db(), t.slug, `enrol-${engine}@displays.example`, 'receptionist');
     expect((await admin.post('/hotel/second-factor', { required: true })).status).toBe(200);

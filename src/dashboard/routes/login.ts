@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as staff from '../../db/repositories/staff.repository.js';
 import { ApiError, fieldError } from '../../errors.js';
+import { foreignKeyViolation } from '../../db/database.js';
 import { normalizeEmail } from '../../domain/accounts.js';
 import { clientOf } from '../../http/ip-limit.js';
 import { insertSecurityEvent } from '../../db/repositories/security.repository.js';
@@ -98,9 +99,16 @@ export const openRoutes: FastifyPluginAsyncTypebox<DashboardDeps> = async (app, 
     const pairedDisplayId = display ? await pairedDevice(deps, req, reply, outcome.user, req.body.pairingCode) : null;
     await takeBack();
     // docs/dashboard.md, "Second factors": a paired display skips the second factor; its
-    // session records the pairing, whose unpairing ends it.
-    const stage = pairedDisplayId !== null ? 'full' : await signInStage(db, outcome.user);
-    const { token, csrfToken } = await startSession(db, outcome.user, { display, stage, pairedDisplayId, ...originOf(req) });
+    // session records the pairing, whose unpairing ends it. Unpaired between the check and
+    // the session's insert (its foreign key): the device is no longer paired, and signs in as any.
+    const start = async (paired: string | null) => {
+      const stage = paired !== null ? 'full' : await signInStage(db, outcome.user);
+      return { stage, ...(await startSession(db, outcome.user, { display, stage, pairedDisplayId: paired, ...originOf(req) })) };
+    };
+    const { stage, token, csrfToken } = await start(pairedDisplayId).catch((err: unknown) => {
+      if (pairedDisplayId === null || !foreignKeyViolation(err)) throw err;
+      return start(null);
+    });
     setSessionCookie(reply, token);
     return sessionView(outcome, csrfToken, display, stage);
   });
