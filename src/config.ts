@@ -163,6 +163,12 @@ export const CONFIG_VARIABLES = [
   'MAX_KEY_PAIRS_PER_HOTEL',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   'WEBHOOK_MAX_ENDPOINTS_PER_HOTEL',
+  // Read by the tracing SDK itself (tracing/start.ts), never by loadConfig: docs/architecture.md, "Traces".
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_SERVICE_NAME',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
 ] as const;
 
 /** Validates the environment once; throws ConfigError naming the variable at fault. */
@@ -241,4 +247,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookMaxEndpointsPerHotel: parsePositive('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL', get('WEBHOOK_MAX_ENDPOINTS_PER_HOTEL'), 10, 1000),
     requestLog: parseOnOff('REQUEST_LOG', get('REQUEST_LOG'), true),
   });
+}
+
+/** What tracing/start.ts needs of the OTEL_* variables the SDK does not read itself (docs/architecture.md, "Traces"). */
+export interface TracingSettings {
+  protocol: 'http/json' | 'http/protobuf';
+  serviceName: string;
+}
+
+export function loadTracingSettings(env: Record<string, string | undefined> = process.env): TracingSettings {
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/protobuf';
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not "${protocol}"`);
+  }
+  return { protocol, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'innsync' };
 }

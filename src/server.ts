@@ -22,6 +22,8 @@ import { ensurePartitionsAhead } from './db/partitions.js';
 import { DEFAULT_REQUEST_LOG_OPTIONS, RequestLogWriter } from './pms/request-log.js';
 import { listenMetrics, Metrics } from './http/metrics.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { flushTracing, traceLogFields, tracingOn } from './tracing/spans.js';
+import { tracedHandler } from './tracing/requests.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -40,6 +42,8 @@ export interface RunningServer {
 export function createLogger(level: string): Logger {
   return pino({
     level,
+    // docs/architecture.md, "Traces": with tracing on, each line names its trace and span.
+    ...(tracingOn() ? { mixin: traceLogFields } : {}),
     // Never log credentials, whatever a future log call passes in.
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'password', '*.password'], censor: '[redacted]' },
   });
@@ -139,6 +143,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       await bus.close();
       rateLimits.close();
       await database.close();
+      // The spans of the last requests are sent before the process exits.
+      await flushTracing();
     })();
     return closing;
   };
@@ -190,7 +196,7 @@ async function listenPlainHttp(
   metrics: Metrics | undefined,
   steps: StartSteps,
 ): Promise<http.Server & TrackedConnections> {
-  const server = createHttpServer(config.limits, app.routing);
+  const server = createHttpServer(config.limits, tracedHandler(app.routing));
   server.on('clientError', clientErrorHandler(logger, metrics));
   gate.watch(server);
   const tracked = trackConnections(server, 'connection');

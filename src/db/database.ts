@@ -8,6 +8,7 @@ import { createPrivateFile, secureDataDir } from './data-dir.js';
 import { holdShared } from './data-dir-lock.js';
 import { PostgresConnection, postgresDialect, postgresPool, type Deferred } from './postgres-driver.js';
 import { DEFAULT_SQLITE_GROUP_COMMIT_MS, StatementCache, WorkerSqliteDialect, type CommitStats } from './sqlite-driver.js';
+import { inSpan } from '../tracing/spans.js';
 export { asLongWork } from './sqlite-driver.js';
 
 export type Db = Kysely<Database>;
@@ -381,12 +382,22 @@ const RETRIES = 4;
  * thrown as is. `work` must be safe to run again: everything it did rolled back.
  */
 export async function runTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await db.transaction().execute(work);
-    } catch (err) {
-      if (attempt >= RETRIES || !isTransientConflict(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * 2 ** attempt));
-    }
-  }
+  // docs/architecture.md, "Traces": one span for the transaction and its retries.
+  const attributes = { 'db.system.name': isPostgres(db) ? 'postgresql' : 'sqlite' };
+  return inSpan(
+    'db.transaction',
+    attributes,
+    async (span) => {
+      for (let attempt = 0; ; attempt++) {
+        span?.setAttribute('innsync.db.retries', attempt);
+        try {
+          return await db.transaction().execute(work);
+        } catch (err) {
+          if (attempt >= RETRIES || !isTransientConflict(err)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * 2 ** attempt));
+        }
+      }
+    },
+    { onlyInside: true },
+  );
 }

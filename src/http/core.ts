@@ -25,6 +25,7 @@ import { SecurityLog } from './security-log.js';
 import { answerUndelivered, clientErrorHandler, createHttpsServer, lingerOnClose, whyEnded, type ConnectionLimits } from './transport.js';
 import { createValidatorCompiler, OWN_FORMATS } from './validation.js';
 import { consume, UNAUTHENTICATED_LIMIT } from '../rate-limit/limits.js';
+import { traceRequests, tracedHandler } from '../tracing/requests.js';
 
 export interface CoreDeps {
   logger: Logger;
@@ -136,7 +137,8 @@ class Core {
       if (req) this.endEarly(req);
     };
     const limits = this.deps.limits ?? loadConfig({}).limits;
-    return (handler) => createHttpsServer(tls, limits, handler as unknown as http.RequestListener, onStreamCut, this.deps.metrics) as unknown as http.Server;
+    return (handler) =>
+      createHttpsServer(tls, limits, tracedHandler(handler as unknown as http.RequestListener), onStreamCut, this.deps.metrics) as unknown as http.Server;
   }
 
   async register(app: FastifyInstance): Promise<void> {
@@ -163,6 +165,7 @@ class Core {
     app.setValidatorCompiler(createValidatorCompiler());
     registerParsers(app);
     registerRequestMetrics(app, this.deps.metrics);
+    traceRequests(app);
     this.transportHooks(app);
     this.errorHandler(app);
     // A path no part of the service serves.

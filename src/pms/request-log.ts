@@ -5,6 +5,7 @@ import { touchKeys } from '../db/repositories/api-key.repository.js';
 import type { Metrics } from '../http/metrics.js';
 import { KeyChecklistRecorder } from './key-checklist.js';
 import { UnattributedBudget } from './request-log-budget.js';
+import { detached } from '../tracing/spans.js';
 
 /** Rows held for a database that does not answer; beyond it the oldest are dropped (counted and logged). */
 const MAX_QUEUED_ROWS = 50_000;
@@ -86,7 +87,8 @@ export class RequestLogWriter {
    * returns it), and the key last-use times when they are due (or `all`). Never throws.
    */
   flush(all = false): Promise<void> {
-    this.inFlight ??= this.writeBatch(all).finally(() => {
+    // A full batch is written from the request that filled it, outside that request's trace.
+    this.inFlight ??= detached(() => this.writeBatch(all)).finally(() => {
       this.inFlight = null;
     });
     return this.inFlight;

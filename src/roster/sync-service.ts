@@ -23,6 +23,7 @@ import {
 } from './roster-service.js';
 import { guestSnapshot, type GuestSnapshot } from './guest-object.js';
 import { Turns } from './turns.js';
+import { inSpan } from '../tracing/spans.js';
 
 /** Rows per statement of the sync's writes: one part's statement is built in one slice (roster/turns.ts). */
 const ROWS_PER_PART = 500;
@@ -91,7 +92,13 @@ export async function syncRoster(
         await turns.turn();
         return { result, changed, activity, guests: () => syncedGuests(result, now, turns) };
       });
-    const synced = await (list.length >= LONG_SYNC_GUESTS ? asLongWork(write) : write());
+    // docs/architecture.md, "Traces": the sync's span carries its counts.
+    const synced = await inSpan('roster.sync', { 'innsync.sync.received': list.length }, async (span) => {
+      const r = await (list.length >= LONG_SYNC_GUESTS ? asLongWork(write) : write());
+      const { checkedIn, updated, checkedOut } = r.summary;
+      span?.setAttributes({ 'innsync.sync.checked_in': checkedIn, 'innsync.sync.updated': updated, 'innsync.sync.checked_out': checkedOut });
+      return r;
+    });
     // A replay (StoredResponse) or a refusal throws before this: only syncs that ran are measured.
     deps.metrics?.synced((performance.now() - started) / 1000, list.length);
     return synced;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import * as repo from '../db/repositories/webhook.repository.js';
@@ -8,6 +9,7 @@ import type { Metrics } from '../http/metrics.js';
 import { ADDRESS_REFUSED, guardedLookup, PUBLIC_PORTS, refusedTarget } from './address-guard.js';
 import type { EndpointRules } from './endpoints.js';
 import { signedHeaders } from './signing.js';
+import { detached, eventTraceContext, inSpan } from '../tracing/spans.js';
 
 /** A 2xx within this time is a success; anything else is retried. */
 const DELIVERY_TIMEOUT_MS = 10_000;
@@ -102,7 +104,8 @@ export class WebhookDispatcher implements WebhookOutbox {
       this.again = true;
       return;
     }
-    this.claiming = this.claim()
+    // A request's commit wakes the sender: its claims are not part of that request's trace.
+    this.claiming = detached(() => this.claim())
       .catch((err: unknown) => this.logger.warn({ err }, 'webhook delivery round failed'))
       .finally(() => {
         this.claiming = null;
@@ -171,8 +174,27 @@ export class WebhookDispatcher implements WebhookOutbox {
     }
   }
 
-  /** One HTTP attempt: the signed event, a 10-second limit; of the answer only its status is kept. Never throws. */
+  /**
+   * docs/architecture.md, "Traces": each attempt is a CLIENT span in the trace that wrote
+   * the event (when this instance wrote it), with the endpoint's id and host, never its path.
+   */
   private send(d: repo.ClaimedDelivery): Promise<Answer> {
+    const attributes = { 'http.request.method': 'POST', 'innsync.webhook.endpoint_id': d.endpointId, 'innsync.webhook.attempt': d.attempts + 1 };
+    return inSpan(
+      'webhook.deliver',
+      attributes,
+      async (span) => {
+        const answer = await this.attempt(d, span);
+        if (answer.status !== null) span?.setAttribute('http.response.status_code', answer.status);
+        if (answer.status === null || answer.status >= 300) span?.setStatus({ code: SpanStatusCode.ERROR });
+        return answer;
+      },
+      { kind: SpanKind.CLIENT, parent: eventTraceContext(d.eventId) },
+    );
+  }
+
+  /** One HTTP attempt: the signed event, a 10-second limit; of the answer only its status is kept. Never throws. */
+  private attempt(d: repo.ClaimedDelivery, span: Span | null): Promise<Answer> {
     const started = performance.now();
     const done = (a: Omit<Answer, 'latencyMs'>): Answer => ({ ...a, latencyMs: performance.now() - started });
     let url: URL;
@@ -181,6 +203,7 @@ export class WebhookDispatcher implements WebhookOutbox {
     } catch {
       return Promise.resolve(done({ status: null, error: 'the endpoint URL is not valid' }));
     }
+    span?.setAttributes({ 'server.address': url.hostname, 'url.scheme': url.protocol.slice(0, -1) });
     // A literal address never reaches the resolver: it is checked here, as a resolved name is in guardedLookup.
     const refused = refusedTarget(url, this.opts.allowPrivateNetworks);
     if (refused !== null) {

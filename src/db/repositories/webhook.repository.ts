@@ -4,6 +4,7 @@ import { isPostgres, runTransaction, writeLater, type Db, type DbOrTrx } from '.
 import { deleteInBatches, PURGE_BATCH_ROWS } from '../batches.js';
 import { newId } from '../../domain/ids.js';
 import { compiledShape } from '../shapes.js';
+import { rememberEventTrace } from '../../tracing/spans.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -217,6 +218,7 @@ export async function insertEvents(
   );
   await inChunks(rows, (part) => writeLater(trx, trx.insertInto('webhook_events').values(part).compile()));
   await inChunks(deliveries, (part) => writeLater(trx, trx.insertInto('webhook_deliveries').values(part).compile()));
+  rememberEventTrace(rows.map((r) => r.id));
   return { ids: rows.map((r) => r.id), deliveries: deliveries.length };
 }
 
