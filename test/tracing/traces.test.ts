@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -118,15 +120,20 @@ describe.each(testEngines())('traces of a PMS check-in (%s)', (engine) => {
     fs.rmSync(storage.dataDir, { recursive: true, force: true });
   });
 
-  const checkIn = async (body: unknown, traceparent: string, idempotencyKey: string) =>
+  const post = async (path: string, body: unknown, traceparent: string, idempotencyKey: string) =>
     readResponse(
-      await request(`${base}/guests/checkin`, {
+      await request(`${base}${path}`, {
         method: 'POST',
         dispatcher: agent,
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey, traceparent },
         body: JSON.stringify(body),
       }),
     );
+  const checkIn = (body: unknown, traceparent: string, idempotencyKey: string) => post('/guests/checkin', body, traceparent, idempotencyKey);
+  const spansOf = async (traceId: string, name: string): Promise<OtlpSpan[]> => {
+    await vi.waitFor(() => expect(collector.spans.some((s) => s.traceId === traceId && s.name === name)).toBe(true), { timeout: scaled(15_000) });
+    return collector.spans.filter((s) => s.traceId === traceId);
+  };
 
   it("the request, its transaction and the event's delivery are one trace, the PMS's; no attribute holds the guest's data or the key", async () => {
     const traceId = randomHex(16);
@@ -136,9 +143,7 @@ describe.each(testEngines())('traces of a PMS check-in (%s)', (engine) => {
     expect(answer.status).toBe(200);
     await vi.waitFor(() => expect(receiver.accepted()).toHaveLength(1), { timeout: scaled(15_000) });
 
-    const inTrace = (): OtlpSpan[] => collector.spans.filter((s) => s.traceId === traceId);
-    await vi.waitFor(() => expect(inTrace().map((s) => s.name)).toContain('webhook.deliver'), { timeout: scaled(15_000) });
-    const spans = inTrace();
+    const spans = await spansOf(traceId, 'webhook.deliver');
     const server = spans.find((s) => s.kind === SERVER);
     expect(server).toMatchObject({ name: 'POST /api/pms/v1/:slug/guests/checkin', parentSpanId: parentId });
     expect(attributesOf(server!)).toMatchObject({
@@ -181,8 +186,37 @@ describe.each(testEngines())('traces of a PMS check-in (%s)', (engine) => {
     const body = guest();
     expect((await checkIn(body, `00-${randomHex(16)}-${randomHex(8)}-01`, `trace-${engine}-2`)).status).toBe(200);
     expect((await checkIn(body, `00-${traceId}-${randomHex(8)}-01`, `trace-${engine}-2`)).status).toBe(200);
-    await vi.waitFor(() => expect(collector.spans.some((s) => s.traceId === traceId && s.kind === SERVER)).toBe(true), { timeout: scaled(15_000) });
-    const replay = collector.spans.find((s) => s.traceId === traceId && s.kind === SERVER)!;
-    expect(attributesOf(replay)).toMatchObject({ 'innsync.idempotent_replay': true, 'innsync.hotel': slug });
+    const replay = (await spansOf(traceId, 'POST /api/pms/v1/:slug/guests/checkin')).find((s) => s.kind === SERVER);
+    expect(attributesOf(replay!)).toMatchObject({ 'innsync.idempotent_replay': true, 'innsync.hotel': slug });
+  });
+
+  it("a sync's span carries its counts, as its answer's summary gives them", async () => {
+    const traceId = randomHex(16);
+    const answer = await post('/guests/sync', { syncMode: 'full', guests: [guest()] }, `00-${traceId}-${randomHex(8)}-01`, `trace-${engine}-3`);
+    expect(answer.status).toBe(200);
+    const summary = answer.body.summary as Record<string, number>;
+    const sync = (await spansOf(traceId, 'roster.sync')).find((s) => s.name === 'roster.sync')!;
+    expect(attributesOf(sync)).toMatchObject({
+      'innsync.sync.received': 1,
+      'innsync.sync.checked_in': 1,
+      'innsync.sync.updated': summary.updated,
+      'innsync.sync.checked_out': summary.checkedOut,
+    });
+    expect(summary.checkedOut).toBeGreaterThanOrEqual(2); // the guests of the tests before
+  });
+});
+
+describe('an OTLP protocol the service does not send', () => {
+  it('stops `serve` before it starts, with a line naming the variable and the protocols it takes', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'innsync-otlp-'));
+    try {
+      const env = { DATA_DIR: dataDir, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
+      const result = await runCli(['serve'], { env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('innsync: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not "grpc"\n');
+      expect(fs.existsSync(path.join(dataDir, 'tls'))).toBe(false);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
