@@ -256,7 +256,7 @@ export interface TracingSettings {
 }
 
 export function loadTracingSettings(env: Record<string, string | undefined> = process.env): TracingSettings {
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() || env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/protobuf';
+  const protocol = env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() || 'http/protobuf';
   if (protocol !== 'http/json' && protocol !== 'http/protobuf') {
     throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, not "${protocol}"`);
   }
