@@ -7,6 +7,7 @@ import { print, type JsonFlag } from './output.js';
 import { packageVersion } from '../package-info.js';
 import { configFromEnv, hotelOf, withDb } from './storage.js';
 import { addWebhookCommands } from './webhooks.js';
+import { addOperatorCommands } from './operator.js';
 
 // README.md, "Operating it": every command reads the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
@@ -60,6 +61,7 @@ export function buildCli(): Command {
   addAccountCommands(program, json);
   addGuestCommands(program, json);
   addWebhookCommands(program, json);
+  addOperatorCommands(program, json);
 
   program.addHelpText(
     'after',
@@ -96,6 +98,10 @@ Commands in full:
   innsync webhook disable <endpointId>
   innsync webhook test <endpointId> [--wait <seconds>]
   innsync webhook deliveries <endpointId> [--limit <n>]
+  innsync operator token create --name <name>
+  innsync operator token list
+  innsync operator token revoke <tokenId>
+  innsync operator log [--limit <n>]
 Add --json to print one JSON object on stdout.`,
   );
   return program;

@@ -155,6 +155,7 @@ class Core {
       'replayOf',
       'clientIp',
       'staff',
+      'operator',
     ] as const) {
       app.decorateRequest(name, null);
     }
