@@ -25,7 +25,9 @@ async function authenticate(db: Db, authorization: string | undefined): Promise<
   return findActiveToken(db, sha256Hex(token));
 }
 
-const REFUSED = 'Missing, invalid or revoked operator token: send Authorization: Bearer op_… with a token from innsync operator token create.';
+/** The 401's message: which token to send. */
+export const OPERATOR_TOKEN_REFUSED =
+  'Missing, invalid or revoked operator token: send Authorization: Bearer op_… with a token from innsync operator token create.';
 
 /**
  * Every route of `scope` answers only to an operator token: a refused one (a PMS key
@@ -36,7 +38,7 @@ export function requireOperatorToken(scope: FastifyInstance, db: Db): void {
     const token = await authenticate(db, req.headers.authorization);
     if (!token) {
       await scope.limitByIp(req, reply);
-      throw new ApiError('UNAUTHORIZED', { message: REFUSED });
+      throw new ApiError('UNAUTHORIZED', { message: OPERATOR_TOKEN_REFUSED });
     }
     req.operator = token;
     const now = Date.now();

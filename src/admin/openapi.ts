@@ -2,6 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import { errorExample } from '../docs/examples.js';
 import { OPERATOR_TOKEN_LIMIT } from '../rate-limit/limits.js';
+import { OPERATOR_TOKEN_REFUSED } from './hooks.js';
 
 // The provisioning API's own OpenAPI document (docs/admin-api.md, "API reference"),
 // written from its route schemas: kept apart from the PMS API's (its routes carry no tag,
@@ -63,6 +64,12 @@ function parameters(where: 'query' | 'path', schema: unknown): Json[] {
   }));
 }
 
+/** A code's example, as this API words it (its 401 names the operator token). */
+function example(code: ErrorCode): Json {
+  const e = errorExample(code);
+  return code === 'UNAUTHORIZED' ? { ...e, value: { ...(e.value as Json), message: OPERATOR_TOKEN_REFUSED } } : { ...e };
+}
+
 /** The codes a response lists in its description ("UNAUTHORIZED, RATE_LIMITED"). */
 const codesOf = (description: unknown): ErrorCode[] =>
   String(description)
@@ -74,7 +81,7 @@ function responses(schema: Json, examples: { answer: unknown } | undefined): Jso
   for (const [status, r] of Object.entries((schema.response ?? {}) as Record<string, Json>)) {
     const codes = codesOf(r.description);
     const content = codes.length
-      ? { 'application/json': { schema: r, examples: Object.fromEntries(codes.map((c) => [c, errorExample(c)])) } }
+      ? { 'application/json': { schema: r, examples: Object.fromEntries(codes.map((c) => [c, example(c)])) } }
       : { 'application/json': { schema: r, example: examples?.answer } };
     out[status] = { description: codes.length ? codes.join(', ') : 'OK', content };
   }

@@ -6,13 +6,14 @@ import { refined } from '../http/validation.js';
 // The provisioning API's requests and answers (docs/admin-api.md, "Hotels"). Unknown
 // members and query parameters are refused (422), as in the PMS API.
 
-const Slug = Type.String({ pattern: SLUG_PATTERN, description: `The hotel's slug, its name in every URL: ${SLUG_RULE}.` });
+// A pattern's description is its rule in a 422's message ("must be …").
+const Slug = Type.String({ pattern: SLUG_PATTERN, description: SLUG_RULE });
 // At least one character that is not white space: the name is stored trimmed.
 const HotelName = Type.String({
   minLength: 1,
   maxLength: HOTEL_NAME_MAX,
   pattern: '\\S',
-  description: `The hotel's name (trimmed), 1 to ${HOTEL_NAME_MAX} characters.`,
+  description: `1 to ${HOTEL_NAME_MAX} characters, not only white space (stored trimmed)`,
 });
 const TimeZone = Type.String({ format: 'time-zone', description: `The hotel's day: ${TIME_ZONE_RULE}.` });
 
@@ -34,7 +35,9 @@ export const DEFAULT_PAGE = 50;
 
 const HotelListQueryShape = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: `Hotels per page, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE}).` })),
+    limit: Type.Optional(
+      Type.String({ pattern: '^[0-9]{1,4}$', description: `a whole number of hotels per page, from 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})` }),
+    ),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The `nextCursor` of the page before.' })),
   },
   { additionalProperties: false },

@@ -72,6 +72,8 @@ describe.each(testEngines())('the provisioning API /api/admin/v1 (%s)', (engine)
     const bad = await admin('POST', '/hotels', { body: { slug: 'Bad Slug', name: ' ', timeZone: 'Mars/Olympus' }, idempotencyKey: uniqueKey() });
     expect(bad.status).toBe(422);
     expect((bad.body.errors as Array<{ field: string }>).map((e) => e.field).sort()).toEqual(['name', 'slug', 'timeZone']);
+    const slugError = (bad.body.errors as Array<{ field: string; message: string }>).find((e) => e.field === 'slug');
+    expect(slugError?.message).toContain('2-63 characters of a-z, 0-9 and "-", starting with a letter');
     expect(await findHotelBySlug(db, `extra-${engine}`)).toBeNull();
     expect(await findHotelBySlug(db, `no-key-${engine}`)).toBeNull();
   });
@@ -118,6 +120,10 @@ describe.each(testEngines())('the provisioning API /api/admin/v1 (%s)', (engine)
     expect((await t.post(`${t.pmsBase}/guests/checkin`, guest())).status).toBe(200);
     expect((await t.post(`${t.pmsBase}/guests/checkout`, { pmsGuestId: 'never-here' })).status).toBe(404);
     await awaitLoggedForPair(db, t.keys.keyId, 2);
+    // Another hotel's guests and requests are not this hotel's.
+    const other = await t.addHotel(`usage-other-${engine}`);
+    expect((await t.post(`/api/pms/v1/usage-other-${engine}/guests/checkin`, guest(), { key: other.live })).status).toBe(200);
+    await awaitLoggedForPair(db, other.keyId, 1);
     await createStaffUser(db, t.slug, `admin-${engine}@example.org`, 'admin', STAFF_PASSWORD);
     const hotel = await hotelBySlug(db, t.slug);
     const rules = { allowPrivateNetworks: true, maxEndpointsPerHotel: 10 };
@@ -212,6 +218,8 @@ describe.each(testEngines())('the provisioning API /api/admin/v1 (%s)', (engine)
     expect(Object.keys(doc.paths['/api/admin/v1/hotels/{slug}'] ?? {}).sort()).toEqual(['get', 'patch']);
     expect(JSON.stringify(doc.paths['/api/admin/v1/hotels']?.post?.requestBody)).toContain('seaside-inn');
     expect(JSON.stringify(doc.paths['/api/admin/v1/hotels']?.post?.responses['409'])).toContain('SLUG_TAKEN');
+    const refused = await admin('GET', '/hotels', { key: null });
+    expect(JSON.stringify(doc.paths['/api/admin/v1/hotels']?.get?.responses['401'])).toContain(JSON.stringify(refused.body.message));
     expect((await admin('GET', '/openapi.json', { key: null })).status).toBe(401);
     const pms = await t.api('GET', '/api/pms/v1/openapi.json', { key: null });
     expect(Object.keys(pms.body.paths as object).filter((p) => p.startsWith('/api/admin'))).toEqual([]);
