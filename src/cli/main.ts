@@ -141,7 +141,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
   program
     .command('purge')
     .description(
-      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, display pairings unused 90 days and expired pairing codes, guests GUEST_RETENTION_DAYS, access trail ACCESS_LOG_RETENTION_DAYS)',
+      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, display pairings unused 90 days and expired pairing codes, guests GUEST_RETENTION_DAYS, access trail ACCESS_LOG_RETENTION_DAYS, provisioning API request log 90 days)',
     )
     .action(async () => {
       const config = await configFromEnv();
@@ -151,7 +151,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
         config.guestRetentionDays === null
           ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
           : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events, ${r.sessions} expired dashboard sessions, ${r.pairedDisplays} unused display pairings, ${r.pairingCodes} expired pairing codes, ${r.accessLog} access entries and ${r.securityEvents} security events`;
+      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events, ${r.sessions} expired dashboard sessions, ${r.pairedDisplays} unused display pairings, ${r.pairingCodes} expired pairing codes, ${r.accessLog} access entries, ${r.securityEvents} security events and ${r.operatorRequestLog} provisioning API request-log rows`;
       print(json(), r, `${purged}; ${guests}`);
     });
 

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../database.js';
+import { deleteInBatches } from '../batches.js';
 import { newId } from '../../domain/ids.js';
 
 // The provisioning API's tokens and request log (docs/admin-api.md): tables of the
@@ -94,4 +96,13 @@ export async function latestOperatorRequests(db: DbOrTrx, limit: number): Promis
     durationMs: Number(r.duration_ms),
     clientIp: r.client_ip,
   }));
+}
+
+/** Deletes the rows older than `before`, a batch at a time (db/batches.ts); returns how many. */
+export async function purgeOperatorRequests(db: DbOrTrx, before: string): Promise<number> {
+  return deleteInBatches(async (limit) => {
+    const res = await sql`delete from operator_request_log where id in
+      (select id from operator_request_log where at < ${before} order by at limit ${limit})`.execute(db);
+    return Number(res.numAffectedRows ?? 0);
+  });
 }
