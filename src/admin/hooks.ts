@@ -57,6 +57,9 @@ export function limitPerToken(scope: FastifyInstance, store: RateLimitStore, met
   });
 }
 
+/** The most characters of an unknown path the request log keeps. */
+const ROUTE_CAP = 200;
+
 /** docs/admin-api.md, "Request log": one row per request of `scope`, without bodies, in the operator's own table. */
 export function logOperatorRequests(scope: FastifyInstance, db: Db): void {
   scope.addHook('onResponse', async (req, reply) => {
@@ -65,7 +68,8 @@ export function logOperatorRequests(scope: FastifyInstance, db: Db): void {
         at: new Date().toISOString(),
         tokenId: req.operator?.tokenId ?? null,
         method: req.method,
-        route: req.routeOptions.url ?? req.url.split('?')[0] ?? '',
+        // An unknown path has no pattern: its path, cut short (no query, at most ROUTE_CAP characters).
+        route: req.routeOptions.url ?? (req.url.split('?')[0] ?? '').slice(0, ROUTE_CAP),
         status: reply.statusCode,
         durationMs: reply.elapsedTime,
         clientIp: req.clientIp ?? req.ip ?? '',

@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperatorToken, revokeOperatorToken } from '../../src/admin/tokens.js';
 import type { Db } from '../../src/db/database.js';
@@ -189,8 +190,10 @@ describe.each(testEngines())('the provisioning API /api/admin/v1 (%s)', (engine)
     }
   });
 
-  it('unknown paths and methods: 404 NOT_FOUND and 405 METHOD_NOT_ALLOWED', async () => {
-    const missing = await admin('GET', '/nothing-here');
+  it('plain HTTP is 403 HTTPS_REQUIRED; unknown paths and methods: 404 NOT_FOUND and 405 METHOD_NOT_ALLOWED', async () => {
+    const plain = await request(`${t.httpUrl}${ADMIN}/hotels`, { headers: { authorization: `Bearer ${token.token}` } });
+    expect([plain.statusCode, ((await plain.body.json()) as { code: string }).code]).toEqual([403, 'HTTPS_REQUIRED']);
+    const missing = await admin('GET', `/nothing-here/${'x'.repeat(300)}?q=1`);
     expect([missing.status, missing.body.code]).toEqual([404, 'NOT_FOUND']);
     const method = await admin('DELETE', '/hotels');
     expect([method.status, method.body.code]).toEqual([405, 'METHOD_NOT_ALLOWED']);
@@ -232,6 +235,7 @@ describe.each(testEngines())('the provisioning API /api/admin/v1 (%s)', (engine)
     const rows = await db.selectFrom('operator_request_log').selectAll().execute();
     expect(rows.some((r) => r.token_id === token.tokenId && r.method === 'PATCH' && Number(r.status) === 200)).toBe(true);
     expect(rows.some((r) => r.token_id === null && Number(r.status) === 401)).toBe(true);
+    expect(rows.filter((r) => Number(r.status) === 404 && r.route.startsWith(`${ADMIN}/nothing-here/`)).map((r) => r.route.length)).toEqual([200]);
     expect(Object.keys(rows[0] ?? {}).sort()).toEqual(['at', 'client_ip', 'duration_ms', 'id', 'method', 'route', 'status', 'token_id']);
     const hotelRows = await db.selectFrom('request_log').select('path').where('path', 'like', '/api/admin%').execute();
     expect(hotelRows).toEqual([]);
