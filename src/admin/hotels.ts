@@ -15,6 +15,7 @@ import {
   HotelListQuery,
   HotelPatchInput,
   HotelWithUsageAnswer,
+  type HotelListQuery as HotelListQueryType,
   NewHotelInput,
   SlugParams,
 } from './schemas.js';
@@ -54,6 +55,23 @@ async function createHotelAnswer(db: Db, req: FastifyRequest, body: NewHotelInpu
     if (uniqueViolation(err) === 'other') throw new ApiError('SLUG_TAKEN');
     throw err;
   }
+}
+
+/** One page of hotels by slug, after the cursor's; `nextCursor` null on the last page (one more row is read to know). */
+async function hotelPage(db: Db, query: HotelListQueryType) {
+  const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit);
+  const rows = await hotelsAfter(db, query.cursor === undefined ? null : decodeCursor(query.cursor), limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { hotels: page.map(hotelView), nextCursor: rows.length > limit && last ? encodeCursor(last.slug) : null };
+}
+
+/** PATCH /hotels/{slug}: the name (trimmed) and time zone, each kept when absent. */
+async function changeHotel(db: Db, slug: string, body: HotelPatchInput) {
+  const hotel = await hotelOr404(db, slug);
+  const changes = { name: body.name?.trim(), timeZone: body.timeZone };
+  await updateHotel(db, hotel.id, changes);
+  return hotelView({ ...hotel, name: changes.name ?? hotel.name, timeZone: changes.timeZone ?? hotel.timeZone });
 }
 
 /** The write routes: POST /hotels (registered where Idempotency-Key is required). */
@@ -99,18 +117,7 @@ export const hotelRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (api, { 
         response: { 200: HotelListAnswer, ...errorResponses([...COMMON, 'VALIDATION_ERROR']) },
       },
     },
-    async (req) => {
-      const limit = req.query.limit === undefined ? DEFAULT_PAGE : Number(req.query.limit);
-      const rows = await hotelsAfter(db, req.query.cursor === undefined ? null : decodeCursor(req.query.cursor), limit + 1);
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return {
-        status: 'ok' as const,
-        requestId: req.id,
-        hotels: page.map(hotelView),
-        nextCursor: rows.length > limit && last ? encodeCursor(last.slug) : null,
-      };
-    },
+    async (req) => ({ status: 'ok' as const, requestId: req.id, ...(await hotelPage(db, req.query)) }),
   );
 
   api.get(
@@ -141,15 +148,6 @@ export const hotelRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (api, { 
         response: { 200: HotelAnswer, ...errorResponses([...COMMON, ...WRITES, 'UNKNOWN_HOTEL']) },
       },
     },
-    async (req) => {
-      const hotel = await hotelOr404(db, req.params.slug);
-      const changes = { name: req.body.name?.trim(), timeZone: req.body.timeZone };
-      await updateHotel(db, hotel.id, changes);
-      return {
-        status: 'ok' as const,
-        requestId: req.id,
-        hotel: hotelView({ ...hotel, name: changes.name ?? hotel.name, timeZone: changes.timeZone ?? hotel.timeZone }),
-      };
-    },
+    async (req) => ({ status: 'ok' as const, requestId: req.id, hotel: await changeHotel(db, req.params.slug, req.body) }),
   );
 };
