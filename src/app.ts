@@ -13,6 +13,7 @@ import type { RosterEventBus } from './events/roster-events.js';
 import { createCore, type CoreDeps } from './http/core.js';
 import { probes } from './http/health.js';
 import { pmsApi, PMS_PREFIX } from './pms/plugin.js';
+import { adminApi, ADMIN_PREFIX } from './admin/plugin.js';
 import type { RequestLogWriter } from './pms/request-log.js';
 import { NO_OUTBOX, type WebhookOutbox } from './webhooks/dispatcher.js';
 
@@ -53,6 +54,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics: deps.metrics,
     webhooks: deps.webhooks,
   });
+
+  await app.register(adminApi, { prefix: ADMIN_PREFIX, db: deps.db, rateLimits: deps.rateLimits, metrics: deps.metrics });
 
   const streams = new LiveStreams(
     deps.bus,

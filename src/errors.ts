@@ -259,6 +259,17 @@ export const ERRORS = {
       'The room list CSV is larger than 512 KiB: keep only the columns room, floor, type and out_of_order_reason and one line per room, then import it again.',
     meaning: 'Dashboard: a room list import whose CSV is over 512 KiB (UTF-8). Adds `limit` and `size` in bytes.',
   },
+  // The provisioning API (/api/admin/v1, docs/admin-api.md).
+  SLUG_TAKEN: {
+    status: 409,
+    message: 'A hotel with this slug exists already: choose another slug (GET /api/admin/v1/hotels lists the slugs in use).',
+    meaning: 'Provisioning API: `POST /hotels` with the slug of an existing hotel (as `innsync hotel create` refuses it, HOTEL_EXISTS). Nothing is created.',
+  },
+  UNKNOWN_HOTEL: {
+    status: 404,
+    message: 'No hotel has this slug: check its spelling, or list the hotels with GET /api/admin/v1/hotels.',
+    meaning: 'Provisioning API: a hotel route (`/hotels/{slug}`) whose slug names no hotel.',
+  },
   CANNOT_DEACTIVATE_SELF: { status: 409, message: 'You cannot deactivate your own account.', meaning: 'Dashboard: an admin deactivating their own account.' },
   CANNOT_CHANGE_OWN_ROLE: {
     status: 409,
@@ -346,6 +357,7 @@ export const CLI_ERRORS = {
   CONFIG_ERROR: 'An environment variable is not valid: the message names it and the values it takes.',
   HOTEL_NOT_FOUND: 'No hotel has this slug: `innsync hotel list` shows the slugs.',
   HOTEL_EXISTS: 'A hotel with this slug exists already: choose another slug.',
+  OPERATOR_TOKEN_NOT_FOUND: 'No operator token has this id: `innsync operator token list` shows the tokens.',
   KEY_PAIR_NOT_FOUND: "No key pair has this id: `innsync key list <slug>` shows a hotel's key pairs.",
   USER_NOT_FOUND: 'The hotel has no staff user with this e-mail: `innsync user list <slug>` shows its users.',
   USER_EXISTS: 'The hotel already has a staff user with this e-mail: set their password with `innsync user set-password` instead.',

@@ -7,6 +7,7 @@ import { print, type JsonFlag } from './output.js';
 import { packageVersion } from '../package-info.js';
 import { configFromEnv, hotelOf, withDb } from './storage.js';
 import { addWebhookCommands } from './webhooks.js';
+import { addOperatorCommands } from './operator.js';
 
 // README.md, "Operating it": every command reads the same environment; --json prints one JSON
 // object on stdout and nothing else there; failures exit non-zero with one line on stderr.
@@ -60,6 +61,7 @@ export function buildCli(): Command {
   addAccountCommands(program, json);
   addGuestCommands(program, json);
   addWebhookCommands(program, json);
+  addOperatorCommands(program, json);
 
   program.addHelpText(
     'after',
@@ -96,6 +98,10 @@ Commands in full:
   innsync webhook disable <endpointId>
   innsync webhook test <endpointId> [--wait <seconds>]
   innsync webhook deliveries <endpointId> [--limit <n>]
+  innsync operator token create --name <name>
+  innsync operator token list
+  innsync operator token revoke <tokenId>
+  innsync operator log [--limit <n>]
 Add --json to print one JSON object on stdout.`,
   );
   return program;
@@ -135,7 +141,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
   program
     .command('purge')
     .description(
-      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, display pairings unused 90 days and expired pairing codes, guests GUEST_RETENTION_DAYS, access trail ACCESS_LOG_RETENTION_DAYS)',
+      'run the retention jobs now (request log 90 days, idempotency records 24 hours, webhook events 30 days, expired dashboard sessions, display pairings unused 90 days and expired pairing codes, guests GUEST_RETENTION_DAYS, access trail ACCESS_LOG_RETENTION_DAYS, provisioning API request log 90 days)',
     )
     .action(async () => {
       const config = await configFromEnv();
@@ -145,7 +151,7 @@ function addServiceCommands(program: Command, json: JsonFlag): void {
         config.guestRetentionDays === null
           ? 'guest anonymisation is off (GUEST_RETENTION_DAYS=off)'
           : `anonymised ${r.guests} guest stays checked out over ${config.guestRetentionDays} days ago`;
-      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events, ${r.sessions} expired dashboard sessions, ${r.pairedDisplays} unused display pairings, ${r.pairingCodes} expired pairing codes, ${r.accessLog} access entries and ${r.securityEvents} security events`;
+      const purged = `purged ${r.requestLog} request-log rows, ${r.idempotency} idempotency records, ${r.webhookEvents} webhook events, ${r.sessions} expired dashboard sessions, ${r.pairedDisplays} unused display pairings, ${r.pairingCodes} expired pairing codes, ${r.accessLog} access entries, ${r.securityEvents} security events and ${r.operatorRequestLog} provisioning API request-log rows`;
       print(json(), r, `${purged}; ${guests}`);
     });
 

@@ -727,6 +727,38 @@ const migrations: Record<string, Migration> = {
       await sql`create index security_events_subject_time_idx on security_events (hotel_id, subject_user_id, created_at)`.execute(db);
     },
   },
+  '0029_operator_tokens': {
+    async up(db: Kysely<unknown>) {
+      // The provisioning API's tokens (docs/admin-api.md, "Operator tokens"): each kept as
+      // its SHA-256 only, unique; never a hotel's.
+      await db.schema
+        .createTable('operator_tokens')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('token_sha256', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .addColumn('last_used_at', 'text')
+        .execute();
+      // The provisioning API's own request log (docs/admin-api.md, "Request log"): no
+      // bodies, never in a hotel's request log. token_id is null for a refused token.
+      await db.schema
+        .createTable('operator_request_log')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('token_id', 'text')
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('route', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('duration_ms', 'real', (c) => c.notNull())
+        .addColumn('client_ip', 'text', (c) => c.notNull())
+        .execute();
+      await sql`create index operator_request_log_at_idx on operator_request_log (at)`.execute(db);
+      // A hotel's staff accounts by the hotel (the usage summary counts its active ones;
+      // the unique index leads with the e-mail).
+      await sql`create index staff_users_hotel_idx on staff_users (hotel_id)`.execute(db);
+    },
+  },
 };
 
 /**

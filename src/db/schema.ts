@@ -371,7 +371,33 @@ interface SecurityEventTable {
   detail: string | null;
 }
 
+/** An operator's token of the provisioning API (docs/admin-api.md): kept as its SHA-256 only. */
+interface OperatorTokenTable {
+  id: string;
+  name: string;
+  token_sha256: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** One request of the provisioning API (docs/admin-api.md, "Request log"); no bodies. */
+interface OperatorRequestLogTable {
+  id: string;
+  at: string;
+  /** Null: no valid token. */
+  token_id: string | null;
+  method: string;
+  /** The route's pattern (`/api/admin/v1/hotels/:slug`), not the path sent. */
+  route: string;
+  status: number;
+  duration_ms: number;
+  client_ip: string;
+}
+
 export interface Database {
+  operator_tokens: OperatorTokenTable;
+  operator_request_log: OperatorRequestLogTable;
   access_log: AccessLogTable;
   security_events: SecurityEventTable;
   rooms: RoomTable;

@@ -157,6 +157,7 @@ class Core {
       'replayOf',
       'clientIp',
       'staff',
+      'operator',
     ] as const) {
       app.decorateRequest(name, null);
     }

@@ -3,6 +3,7 @@ import type { IdempotencyScope } from '../pms/idempotency.js';
 import type { PmsEndpoint } from '../rate-limit/limits.js';
 import type { StaffSession } from '../db/repositories/staff.repository.js';
 import type { IpLimit } from './ip-limit.js';
+import type { OperatorToken } from '../db/repositories/operator.repository.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,6 +30,8 @@ declare module 'fastify' {
     clientIp: string | null;
     /** The staff session of a dashboard request; null before or without one. */
     staff: StaffSession | null;
+    /** The operator token of a provisioning API request (docs/admin-api.md); null before or without one. */
+    operator: OperatorToken | null;
   }
   interface FastifyContextConfig {
     /** The PMS API endpoint a route serves: its rate limit (docs/pms-interface.md, "Rate limits"). */

@@ -12,6 +12,7 @@ import { purgeAccessTrail } from '../db/repositories/access-trail.repository.js'
 import { purgeDisplayPairings } from '../db/repositories/factors.repository.js';
 import { pairingUnusedSince } from '../staff/factors.js';
 import { DEFAULT_ACCESS_LOG_RETENTION_DAYS } from '../config.js';
+import { purgeOperatorRequests } from '../db/repositories/operator.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -35,6 +36,8 @@ export interface PurgeResult {
   pairedDisplays: number;
   /** Display pairing codes past their expiry, never used. */
   pairingCodes: number;
+  /** Rows of the provisioning API's request log older than 90 days (docs/admin-api.md, "Request log"). */
+  operatorRequestLog: number;
 }
 
 /**
@@ -43,7 +46,8 @@ export interface PurgeResult {
  * `guestRetentionDays` ago are anonymised (`null`: GUEST_RETENTION_DAYS=off), and
  * outgoing webhook events are kept 30 days, expired dashboard sessions are deleted, and
  * access entries and security events are kept `accessLogRetentionDays` (ACCESS_LOG_RETENTION_DAYS),
- * and display pairings unused for 90 days and expired pairing codes are deleted.
+ * and display pairings unused for 90 days and expired pairing codes are deleted, and the
+ * provisioning API's request log is kept 90 days as the PMS API's.
  */
 export async function runRetention(
   db: Db,
@@ -60,7 +64,8 @@ export async function runRetention(
   const sessions = await purgeSessions(db, new Date(nowMs - SESSION_IDLE_MS).toISOString(), new Date(nowMs - SESSION_MAX_MS).toISOString());
   const trail = await purgeAccessTrail(db, new Date(nowMs - accessLogRetentionDays * DAY_MS).toISOString());
   const pairings = await purgeDisplayPairings(db, pairingUnusedSince(nowMs), new Date(nowMs).toISOString());
-  return { requestLog, idempotency, guests, webhookEvents, sessions, ...trail, ...pairings };
+  const operatorRequestLog = await purgeOperatorRequests(db, new Date(nowMs - REQUEST_LOG_RETENTION_MS).toISOString());
+  return { requestLog, idempotency, guests, webhookEvents, sessions, ...trail, ...pairings, operatorRequestLog };
 }
 
 /** Runs the jobs now and then every `everyMs`; returns the stop function. */

@@ -35,10 +35,34 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/** `prefix`, 32 random base62 characters and the checksum of both. */
+function checksummed(prefix: string): string {
+  const body = `${prefix}${randomBase62(RANDOM_LENGTH)}`;
+  return body + checksum(body);
+}
+
 /** A new plain key of this mode, checksummed. */
 export function newPlainKey(mode: 'live' | 'test'): string {
-  const body = `pms_${mode}_${randomBase62(RANDOM_LENGTH)}`;
-  return body + checksum(body);
+  return checksummed(`pms_${mode}_`);
+}
+
+/** docs/admin-api.md, "Operator tokens": `op_`, 32 base62 characters and the same checksum as a key's. */
+const OPERATOR_TOKEN_PATTERN = /^op_[0-9A-Za-z]{38}$/;
+
+/** A new operator token (shown once; stored as its SHA-256). */
+export function newOperatorToken(): string {
+  return checksummed('op_');
+}
+
+/** True when `token` has the operator token's shape and its checksum holds: anything else is refused without a lookup. */
+export function operatorTokenChecksumHolds(token: string): boolean {
+  return OPERATOR_TOKEN_PATTERN.test(token) && tailHolds(token);
+}
+
+/** The last CHECKSUM_LENGTH characters are the checksum of the rest. */
+function tailHolds(key: string): boolean {
+  const cut = key.length - CHECKSUM_LENGTH;
+  return checksum(key.slice(0, cut)) === key.slice(cut);
 }
 
 /**
@@ -48,6 +72,5 @@ export function newPlainKey(mode: 'live' | 'test'): string {
  */
 export function checksumHolds(key: string): boolean {
   if (!KEY_PATTERN.test(key)) return true;
-  const cut = key.length - CHECKSUM_LENGTH;
-  return checksum(key.slice(0, cut)) === key.slice(cut);
+  return tailHolds(key);
 }

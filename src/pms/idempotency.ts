@@ -16,6 +16,7 @@ const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
  * must match.
  */
 export interface IdempotencyScope {
+  /** The scope of the key: an API key's id, or an operator token's (docs/admin-api.md). */
   apiKeyId: string;
   key: string;
   fingerprint: string;
@@ -167,16 +168,16 @@ async function storeIdempotentResponse(trx: DbOrTrx, scope: IdempotencyScope, st
 /**
  * The hooks that make a use case idempotent: the claim is the transaction's first
  * statement, the 2xx response (`respond(result)`, what the route answers) its last.
- * Without a key (GET) there is nothing to do.
+ * Without a key (GET) there is nothing to do. `statusCode`: the answer's (201 for a creation).
  */
-export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) => object): TransactionHooks<T> {
+export function idempotencyHooks<T>(req: FastifyRequest, respond: (result: T) => object, statusCode = 200): TransactionHooks<T> {
   const scope = req.idempotency;
   if (!scope) return NO_HOOKS;
   return {
     begin: (trx) => claimIdempotencyKey(trx, scope, Date.now()),
     end: async (trx, result) => {
       const answer = JSON.stringify(respond(result));
-      await storeIdempotentResponse(trx, scope, 200, answer, Date.now());
+      await storeIdempotentResponse(trx, scope, statusCode, answer, Date.now());
       scope.answer = answer;
     },
   };

@@ -21,6 +21,9 @@ export type PmsEndpoint = keyof typeof ENDPOINT_LIMITS;
 /** docs/pms-interface.md, "Rate limits": requests not attributed to a valid key, per client IP. */
 export const UNAUTHENTICATED_LIMIT: RateLimitPolicy = { name: 'unauthenticated', limit: 100, windowMs: 60_000 };
 
+/** docs/admin-api.md, "Rate limits": every request of one operator token, whatever the route. */
+export const OPERATOR_TOKEN_LIMIT: RateLimitPolicy = { name: 'operator', limit: 120, windowMs: 60_000 };
+
 export interface RateLimitResult {
   allowed: boolean;
   headers: Record<string, string>;

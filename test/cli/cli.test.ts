@@ -504,6 +504,21 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       .insertInto('security_events')
       .values([eventRow('sec_old', -366 * day), eventRow('sec_kept', -364 * day)])
       .execute();
+    // The provisioning API's request log (docs/admin-api.md, "Request log"): kept 90 days.
+    const operatorRow = (id: string, at: number) => ({
+      id,
+      at: iso(at),
+      token_id: null,
+      method: 'GET',
+      route: '/api/admin/v1/hotels',
+      status: 401,
+      duration_ms: 1,
+      client_ip: '127.0.0.1',
+    });
+    await db()
+      .insertInto('operator_request_log')
+      .values([operatorRow('oreq_old', -91 * day), operatorRow('oreq_kept', -89 * day)])
+      .execute();
     // Adding the user (the command line's use case) was itself recorded, by the operator.
     const added = await db().selectFrom('security_events').selectAll().where('hotel_id', '=', hotel.id).where('kind', '=', 'staff.added').execute();
     expect(added).toMatchObject([{ actor_type: 'operator', actor_id: null, subject_user_id: user.userId, client_ip: null }]);
@@ -520,7 +535,9 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       securityEvents: 1,
       pairedDisplays: 0,
       pairingCodes: 0,
+      operatorRequestLog: 1,
     });
+    expect((await db().selectFrom('operator_request_log').select('id').execute()).map((x) => x.id)).toEqual(['oreq_kept']);
     expect((await db().selectFrom('access_log').select('id').where('hotel_id', '=', hotel.id).execute()).map((x) => x.id)).toEqual(['acc_kept']);
     const events = await db().selectFrom('security_events').select('id').where('hotel_id', '=', hotel.id).where('kind', '=', 'login.failed').execute();
     expect(events.map((x) => x.id)).toEqual(['sec_kept']);
@@ -544,6 +561,7 @@ describe.each(testEngines())('innsync commands (%s)', (engine) => {
       securityEvents: 0,
       pairedDisplays: 0,
       pairingCodes: 0,
+      operatorRequestLog: 0,
     });
   });
 

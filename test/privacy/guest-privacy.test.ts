@@ -320,6 +320,7 @@ describe.each(testEngines())('GUEST_RETENTION_DAYS and innsync purge (%s)', (eng
       securityEvents: 0,
       pairedDisplays: 0,
       pairingCodes: 0,
+      operatorRequestLog: 0,
     });
     const page = (await admin.get(`/guests/${id}`)).body;
     expect(page.guest).toMatchObject({

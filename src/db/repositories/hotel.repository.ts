@@ -27,6 +27,19 @@ export async function setHotelTimeZone(db: DbOrTrx, hotelId: string, timeZone: s
   await db.updateTable('hotels').set({ time_zone: timeZone }).where('id', '=', hotelId).execute();
 }
 
+/** Sets the hotel's name and time zone, each only when given. */
+export async function updateHotel(db: DbOrTrx, hotelId: string, changes: { name?: string; timeZone?: string }): Promise<void> {
+  const set = { ...(changes.name !== undefined ? { name: changes.name } : {}), ...(changes.timeZone !== undefined ? { time_zone: changes.timeZone } : {}) };
+  if (Object.keys(set).length > 0) await db.updateTable('hotels').set(set).where('id', '=', hotelId).execute();
+}
+
+/** At most `limit` hotels by slug, after the slug `after` (null: from the first); read by the slug's unique index. */
+export async function hotelsAfter(db: DbOrTrx, after: string | null, limit: number): Promise<Hotel[]> {
+  let q = db.selectFrom('hotels').selectAll().orderBy('slug').limit(limit);
+  if (after !== null) q = q.where('slug', '>', after);
+  return (await q.execute()).map(toHotel);
+}
+
 export async function findHotelBySlug(db: DbOrTrx, slug: string): Promise<Hotel | null> {
   const row = await db.selectFrom('hotels').selectAll().where('slug', '=', slug).executeTakeFirst();
   return row ? toHotel(row) : null;

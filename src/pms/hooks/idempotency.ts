@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.js';
 import type { Metrics } from '../../http/metrics.js';
 import { parseIdempotencyKey, requestFingerprintInSlices, sendStoredResponse, StoredResponse } from '../idempotency.js';
@@ -12,7 +12,14 @@ const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
  * claimed later, inside the change's own transaction (pms/idempotency.ts); a key that
  * already has a committed answer is answered with it, counted as a replay.
  */
-export function idempotentWrites(scope: FastifyInstance, metrics: Metrics | undefined): void {
+/** The scope of a PMS request's Idempotency-Key: its API key. */
+const byApiKey = (req: FastifyRequest): string | null => req.auth?.keyId ?? null;
+
+/**
+ * `scopeOf` names the scope of a request's keys (docs/pms-interface.md, "Idempotency": the
+ * API key; docs/admin-api.md: the operator token); null: not authenticated.
+ */
+export function idempotentWrites(scope: FastifyInstance, metrics: Metrics | undefined, scopeOf: (req: FastifyRequest) => string | null = byApiKey): void {
   scope.addHook('onRequest', async (req) => {
     req.idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
   });
@@ -22,9 +29,10 @@ export function idempotentWrites(scope: FastifyInstance, metrics: Metrics | unde
     return payload;
   });
   scope.addHook('preValidation', async (req) => {
-    if (req.idempotencyKey === null || !req.auth) return;
+    const owner = scopeOf(req);
+    if (req.idempotencyKey === null || owner === null) return;
     req.idempotency = {
-      apiKeyId: req.auth.keyId,
+      apiKeyId: owner,
       key: req.idempotencyKey,
       fingerprint: await requestFingerprintInSlices(req.method, req.url.split('?')[0] ?? req.url, req.body),
     };
