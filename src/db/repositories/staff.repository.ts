@@ -142,7 +142,7 @@ export async function findUser(db: DbOrTrx, hotelId: string, userId: string): Pr
 
 /**
  * Marks the user deactivated and ends every session of theirs, in the caller's transaction;
- * an admin only while another active admin of the hotel remains (keepsAnAdmin). Whether the
+ * an admin only while another active admin of the hotel remains (anotherActiveAdmin, under lockActiveAdmins). Whether the
  * row changed: false when already deactivated (or unknown) or the last active admin.
  */
 export async function deactivateUser(trx: DbOrTrx, hotelId: string, userId: string, now: string): Promise<boolean> {
